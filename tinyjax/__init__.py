@@ -1,0 +1,9 @@
+"""tinyjax: JAX-compatible function transforms for tinygrad."""
+from tinyjax import _tg  # noqa: F401  (installs the guards against reading traced values)
+from tinyjax import tree_util, lax
+from tinyjax.errors import ConcretizationTypeError
+from tinyjax.transforms.vmap import vmap
+from tinyjax.transforms.batching import Axis, vmapin, vmapout
+
+__all__ = ["vmap", "vmapin", "vmapout", "Axis", "tree_util", "lax", "ConcretizationTypeError"]
+__version__ = "0.1.0"

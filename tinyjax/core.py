@@ -1,0 +1,42 @@
+"""The transform core: interpret a traced tinygrad graph with a per-transform rule table.
+
+Every transform traces the user function on placeholders (see `_tg.placeholder`), then calls `interpret`: a
+topological walk over the traced graph in which only the nodes that depend on the transform's sources go through its
+rule, memoised in `env`. Nodes that do not depend on them (constants, closed-over weights) stay as they are.
+"""
+from __future__ import annotations
+from typing import Callable, Any
+from tinyjax._tg import UOp, Ops, inline_call
+from tinyjax.errors import no_rule
+
+Rule = Callable[[UOp, list], Any]
+
+
+def interpret(roots: list[UOp], env: dict[UOp, Any], rule: Rule, is_source: Callable[[UOp], bool] = lambda u: False
+              ) -> list[Any]:
+  """Transform every node under `roots` that depends on a key of `env` (or is a source by `is_source`).
+
+  `env` maps a node to its transformed value and is updated in place (it is the memo). `rule(node, vals)` gets the
+  values of the node's sources, None for sources that do not depend on the transform's inputs. A root that does not
+  depend on them maps to None.
+  """
+  for u in UOp.sink(*roots).toposort(enter_calls=False):
+    if u in env or u.op in (Ops.SINK, Ops.FUNCTION): continue
+    if u.op is Ops.GETTUPLE and u.src[0].op is Ops.FUNCTION:
+      # a tinygrad @function: transform its body inlined with the call's arguments, like any other graph
+      if not any(a in env for a in u.src[0].src[1:]): continue
+      body = inline_call(u)
+      val, = interpret([body], env, rule, is_source)
+      if val is not None: env[u] = val
+      continue
+    vals = [env.get(s) for s in u.src]
+    if any(v is not None for v in vals) or is_source(u): env[u] = rule(u, vals)
+  return [env.get(r) for r in roots]
+
+
+def table_rule(table: dict[Ops, Callable], transform: str) -> Callable:
+  """Look a node's rule up in `table`; an op without one is an error that names the op and the transform."""
+  def lookup(op: Ops) -> Callable:
+    if (fn := table.get(op)) is None: raise no_rule(op, transform)
+    return fn
+  return lookup

@@ -1,0 +1,42 @@
+"""Collectives over named vmap axes (jax.lax names). Inside `tinyjax.vmap(f, axis_name=...)` they reduce over, or
+enumerate, the mapped axis; they are marker nodes in the traced graph that VMAPOUT of that axis lowers."""
+from __future__ import annotations
+from typing import Hashable
+from tinyjax._tg import Tensor, UOp, dtypes, marker
+from tinyjax.tree_util import tree_map
+from tinyjax.transforms.batching import Collective
+from tinyjax.transforms.vmap import bound_axis, as_tensor
+
+def _names(axis_name) -> tuple:
+  return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+def _collective(kind: str, x, axis_name):
+  def one(leaf):
+    t = as_tensor(leaf)
+    for n in _names(axis_name): t = Tensor(marker(t.uop, Collective(kind, bound_axis(n, kind))))
+    return t
+  axes = [bound_axis(n, kind) for n in _names(axis_name)]   # NameError for unbound names even on empty trees
+  del axes
+  return tree_map(one, x)
+
+def psum(x, axis_name: Hashable | tuple):
+  """Sum of x over the named mapped axis (or axes); x may be a pytree."""
+  return _collective("psum", x, axis_name)
+
+def pmean(x, axis_name: Hashable | tuple):
+  return _collective("pmean", x, axis_name)
+
+def pmax(x, axis_name: Hashable | tuple):
+  return _collective("pmax", x, axis_name)
+
+def pmin(x, axis_name: Hashable | tuple):
+  return _collective("pmin", x, axis_name)
+
+def axis_index(axis_name: Hashable | tuple) -> Tensor:
+  """Position along the named mapped axis, as an int32 scalar; for a tuple of names, the row-major combined index."""
+  idx = None
+  for n in _names(axis_name):
+    ax = bound_axis(n, "axis_index")
+    i = Tensor(marker(UOp.const(0, dtypes.int32), Collective("axis_index", ax), dtypes.int32))
+    idx = i if idx is None else idx * ax.size + i
+  return idx

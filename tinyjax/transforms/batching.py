@@ -1,0 +1,127 @@
+"""VMAPIN / VMAPOUT and the batching rules that lower them to ordinary tinygrad graphs.
+
+A batched value is a pair (uop, batched). When `batched`, `uop` has the batch as a real *leading* dimension: its shape
+is (B, *s) where s is the node's shape inside the vmap scope. Otherwise `uop` is a rebuilt, unbatched node of shape s.
+Keeping the batch leading makes the rules short; movement ops put it where the user asked at VMAPOUT.
+"""
+from __future__ import annotations
+from dataclasses import dataclass, field
+from typing import Hashable
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis
+from tinyjax.core import interpret, table_rule
+
+# ---- the ambient batch index ----------------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Axis:
+  """One vmap scope: the batch index. Nested vmaps have distinct axes; `level` is the nesting depth."""
+  size: int
+  name: Hashable | None = None
+  level: int = 0
+  device: str | None = None
+  env: dict = field(default_factory=dict, repr=False)   # traced node -> (uop, batched): the lowering's memo
+
+  def is_source(self, u: UOp) -> bool:
+    c = marker_arg(u)
+    return isinstance(c, Collective) and c.axis is self
+
+  def rule(self, u: UOp, vals: list) -> tuple[UOp, bool]:
+    pairs = [(s, False) if v is None else v for s, v in zip(u.src, vals)]
+    if self.is_source(u): return COLLECTIVE_RULES[u.arg.kind](self, pairs[0])
+    if not any(b for _, b in pairs): return u.replace(src=tuple(s for s, _ in pairs)), False
+    return batch_rule(u.op)(u, pairs, self.size)
+
+
+@dataclass(frozen=True)
+class Collective:
+  """Marker argument for a collective (psum, pmax, ... axis_index) over a named vmap axis; see tinyjax.lax."""
+  kind: str
+  axis: Axis
+
+
+# ---- VMAPIN / VMAPOUT -----------------------------------------------------------------------------------------------
+
+def vmapin(x: Tensor, in_axis: int, axis: Axis) -> Tensor:
+  """Enter the vmap scope `axis`: a placeholder with x's shape minus `in_axis` (the mapped axis disappears)."""
+  if not -x.ndim <= in_axis < x.ndim:
+    raise ValueError(f"vmap was requested to map its argument along axis {in_axis}, which implies that its rank should "
+                     f"be at least {in_axis + 1 if in_axis >= 0 else -in_axis}, but is only {x.ndim} (its shape is {tuple(x.shape)})")
+  in_axis %= x.ndim
+  if x.shape[in_axis] != axis.size:
+    raise ValueError(f"vmapin: axis {in_axis} of shape {tuple(x.shape)} has size {x.shape[in_axis]}, not the axis size {axis.size}")
+  ph = placeholder(tuple(s for i, s in enumerate(x.shape) if i != in_axis), x.dtype, x.device)
+  axis.env[ph.uop] = (move_axis(x.uop, in_axis, 0), True)
+  return ph
+
+def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
+  """Leave the vmap scope `axis`: the batch reappears, with size axis.size, at `out_axis` (None: y must be unbatched)."""
+  val, = interpret([y.uop], axis.env, axis.rule, axis.is_source)
+  u, batched = (y.uop, False) if val is None else val
+  if out_axis is None:
+    if batched: raise ValueError("at vmap out_axes, got axis spec None but output was batched on axis 0")
+    return Tensor(u)
+  nd = u.ndim + (0 if batched else 1)
+  if not -nd <= out_axis < nd: raise ValueError(f"axis {out_axis} is out of bounds for array of dimension {nd}")
+  if not batched: u = u._broadcast_to((axis.size,) + u.shape)
+  return Tensor(move_axis(u, 0, out_axis % nd))
+
+
+# ---- batching rules: one per op -------------------------------------------------------------------------------------
+
+def _full_rank(v: UOp, batched: bool, nd: int) -> UOp:
+  # ALU sources broadcast right-aligned: a batched source of lower rank gets 1s after the batch so they stay aligned
+  if not batched or v.ndim - 1 == nd: return v
+  return v.reshape((v.shape[0],) + (1,) * (nd - v.ndim + 1) + v.shape[1:])
+
+def _elementwise(u, pairs, B):
+  return u.replace(src=tuple(_full_rank(v, b, u.ndim) for v, b in pairs)), True
+
+def _passthrough(u, pairs, B):
+  (v, _), *rest = pairs
+  if any(b for _, b in rest): raise NotImplementedError(f"tinyjax.vmap: batched extra sources of {u.op.name}")
+  return u.replace(src=(v,) + tuple(s for s, _ in rest)), True
+
+def _movement(fn):
+  def rule(u, pairs, B):
+    if any(b for _, b in pairs[1:]): raise NotImplementedError(f"tinyjax.vmap: {u.op.name} with a shape that depends on a mapped value")
+    return fn(u, pairs[0][0], B), True
+  return rule
+
+def _expand(u, v, B):
+  m = u.marg   # EXPAND adds leading dims: (*m, B, *s) -> move the batch back in front
+  return move_axis(v._mop(Ops.EXPAND, m), len(m), 0)
+
+def _reduce(u, pairs, B):
+  (v, _), = pairs
+  k = u.arg[1]   # REDUCE reduces the leading k axes: put the batch just after them
+  return u.replace(src=(move_axis(v, 0, k),)), True
+
+def _stack(u, pairs, B):
+  srcs = tuple(v if b else v._broadcast_to((B,) + v.shape) for v, b in pairs)
+  return move_axis(u.replace(src=srcs), 1, 0), True
+
+BATCH_RULES = {
+  **{op: _elementwise for op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.CUSTOM}},
+  Ops.RESHAPE: _movement(lambda u, v, B: v._mop(Ops.RESHAPE, (B,) + u.marg)),
+  Ops.EXPAND: _movement(_expand),
+  Ops.PERMUTE: _movement(lambda u, v, B: v._mop(Ops.PERMUTE, (0,) + tuple(p + 1 for p in u.marg))),
+  Ops.PAD: _movement(lambda u, v, B: v._mop(Ops.PAD, ((0, B),) + u.marg)),
+  Ops.SHRINK: _movement(lambda u, v, B: v._mop(Ops.SHRINK, ((0, B),) + u.marg)),
+  Ops.FLIP: _movement(lambda u, v, B: v._mop(Ops.FLIP, (False,) + u.marg)),
+  Ops.REDUCE: _reduce,
+  Ops.STACK: _stack,
+  **{op: _passthrough for op in (Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.DETACH, Ops.COPY)},
+}
+batch_rule = table_rule(BATCH_RULES, "vmap")
+
+
+# ---- collectives over this axis: the batch dimension is reduced (or enumerated) -------------------------------------
+
+def _min0(v): return Tensor(v).min(0).uop
+COLLECTIVE_RULES = {
+  "psum": lambda ax, p: ((p[0]._rop(Ops.ADD, (0,)), False) if p[1] else ((Tensor(p[0]) * ax.size).uop, False)),
+  "pmax": lambda ax, p: ((p[0]._rop(Ops.MAX, (0,)), False) if p[1] else (p[0], False)),
+  "pmin": lambda ax, p: ((_min0(p[0]), False) if p[1] else (p[0], False)),
+  "pmean": lambda ax, p: ((Tensor(p[0]).mean(0).uop, False) if p[1] else (p[0], False)),
+  "axis_index": lambda ax, p: (Tensor.arange(ax.size, dtype=dtypes.int32).uop, True),
+}

@@ -1,0 +1,99 @@
+"""tinyjax.vmap: JAX's vmap on tinygrad, built from VMAPIN / VMAPOUT (see batching.py and docs/vmap.md)."""
+from __future__ import annotations
+import functools
+from typing import Any, Callable, Hashable
+import numpy as np
+from tinyjax._tg import Tensor, trace_scope
+from tinyjax import tree_util as tu
+from tinyjax.transforms.batching import Axis, vmapin, vmapout
+
+_axis_stack: list[Axis] = []   # vmap scopes being traced, innermost last (collectives resolve names here)
+
+def bound_axis(name: Hashable, collective: str) -> Axis:
+  for ax in reversed(_axis_stack):
+    if ax.name == name: return ax
+  raise NameError(f"Found an unbound axis name: {name}. To fix this, please call {collective} under `tinyjax.vmap` "
+                  f"with axis_name={name!r}.")
+
+def as_tensor(x) -> Tensor:
+  """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax."""
+  if isinstance(x, Tensor): return x
+  if isinstance(x, (np.ndarray, np.generic, bool, int, float)): return Tensor(np.asarray(x))
+  raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
+
+def _is_array(x) -> bool: return isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float))
+
+def _describe(path, leaf) -> str:
+  where = "argument " + ("".join(str(p) if isinstance(p, str) and i == 0 else f"[{p!r}]" for i, p in enumerate(path)) or "?")
+  return f"{where} of type {leaf.dtype}{list(leaf.shape)}"
+
+
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable | None = None,
+         axis_size: int | None = None) -> Callable:
+  """Vectorizing map with jax.vmap's semantics; the batch becomes a real tinygrad dimension (no Python loop)."""
+  if isinstance(in_axes, list): in_axes = tuple(in_axes)   # JAX treats a top-level list like a tuple
+  if not (in_axes is None or type(in_axes) is int or isinstance(in_axes, (tuple, dict))):
+    raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+                    f"arguments passed to the function, but got {in_axes}.")
+
+  @functools.wraps(fun)
+  def vmapped(*args, **kwargs):
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+      raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+                       f"arguments passed to the function, but got len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+    leaves, treedef = tu.tree_flatten((args, kwargs))
+    arg_axes = tu.broadcast_prefix(in_axes, args, "vmap in_axes")
+    axes = arg_axes + [0] * (len(leaves) - len(arg_axes))   # keyword arguments are mapped over axis 0, as in JAX
+    paths = _leaf_paths(fun, args, kwargs)
+
+    mapped = []
+    for i, (leaf, ax) in enumerate(zip(leaves, axes)):
+      if ax is None: continue
+      if type(ax) is not int: raise TypeError(f"vmap in_axes leaves must be ints or None, got {ax!r}")
+      t = leaves[i] = as_tensor(leaf)
+      if not -t.ndim <= ax < t.ndim:
+        raise ValueError(f"vmap was requested to map its argument along axis {ax}, which implies that its rank should "
+                         f"be at least {ax + 1 if ax >= 0 else -ax}, but is only {t.ndim} (its shape is {tuple(t.shape)})")
+      mapped.append((i, ax % t.ndim))
+
+    sizes = {leaves[i].shape[ax] for i, ax in mapped}
+    if axis_size is None and not mapped:
+      raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
+    if len(sizes | ({axis_size} if axis_size is not None else set())) > 1:
+      lines = ([f"  * the `axis_size` argument was {axis_size};"] if axis_size is not None else []) + \
+              [f"  * one axis had size {leaves[i].shape[ax]}: axis {ax} of {_describe(paths[i], leaves[i])};" for i, ax in mapped]
+      raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)[:-1])
+    size = axis_size if axis_size is not None else sizes.pop()
+
+    axis = Axis(size, axis_name, len(_axis_stack), leaves[mapped[0][0]].device if mapped else None)
+    for i, ax in mapped: leaves[i] = vmapin(leaves[i], ax, axis)
+    _axis_stack.append(axis)
+    try:
+      with trace_scope("vmap", [leaves[i].uop for i, _ in mapped]):
+        out = fun(*tu.tree_unflatten(treedef, leaves)[0], **tu.tree_unflatten(treedef, leaves)[1])
+    finally:
+      _axis_stack.remove(axis)
+
+    out_leaves, out_tree = tu.tree_flatten(out)
+    for i, leaf in enumerate(out_leaves):
+      if not _is_array(leaf):
+        raise TypeError(f"Output from batched function {leaf!r} with type {type(leaf)} is not a valid Tensor type")
+      out_leaves[i] = as_tensor(leaf)
+    if isinstance(out_axes, list): raise TypeError("vmap out_axes must be an int, None, or a (nested) tuple/dict, not a list")
+    oaxes = tu.broadcast_prefix(out_axes, out, "vmap out_axes")
+    return tu.tree_unflatten(out_tree, [vmapout(t, ax, axis) for t, ax in zip(out_leaves, oaxes)])
+  return vmapped
+
+
+def _leaf_paths(fun, args, kwargs) -> list[tuple]:
+  """Key paths of the flattened (args, kwargs), with positional arguments named after fun's parameters (for errors)."""
+  import inspect
+  try: names = [p.name for p in inspect.signature(fun).parameters.values()]
+  except (TypeError, ValueError): names = []
+  paths = []
+  for i, a in enumerate(args):
+    name = names[i] if i < len(names) else f"args[{i}]"
+    paths += [(name, *p) for p in tu.optree.tree_paths(a, namespace=tu.NAMESPACE)]
+  for k, v in kwargs.items():
+    paths += [(k, *p) for p in tu.optree.tree_paths(v, namespace=tu.NAMESPACE)]
+  return paths
