@@ -17,8 +17,9 @@ def interpret(roots: list[UOp], env: dict[UOp, Any], rule: Rule, is_source: Call
   """Transform every node under `roots` that depends on a key of `env` (or is a source by `is_source`).
 
   `env` maps a node to its transformed value and is updated in place (it is the memo). `rule(node, vals)` gets the
-  values of the node's sources, None for sources that do not depend on the transform's inputs. A root that does not
-  depend on them maps to None.
+  values of the node's sources, None for sources that do not depend on the transform's inputs; a rule may return None
+  for "nothing to carry" (a symbolic zero tangent), and then the node counts as independent. A root that does not
+  depend on the inputs maps to None.
   """
   for u in UOp.sink(*roots).toposort(enter_calls=False):
     if u in env or u.op in (Ops.SINK, Ops.FUNCTION): continue
@@ -30,7 +31,7 @@ def interpret(roots: list[UOp], env: dict[UOp, Any], rule: Rule, is_source: Call
       if val is not None: env[u] = val
       continue
     vals = [env.get(s) for s in u.src]
-    if any(v is not None for v in vals) or is_source(u): env[u] = rule(u, vals)
+    if (any(v is not None for v in vals) or is_source(u)) and (val := rule(u, vals)) is not None: env[u] = val
   return [env.get(r) for r in roots]
 
 
