@@ -7,13 +7,14 @@ Columns (time per call: median of repeats, after warm-up; tinygrad times include
   hand      f_batched(X).realize()                  the same computation written with an explicit batch axis
   loop      Tensor.stack(*[f(X[i]) ...]).realize()  a Python loop over examples ('-': skipped, too slow)
   jax       jax.jit(jax.vmap(f_jnp))(X)             after compile, with block_until_ready
-  trace     tinyjax.vmap(f)(X)                      building the lazy result only (tinyjax's own overhead)
+  trace     tinyjax.vmap(f)(X)                      building the lazy result only: tracing f + tinyjax's rewrite
+  build     f_batched(X)                            building the hand-batched lazy result (trace - build ~ rewrite)
   jit-hand  TinyJit(lambda X: f_batched(X).realize())
   jit-vmap  TinyJit(lambda X: tinyjax.vmap(f)(X).realize())
   k-vmap / k-hand  kernels run by one realize of vmap / hand (GlobalCounters.kernel_count)
 """
 from __future__ import annotations
-import argparse, os, platform, statistics, time, traceback
+import argparse, gc, os, platform, statistics, time, traceback
 from importlib.metadata import version
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np
@@ -50,6 +51,7 @@ def sync(): Device[Device.DEFAULT].synchronize()
 
 def timeit(fn, warmup=2, budget=0.3, min_reps=3, max_reps=50) -> float:
   """Median seconds per call of fn(), after `warmup` calls; repeats until `budget` seconds (within min/max_reps)."""
+  gc.collect()   # tinygrad's realize scans all live Tensors: start each variant from the same state
   for _ in range(warmup): fn()
   times, end = [], time.perf_counter() + budget
   while len(times) < min_reps or (len(times) < max_reps and time.perf_counter() < end):
@@ -79,6 +81,7 @@ def run_case(name, f, fb, fj, B, loop_max, notes) -> list:
   t_loop = timeit(realized(lambda: Tensor.stack(*[f(Xl[i]) for i in range(B)])), warmup=1, min_reps=2) if B <= loop_max else "-"
   t_jax = timeit(lambda: jf(Xj).block_until_ready())
   t_trace = timeit(lambda: vf(Xv))
+  t_build = timeit(lambda: fb(Xh))
   jit_hand = TinyJit(lambda X: fb(X).realize())
   t_jit_hand = timeit(lambda: (jit_hand(Xjh), sync()), warmup=3)
   jit_vmap = TinyJit(lambda X: vf(X).realize())
@@ -88,10 +91,10 @@ def run_case(name, f, fb, fj, B, loop_max, notes) -> list:
   except Exception as e:
     t_jit_vmap = "FAIL"
     notes.append(f"jit-vmap failed for {name}, B={B}: {type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}")
-  return [name, B, t_vmap, t_hand, t_loop, t_jax, t_trace, t_jit_hand, t_jit_vmap,
+  return [name, B, t_vmap, t_hand, t_loop, t_jax, t_trace, t_build, t_jit_hand, t_jit_vmap,
           kernels(lambda: vf(Xv)), kernels(lambda: fb(Xh))]
 
-HEADER = ["function", "B", "vmap", "hand", "loop", "jax", "trace", "jit-hand", "jit-vmap", "k-vmap", "k-hand"]
+HEADER = ["function", "B", "vmap", "hand", "loop", "jax", "trace", "build", "jit-hand", "jit-vmap", "k-vmap", "k-hand"]
 
 def machine_info() -> list[str]:
   cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())

@@ -8,3 +8,4 @@ from tinyjax.transforms.batching import Axis, vmapin, vmapout
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "tree_util", "lax", "ConcretizationTypeError"]
 __version__ = "0.1.0"
 from tinyjax.transforms.jvp import jvp, linearize
+from tinyjax.transforms.vjp import vjp, grad, value_and_grad

@@ -10,9 +10,10 @@ from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
 from tinygrad.helpers import GlobalCounters
 from tinygrad.uop.ops import UOp, Ops, GroupOp
+from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
 __all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "placeholder", "marker", "marker_arg",
-           "inline_call", "move_axis", "traced_by", "trace_scope"]
+           "inline_call", "move_axis", "traced_by", "trace_scope", "compute_gradient"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
 

@@ -107,7 +107,8 @@ def _check_pair(primals, tangents):
   if p_tree != t_tree:
     raise TypeError("primal and tangent arguments to jax.jvp must have the same tree structure; primals have tree "
                     f"structure {p_tree} whereas tangents have tree structure {t_tree}.")
-  p_leaves, t_leaves = [as_tensor(p) for p in p_leaves], [as_tensor(t) for t in t_leaves]
+  p_leaves = [as_tensor(p) for p in p_leaves]
+  t_leaves = [tt.cast(p.dtype) if (tt := as_tensor(t)).dtype in dtypes.weaks else tt for p, t in zip(p_leaves, t_leaves)]
   for p, t in zip(p_leaves, t_leaves):
     if tuple(p.shape) != tuple(t.shape):
       raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape {tuple(p.shape)} and "
@@ -122,8 +123,8 @@ def _check_pair(primals, tangents):
 def split_aux(out, has_aux: bool, name: str):
   if not has_aux: return out, None
   if not (isinstance(out, (tuple, list)) and len(out) == 2):
-    raise TypeError(f"{name} with has_aux=True requires the function to return a pair (output, aux), got {type(out).__name__}"
-                    + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""))
+    raise TypeError(f"expected function with aux output to return a two-element tuple, but got type {type(out)} with "
+                    f"value {out!r}")
   return out[0], out[1]
 
 
@@ -145,10 +146,25 @@ def substitute(uops: list[UOp], subs: dict[UOp, UOp]) -> list[UOp]:
   return list(UOp.sink(*uops).substitute(subs).src) if uops and subs else uops
 
 
+def _is_sign_of(s: UOp, x: UOp) -> bool:
+  """s is tinygrad's sign(x): WHERE(x != 0, WHERE(x < 0, -1, 1), 0)."""
+  return s.op is Ops.WHERE and s.src[0].op is Ops.CMPNE and s.src[0].src[0] is x and s.src[1].op is Ops.WHERE \
+    and s.src[1].src[0].op is Ops.CMPLT and s.src[1].src[0].src[0] is x
+
+def jax_conventions(uops: list[UOp]) -> list[UOp]:
+  """Rewrite tinygrad lowerings whose derivative at non-smooth points differs from JAX's, before differentiating:
+  abs(x) is x * sign(x) in tinygrad (derivative 0 at 0); JAX's abs has derivative 1 at 0, as (x < 0).where(-x, x)."""
+  subs = {}
+  for u in UOp.sink(*uops).toposort():
+    if u.op is Ops.MUL:
+      for x, s in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
+        if _is_sign_of(s, x): subs[u] = (x < 0).where(-x, x); break
+  return substitute(uops, subs)
+
 def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
   phs, outs, out_tree, aux = trace_flat(fun, "jvp", p_leaves, p_tree, has_aux)
   env = {ph.uop: t.uop for ph, p, t in zip(phs, p_leaves, t_leaves) if ph is not p}
-  tans = interpret([o.uop for o in outs], env, jvp_rule)
+  tans = interpret(jax_conventions([o.uop for o in outs]), env, jvp_rule)
   tans = [o.uop.const_like(0) if t is None else t for o, t in zip(outs, tans)]   # materialise zeros only at the end
   subs = {ph.uop: p.uop for ph, p in zip(phs, p_leaves) if ph is not p}
   n = len(outs)

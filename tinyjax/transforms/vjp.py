@@ -1,0 +1,97 @@
+"""Reverse mode: tinyjax.vjp, grad, value_and_grad, on tinygrad's own gradient of the traced graph."""
+from __future__ import annotations
+from typing import Callable, Sequence
+from tinyjax._tg import Tensor, UOp, dtypes, compute_gradient
+from tinyjax import tree_util as tu
+from tinyjax.transforms.jvp import trace_flat, substitute, jax_conventions
+from tinyjax.transforms.vmap import as_tensor
+
+
+def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
+  phs, outs, out_tree, aux = trace_flat(fun, transform, p_leaves, p_tree, has_aux)
+  subs = {ph.uop: p.uop for ph, p in zip(phs, p_leaves) if ph is not p}
+  traced = jax_conventions([o.uop for o in outs])
+  aux_leaves, aux_tree = tu.tree_flatten(aux)
+  aux_t = [a for a in aux_leaves if isinstance(a, Tensor)]
+  done = substitute([o.uop for o in outs] + [a.uop for a in aux_t], subs)
+  it = iter(done[len(outs):])
+  aux = tu.tree_unflatten(aux_tree, [Tensor(next(it)) if isinstance(a, Tensor) else a for a in aux_leaves])
+  primals_out = [Tensor(u) for u in done[:len(outs)]]
+
+  def vjp_flat(cts: list[Tensor]) -> list[Tensor]:
+    pairs = [(o, c) for o, c in zip(traced, cts) if dtypes.is_float(o.dtype)]
+    targets = {ph.uop for ph, p in zip(phs, p_leaves) if ph is not p}
+    grads = compute_gradient(UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c.uop for _, c in pairs]), targets) \
+      if pairs and targets else {}
+    res = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves)]
+    return [Tensor(u) for u in substitute(res, subs)]
+  return primals_out, out_tree, vjp_flat, aux
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+  """jax.vjp: (primals_out, vjp_fn[, aux]); vjp_fn(cotangents) returns one cotangent per primal, as a tuple."""
+  p_leaves, p_tree = tu.tree_flatten(primals)
+  p_leaves = [as_tensor(p) for p in p_leaves]
+  outs, out_tree, vjp_flat, aux = _vjp_flat(fun, p_leaves, p_tree, has_aux)
+
+  def vjp_fn(cotangents):
+    c_leaves, c_tree = tu.tree_flatten(cotangents)
+    if c_tree != out_tree:
+      raise ValueError(f"unexpected tree structure of argument to vjp function: got {c_tree}, but expected to match "
+                       f"the structure of the differentiated function's output {out_tree}")
+    c_leaves = [cc.cast(o.dtype) if (cc := as_tensor(c)).dtype in dtypes.weaks else cc for o, c in zip(outs, c_leaves)]
+    for o, c in zip(outs, c_leaves):
+      if tuple(o.shape) != tuple(c.shape) or (dtypes.is_float(o.dtype) and o.dtype != c.dtype):
+        raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {c.dtype.name}"
+                         f"{list(c.shape)}, but expected {o.dtype.name}{list(o.shape)} because the corresponding output "
+                         f"of the differentiated function had JAX type {o.dtype.name}{list(o.shape)}")
+    return tu.tree_unflatten(p_tree, vjp_flat(c_leaves))
+
+  res = (tu.tree_unflatten(out_tree, outs), vjp_fn)
+  return res + (aux,) if has_aux else res
+
+
+def _argnums(argnums, nargs: int) -> tuple[int, ...]:
+  nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+  if any(not -nargs <= a < nargs for a in nums):
+    need = max(a + 1 if a >= 0 else -a for a in nums)
+    raise TypeError(f"differentiating with respect to argnums={argnums} requires at least {need} positional arguments "
+                    f"to be passed by the caller, but got only {nargs} positional arguments.")
+  return tuple(a % nargs for a in nums)
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+  """jax.value_and_grad: fun must return a float scalar (or (scalar, aux) with has_aux)."""
+  def vg(*args, **kwargs):
+    nums = _argnums(argnums, len(args))
+    diff = tuple(args[i] for i in nums)
+    for leaf in tu.tree_leaves(diff):
+      t = as_tensor(leaf)
+      if not dtypes.is_float(t.dtype):
+        raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), "
+                        f"but got {t.dtype.name}. If you want to use Boolean- or integer-valued inputs, use vjp or set "
+                        f"allow_int to True.")
+    def f(*d):
+      full = list(args)
+      for i, x in zip(nums, d): full[i] = x
+      return fun(*full, **kwargs)
+    out, pullback, *aux = vjp(f, *diff, has_aux=has_aux)
+    if not isinstance(out, Tensor) or out.shape != ():
+      shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+      raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
+    if not dtypes.is_float(out.dtype):
+      raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
+                      f"{out.dtype.name}. For differentiation of functions with integer outputs, use tinyjax.vjp directly.")
+    g = pullback(Tensor.ones((), dtype=out.dtype, device=out.device))
+    g = g[0] if isinstance(argnums, int) else g
+    return ((out, aux[0]) if has_aux else out), g
+  return vg
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+  """jax.grad: the gradient of a float-scalar function with respect to argument(s) `argnums`."""
+  vg = value_and_grad(fun, argnums, has_aux)
+  def g(*args, **kwargs):
+    value, gr = vg(*args, **kwargs)
+    return (gr, value[1]) if has_aux else gr
+  return g
