@@ -65,11 +65,10 @@ def sigmoid_np(x): return 1 / (1 + np.exp(-x))
 # ---- elementwise ----------------------------------------------------------------------------------------------------
 
 C5 = f32(5)   # closed over (unbatched) constants
-W45, W54, W43 = f32(4, 5), f32(5, 4), f32(4, 3)
+W45, W54 = f32(4, 5), f32(5, 4)
 
 ELEMENTWISE = [
   ("add", lambda x, y: x + y, [f32(B, 5), f32(B, 5)], np.add),
-  ("sub", lambda x, y: x - y, [f32(B, 5), f32(B, 5)], np.subtract),
   ("mul", lambda x, y: x * y, [f32(B, 5), f32(B, 5)], np.multiply),
   ("div", lambda x, y: x / y, [f32(B, 5), pos(B, 5)], np.divide),
   ("scalar_ops", lambda x: (2.0 - x) * 3 + 1 / (x * x + 1), [f32(B, 5)], lambda x: (2 - x) * 3 + 1 / (x * x + 1)),
@@ -86,20 +85,16 @@ ELEMENTWISE = [
   ("tanh", Tensor.tanh, [f32(B, 5)], np.tanh),
   ("where", lambda c, x, y: Tensor.where(c > 0, x, y), [f32(B, 5), f32(B, 5), f32(B, 5)], lambda c, x, y: np.where(c > 0, x, y)),
   ("where_scalar_branch", lambda x: (x > 0).where(x, 0.5), [f32(B, 2, 3)], lambda x: np.where(x > 0, x, 0.5)),
-  ("where_closed_over_cond", lambda x: Tensor(C5 > 0).where(x, -x), [f32(B, 5)], lambda x: np.where(C5 > 0, x, -x)),
   ("cmp_lt", lambda x, y: x < y, [f32(B, 5), f32(B, 5)], np.less),
-  ("cmp_ge", lambda x: x >= 0, [f32(B, 5)], lambda x: x >= 0),
   ("cmp_eq_ne", lambda x, y: x.eq(y) | (x != (y + 1)), [i32(B, 6, lo=0, hi=3), i32(B, 6, lo=0, hi=3)],
    lambda x, y: (x == y) | (x != y + 1)),
   ("int_floordiv", lambda x, y: x // y, [i32(B, 6), i32(B, 6, lo=1, hi=7)], None),
   ("int_mod", lambda x, y: x % y, [i32(B, 6), i32(B, 6, lo=1, hi=7)], None),
-  ("int_floordiv_mod_const", lambda x: x // 3 + x % 4, [i32(B, 6)], None),
   ("int_and", lambda x, y: x & y, [i32(B, 6), i32(B, 6)], np.bitwise_and),
   ("int_or", lambda x, y: x | y, [i32(B, 6), i32(B, 6)], np.bitwise_or),
   ("int_xor", lambda x, y: x ^ y, [i32(B, 6), i32(B, 6)], np.bitwise_xor),
   ("int_shifts", lambda x: (x << 3) + (x >> 1), [i32(B, 6, lo=0, hi=100)], lambda x: (x << 3) + (x >> 1)),
   ("int_shift_by_tensor", lambda x, s: x << s, [i32(B, 6, lo=0, hi=100), i32(B, 6, lo=0, hi=5)], np.left_shift),
-  ("pow_const", lambda x: x ** 2, [f32(B, 5)], lambda x: x ** 2),
   ("pow_tensor", lambda x, y: x ** y, [pos(B, 5), f32(B, 5)], np.power),
   ("rpow", lambda x: 2 ** x, [f32(B, 5)], lambda x: 2.0 ** x),
   ("maximum_minimum", lambda x, y: x.maximum(y) + x.minimum(0.5), [f32(B, 5), f32(B, 5)],
@@ -107,10 +102,9 @@ ELEMENTWISE = [
   ("cast_float_int", lambda x: (x * 5).cast(dtypes.int32), [f32(B, 5)], lambda x: (x * 5).astype(np.int32)),
   ("cast_int_float", lambda x: x.cast(dtypes.float32) / 2, [i32(B, 5)], lambda x: x.astype(np.float32) / 2),
   ("cast_bool", lambda x: x.cast(dtypes.bool), [i32(B, 5, lo=-2, hi=2)], lambda x: x.astype(bool)),
-  ("cast_bool_to_float", lambda x: (x > 0).float() * x, [f32(B, 5)], lambda x: (x > 0) * x),
   ("bitcast_f32_i32", lambda x: x.bitcast(dtypes.int32), [f32(B, 5)], lambda x: x.view(np.int32)),
-  ("bitcast_i32_f32", lambda x: (x.bitcast(dtypes.int32) ^ 1).bitcast(dtypes.float32), [f32(B, 5)],
-   lambda x: (x.view(np.int32) ^ 1).view(np.float32)),
+  ("bitcast_f32_f16_rescales_last_axis", lambda x: x.bitcast(dtypes.float16), [f32(B, 2, 3)],
+   lambda x: x.view(np.float16)),
 ]
 
 @pytest.mark.parametrize("name,fn,arrays,np_fn", ELEMENTWISE, ids=[c[0] for c in ELEMENTWISE])
@@ -125,13 +119,10 @@ REDUCTIONS = [
   ("sum_all", lambda x: x.sum(), lambda x: x.sum()),
   ("sum_axis0", lambda x: x.sum(0), lambda x: x.sum(0)),
   ("sum_axis1_keepdim", lambda x: x.sum(1, keepdim=True), lambda x: x.sum(1, keepdims=True)),
-  ("sum_all_keepdim", lambda x: x.sum(keepdim=True), lambda x: x.sum(keepdims=True)),
-  ("mean_all", lambda x: x.mean(), lambda x: x.mean()),
   ("mean_axis_neg1_keepdim", lambda x: x.mean(-1, keepdim=True), lambda x: x.mean(-1, keepdims=True)),
   ("max_all", lambda x: x.max(), lambda x: x.max()),
   ("max_axis1", lambda x: x.max(1), lambda x: x.max(1)),
   ("min_axis0_keepdim", lambda x: x.min(0, keepdim=True), lambda x: x.min(0, keepdims=True)),
-  ("min_all", lambda x: x.min(), lambda x: x.min()),
   ("prod_all", lambda x: x.prod(), lambda x: x.prod()),
   ("prod_axis1", lambda x: x.prod(1), lambda x: x.prod(1)),
   ("reduce_then_broadcast", lambda x: x - x.max(1, keepdim=True) + x.sum(0), lambda x: x - x.max(1, keepdims=True) + x.sum(0)),
@@ -152,8 +143,6 @@ MATMUL = [
   ("batched_at_batched", lambda x, y: x @ y, [f32(B, 3, 4), f32(B, 4, 2)], (0, 0), np.matmul),
   ("batched_at_batched_axis1", lambda x, y: x @ y, [f32(3, B, 4), f32(4, B, 2)], (1, 1), np.matmul),
   ("vec_dot_vec", lambda x, y: x.dot(y), [f32(B, 4), f32(B, 4)], (0, 0), np.dot),
-  ("mlp_layer", lambda x: (x @ Tensor(W43) + Tensor(C5[:3])).relu(), [f32(B, 4)], (0,),
-   lambda x: np.maximum(x @ W43 + C5[:3], 0)),
 ]
 
 @pytest.mark.parametrize("name,fn,arrays,in_axes,np_fn", MATMUL, ids=[c[0] for c in MATMUL])
@@ -166,27 +155,21 @@ def test_matmul(name, fn, arrays, in_axes, np_fn):
 X46 = f32(B, 4, 6)
 MOVEMENT = [
   ("reshape", lambda x: x.reshape(2, 12), X46),
-  ("reshape_minus1", lambda x: x.reshape(-1, 3) + 1, X46),
   ("flatten", lambda x: x.flatten(), X46),
   ("permute", lambda x: x.permute(2, 0, 1), f32(B, 2, 3, 4)),
   ("transpose", lambda x: x.transpose(0, 1), X46),
   ("T_then_elementwise", lambda x: x.T * Tensor(W54.T), f32(B, 5, 4)),
   ("expand_new_dim", lambda x: x.reshape(1, 6).expand(3, 6), f32(B, 6)),
   ("expand_size1", lambda x: x.expand(4, 6), f32(B, 1, 6)),
-  ("expand_inner", lambda x: x.reshape(6, 1).expand(6, 2) * 2, f32(B, 6)),
   ("shrink_slice", lambda x: x[1:3, 2:], X46),
-  ("shrink_method", lambda x: x.shrink(((0, 2), None)), X46),
   ("step_slice", lambda x: x[::2, 1::3], X46),
   ("negative_step", lambda x: x[::-1], X46),
   ("negative_step_offset", lambda x: x[3:0:-2, ::-1], X46),
   ("pad", lambda x: x.pad(((1, 2), (0, 1))), X46),
   ("pad_value", lambda x: x.pad((1, 1), value=-3.0), X46),
-  ("flip", lambda x: x.flip(0), X46),
   ("flip_both", lambda x: x.flip((0, 1)), X46),
   ("unsqueeze", lambda x: x.unsqueeze(0).unsqueeze(-1), X46),
   ("squeeze", lambda x: x.squeeze(1), f32(B, 4, 1, 5)),
-  ("squeeze_all", lambda x: x.squeeze(), f32(B, 1, 5, 1)),
-  ("repeat", lambda x: x.repeat(2, 1), X46),
   ("chain", lambda x: x.reshape(2, 2, 6).permute(2, 1, 0)[1:5:2].pad(((0, 0), (1, 0), (0, 0))).flip(1).sum(0), X46),
 ]
 
@@ -206,13 +189,11 @@ STACK_INDEX = [
   ("cat_dim1", lambda x: Tensor.cat(OUT23, x, dim=1), f32(B, 2, 2)),
   ("index_scalar", lambda x: x[2], f32(B, 4)),
   ("index_scalar_neg", lambda x: x[-1], f32(B, 3, 4)),
-  ("index_two_scalars", lambda x: x[1, 2], f32(B, 3, 4)),
   ("index_slice", lambda x: x[1:3], f32(B, 4)),
   ("index_list", lambda x: x[[0, 2, 2]], f32(B, 4)),
   ("index_list_second_dim", lambda x: x[:, [3, 0]], f32(B, 3, 4)),
   ("index_tensor", lambda x: x[Tensor([2, 0])], f32(B, 4)),
   ("index_two_tensors", lambda x: x[Tensor([1, 0, 2]), Tensor([3, 3, 0])], f32(B, 3, 4)),
-  ("index_closed_over_tensor", lambda x: x[IDX], f32(B, 4, 2)),
   ("stack_flat_scalars", lambda x: (lambda flat: Tensor.stack(flat[0], flat[4], flat[8]))(x.flatten()), f32(B, 3, 3)),
   ("reduce_stack_index", lambda x: Tensor.stack(x[:2].sum(), x[2:].sum())[[0, 1]], f32(B, 4)),
   ("stacked_computed_scalar_index",
@@ -223,7 +204,6 @@ STACK_INDEX = [
 ]
 OUT4 = Tensor(C4)
 OUT23 = Tensor(f32(2, 3))
-IDX = Tensor([3, 1, 1])
 
 @pytest.mark.parametrize("name,fn,x", STACK_INDEX, ids=[c[0] for c in STACK_INDEX])
 def test_stack_cat_index(name, fn, x):
@@ -245,16 +225,11 @@ FUNCTIONS = [
   ("softmax_axis0", lambda x: x.softmax(0), f32(B, 4, 5)),
   ("log_softmax", lambda x: x.log_softmax(-1), f32(B, 4, 5)),
   ("layernorm", lambda x: x.layernorm(), f32(B, 4, 6)),
-  ("layernorm_affine", lambda x: x.layernorm() * Tensor(C5) + 1, f32(B, 2, 5)),
   ("conv2d", lambda x: x.reshape(1, 2, 5, 5).conv2d(Tensor(CONV_W), padding=1).relu(), f32(B, 50)),
   ("conv2d_stride", lambda x: x.reshape(1, 2, 6, 6).conv2d(Tensor(CONV_W), Tensor(C5[:3]), stride=2), f32(B, 72)),
-  ("cumsum", lambda x: x.cumsum(), f32(B, 6)),
   ("cumsum_axis1", lambda x: x.cumsum(1), f32(B, 3, 4)),
-  ("argmax", lambda x: x.argmax(), f32(B, 3, 4)),
   ("argmax_axis", lambda x: x.argmax(1), f32(B, 3, 4)),
   ("gather", lambda x: x.gather(1, Tensor(GATHER_IDX)), f32(B, 4, 5)),
-  ("max_pool", lambda x: x.reshape(1, 4, 4).max_pool2d(), f32(B, 16)),
-  ("one_hot_of_argmax", lambda x: x.argmax().reshape(1).eq(Tensor.arange(4)).float(), f32(B, 4)),
 ]
 
 @pytest.mark.parametrize("name,fn,x", FUNCTIONS, ids=[c[0] for c in FUNCTIONS])
@@ -288,6 +263,12 @@ def test_ops_on_results():
   np.testing.assert_allclose((out2[1:, ::-1] + Tensor(x)[1:]).max(1).numpy(),
                              (loopmap(Tensor.softmax)(x).numpy()[1:, ::-1] + x[1:]).max(1), rtol=1e-5)
 
+def test_tuple_outputs_with_out_axes():
+  x = f32(B, 2, 4)
+  s, t = tinyjax.vmap(lambda v: (v.sum(), v.T * 2), out_axes=(0, -1))(Tensor(x))
+  np.testing.assert_allclose(s.numpy(), x.sum((1, 2)), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(t.numpy(), np.moveaxis(np.swapaxes(x, 1, 2) * 2, 0, -1), rtol=1e-6)
+
 def test_results_feed_second_vmap():
   x = f32(4, 5)
   y = tinyjax.vmap(lambda v: v.exp())(Tensor(x))
@@ -303,7 +284,6 @@ AXES = [
   ("out1", lambda x: x.reshape(2, 3) * 2, [f32(B, 6)], 0, 1),
   ("out_neg1", lambda x: x.T, [f32(B, 2, 3)], 0, -1),
   ("in1_out_neg1", lambda x: x.max(0), [f32(2, B, 3, 4)], 1, -1),
-  ("in_neg2_out2", lambda x: x + 1, [f32(2, B, 3)], -2, 2),
   ("mixed_mapped_broadcast", lambda x, w, y: (x @ w) + y.sum(0), [f32(B, 4), W45, f32(2, B, 5)], (0, None, 1), 0),
   ("mixed_out1", lambda x, w, y: x[:, None] * w + y, [f32(4, B), W45, f32(B, 5)], (1, None, 0), 1),
   ("unbatched_output_broadcast", lambda x, w: w.sum(0), [f32(B, 4), W45], (0, None), 0),
@@ -335,16 +315,20 @@ def test_nested_6_levels(name, fn, in_axes, out_axes):
   want = nest(loopmap, fn, in_axes, out_axes)(x).numpy()
   assert_same(got, want)
 
-def test_nested_7_levels_with_closed_over_and_mapped_second_arg():
+def test_nested_7_levels_mapped_and_broadcast_args():
   x, y = f32(2, 2, 2, 2, 2, 2, 2, 3), f32(2, 3)
-  def inner(a, b): return (a * b + Tensor(C5[:3])).softmax()
-  f = inner
+  f = lambda a, b: (a * b + Tensor(C5[:3])).softmax()
   for _ in range(6): f = tinyjax.vmap(f, in_axes=(0, None))
   f = tinyjax.vmap(f, in_axes=(0, 0))
-  g = inner
-  for _ in range(6): g = loopmap(g, in_axes=(0, None))
-  g = loopmap(g, in_axes=(0, 0))
-  assert_same(f(Tensor(x), Tensor(y)).numpy(), g(x, y).numpy())
+  z = x * y.reshape(2, 1, 1, 1, 1, 1, 1, 3) + C5[:3]
+  e = np.exp(z - z.max(-1, keepdims=True))
+  np.testing.assert_allclose(f(Tensor(x), Tensor(y)).numpy(), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+def test_nested_closure_over_outer_mapped_value():
+  x, y = f32(B, 4), f32(5, 4)
+  f = lambda xi: tinyjax.vmap(lambda yj: (xi * yj).sum() + xi.max())(Tensor(y))
+  got = check_vmap(f, x)
+  np.testing.assert_allclose(got, x @ y.T + x.max(1, keepdims=True), rtol=1e-5, atol=1e-5)
 
 def test_nested_numpy():
   x = f32(2, 3, 2, 2, 2, 2, 4)
@@ -391,9 +375,6 @@ def test_rand_2d_in_nested():
 CONSTANTS = [
   ("tensor_literal", lambda x: x * Tensor([1.0, 2.0, 3.0]) + Tensor([[0.5], [1.5]]), f32(B, 2, 3)),
   ("arange_ones_full", lambda x: x + Tensor.arange(3) + Tensor.ones(3) * Tensor.full((2, 3), 2.0), f32(B, 2, 3)),
-  ("eye_matmul", lambda x: x @ Tensor.eye(3) + Tensor.zeros_like(x), f32(B, 2, 3)),
-  ("like_constructors", lambda x: x.ones_like() * 2 + x.full_like(3.0) - x, f32(B, 4)),
-  ("contiguous", lambda x: (x * 2).contiguous().sum(0) + 1, f32(B, 3, 4)),
   ("contiguous_middle", lambda x: (x.exp().contiguous() * x).contiguous().T, f32(B, 3, 4)),
   ("detach", lambda x: x.detach() * 2 + x, f32(B, 4)),
   ("to_same_device", lambda x: x.to("CPU") * 3, f32(B, 4)),

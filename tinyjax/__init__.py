@@ -9,3 +9,4 @@ __all__ = ["vmap", "vmapin", "vmapout", "Axis", "tree_util", "lax", "Concretizat
 __version__ = "0.1.0"
 from tinyjax.transforms.jvp import jvp, linearize
 from tinyjax.transforms.vjp import vjp, grad, value_and_grad
+from tinyjax.transforms.jacobian import jacfwd, jacrev, jacobian, hessian

@@ -1,0 +1,106 @@
+"""Dense Jacobians: jacfwd (vmap of jvp over the input basis), jacrev (vmap of the vjp over the output basis),
+hessian = jacfwd(jacrev). One batched pass each; the layout is JAX's: out_leaf.shape + in_leaf.shape, nested as the
+output tree of input trees."""
+from __future__ import annotations
+from typing import Callable, Sequence
+from tinyjax._tg import Tensor, dtypes
+from tinyjax import tree_util as tu
+from tinyjax.transforms.vmap import vmap, as_tensor
+from tinyjax.transforms.jvp import jvp
+from tinyjax.transforms.vjp import vjp, _argnums
+
+
+def _basis(leaves: list[Tensor]) -> list[Tensor]:
+  """The standard basis of the flattened leaves: for leaf j, the slice of eye(N) reshaped to (N, *leaf.shape)."""
+  sizes = [int(l.numel()) for l in leaves]
+  n = sum(sizes)
+  out, off = [], 0
+  for l, s in zip(leaves, sizes):
+    eye = Tensor.eye(n, dtype=l.dtype)
+    out.append(eye[:, off:off + s].reshape(n, *l.shape))
+    off += s
+  return out
+
+
+def _split(stacked: Tensor, leaves: list[Tensor], trailing: tuple) -> list[Tensor]:
+  """Split the leading basis axis of `stacked` (N, *trailing) into per-leaf blocks (*leaf.shape, *trailing)."""
+  res, off = [], 0
+  for l in leaves:
+    s = int(l.numel())
+    res.append(stacked[off:off + s].reshape(*l.shape, *trailing))
+    off += s
+  return res
+
+
+def _dyn(args, argnums, transform: str, float_only_msg: str):
+  nums = _argnums(argnums, len(args))
+  dyn = tuple(args[i] for i in nums)
+  leaves, tree = tu.tree_flatten(dyn)
+  leaves = [as_tensor(l) for l in leaves]
+  for l in leaves:
+    if not dtypes.is_float(l.dtype): raise TypeError(float_only_msg.format(transform=transform, dtype=l.dtype.name))
+  def f_flat(fun, kwargs):
+    def f(*flat):
+      full = list(args)
+      for i, a in zip(nums, tu.tree_unflatten(tree, flat)): full[i] = a
+      return fun(*full, **kwargs)
+    return f
+  in_struct = tu.tree_structure(dyn[0] if isinstance(argnums, int) else dyn)
+  return leaves, f_flat, in_struct
+
+
+def _assemble(out_tree, in_struct, jac: list[list[Tensor]]):
+  return tu.tree_unflatten(out_tree, [tu.tree_unflatten(in_struct, row) for row in jac])
+
+
+_FWD_MSG = ("{transform} requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but got {dtype}. "
+            "For differentiation of functions with integer inputs, use tinyjax.jvp directly.")
+_REV_MSG = ("{transform} requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), but "
+            "got {dtype}. If you want to use Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+  """jax.jacfwd: forward-mode Jacobian, one vmap of jvp over the standard basis of the inputs."""
+  def jac_fn(*args, **kwargs):
+    leaves, f_flat, in_struct = _dyn(args, argnums, "jacfwd", _FWD_MSG)
+    f = f_flat(fun, kwargs)
+    def push(*ts):
+      res = jvp(lambda *a: f(*a), tuple(leaves), ts, has_aux=has_aux)
+      return (res[1], res[2]) if has_aux else (res[1], None)
+    tans, aux = vmap(push, out_axes=(0, None))(*_basis(leaves))
+    t_leaves, out_tree = tu.tree_flatten(tans)
+    # each tangent leaf is (N, *out_shape): split N per input leaf and put the input axes last
+    jac = [[move_axis_block(blk, len(l.shape)) for blk, l in zip(_split(t, leaves, tuple(t.shape[1:])), leaves)]
+           for t in t_leaves]
+    out = _assemble(out_tree, in_struct, jac)
+    return (out, aux) if has_aux else out
+  return jac_fn
+
+
+def move_axis_block(t: Tensor, k: int) -> Tensor:
+  """(*in_shape[k dims], *out_shape) -> (*out_shape, *in_shape)."""
+  return t.permute(*range(k, t.ndim), *range(k))
+
+
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+  """jax.jacrev: reverse-mode Jacobian, one vmap of the vjp over the standard basis of the outputs."""
+  def jac_fn(*args, **kwargs):
+    leaves, f_flat, in_struct = _dyn(args, argnums, "jacrev", _REV_MSG)
+    res = vjp(f_flat(fun, kwargs), *leaves, has_aux=has_aux)
+    out, pullback = res[0], res[1]
+    o_leaves, out_tree = tu.tree_flatten(out)
+    basis = _basis(o_leaves)
+    grads = vmap(lambda *cts: pullback(tu.tree_unflatten(out_tree, list(cts))))(*basis)   # per input: (M, *in_shape)
+    blocks = [_split(g, o_leaves, tuple(g.shape[1:])) for g in grads]                     # [j][k]: (*out_k, *in_j)
+    jac = [[blocks[j][k] for j in range(len(leaves))] for k in range(len(o_leaves))]
+    out = _assemble(out_tree, in_struct, jac)
+    return (out, res[2]) if has_aux else out
+  return jac_fn
+
+
+jacobian = jacrev
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+  """jax.hessian: jacfwd(jacrev(fun))."""
+  return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
