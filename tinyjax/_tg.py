@@ -7,13 +7,13 @@ from __future__ import annotations
 import functools
 from typing import Callable
 from tinygrad import Tensor, dtypes
-from tinygrad.dtype import DType
+from tinygrad.dtype import DType, strong_dtype
 from tinygrad.helpers import GlobalCounters
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
-__all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "placeholder", "marker", "marker_arg",
-           "inline_call", "move_axis", "traced_by", "trace_scope", "compute_gradient"]
+__all__ = ["strong_dtype", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "placeholder", "marker", "marker_arg",
+           "inline_call", "custom_call", "custom_rule_of", "param_like", "move_axis", "traced_by", "trace_scope", "compute_gradient"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
 
@@ -35,6 +35,16 @@ def inline_call(gettuple: UOp) -> UOp:
   out = body.src[gettuple.arg]
   params = {p: args[p.arg.slot] for p in out.toposort(enter_calls=False) if p.op is Ops.PARAM}
   return out.substitute(params)
+
+def custom_call(body_outs: list[UOp], args: list[UOp], rule, grad_fxn) -> UOp:
+  """A FUNCTION node for tinyjax's custom_jvp/custom_vjp: body over PARAMs, `rule` kept in CallInfo.aux, and a
+  `grad_fxn` through which tinygrad's own reverse mode uses the custom rule."""
+  return UOp.maketuple(*body_outs).call(*args, grad_fxn=grad_fxn, name=getattr(rule, "name", None), aux=rule)
+
+def custom_rule_of(fn: UOp):
+  return fn.arg.aux if fn.op is Ops.FUNCTION and fn.arg is not None and getattr(fn.arg, "aux", None) is not None else None
+
+def param_like(u: UOp, slot: int) -> UOp: return u.param_like(slot)
 
 def move_axis(u: UOp, src: int, dst: int) -> UOp:
   if src == dst: return u

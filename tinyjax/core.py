@@ -6,7 +6,7 @@ rule, memoised in `env`. Nodes that do not depend on them (constants, closed-ove
 """
 from __future__ import annotations
 from typing import Callable, Any
-from tinyjax._tg import UOp, Ops, inline_call
+from tinyjax._tg import UOp, Ops, inline_call, custom_rule_of
 from tinyjax.errors import no_rule
 
 Rule = Callable[[UOp, list], Any]
@@ -22,9 +22,11 @@ def interpret(roots: list[UOp], env: dict[UOp, Any], rule: Rule, is_source: Call
   depend on the inputs maps to None.
   """
   for u in UOp.sink(*roots).toposort(enter_calls=False):
-    if u in env or u.op in (Ops.SINK, Ops.FUNCTION): continue
-    if u.op is Ops.GETTUPLE and u.src[0].op is Ops.FUNCTION:
-      # a tinygrad @function: transform its body inlined with the call's arguments, like any other graph
+    if u in env or u.op is Ops.SINK or (u.op is Ops.FUNCTION and custom_rule_of(u) is None): continue
+    if u.op is Ops.GETTUPLE and u.src[0].op is Ops.FUNCTION and custom_rule_of(u.src[0]) is None:
+      # a tinygrad @function: transform its body inlined with the call's arguments, like any other graph.
+      # (tinyjax's custom_jvp/custom_vjp calls are FUNCTIONs too, but they go through the rule table: their rules
+      # must survive transforms)
       if not any(a in env for a in u.src[0].src[1:]): continue
       body = inline_call(u)
       val, = interpret([body], env, rule, is_source)

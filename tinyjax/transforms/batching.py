@@ -7,7 +7,7 @@ Keeping the batch leading makes the rules short; movement ops put it where the u
 from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Hashable
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis, custom_rule_of
 from tinyjax.core import interpret, table_rule
 
 # ---- the ambient batch index ----------------------------------------------------------------------------------------
@@ -100,7 +100,14 @@ def _stack(u, pairs, B):
   srcs = tuple(v if b else v._broadcast_to((B,) + v.shape) for v, b in pairs)
   return move_axis(u.replace(src=srcs), 1, 0), True
 
+def _custom_call(u, pairs, B):
+  # a custom_jvp/custom_vjp call stays a custom call, of the vmapped functions, so its rules survive vmap
+  rule = custom_rule_of(u).batched([0 if b else None for _, b in pairs[1:]], B)
+  return rule.call_node([Tensor(v) for v, _ in pairs[1:]]), True
+
 BATCH_RULES = {
+  Ops.FUNCTION: _custom_call,
+  Ops.GETTUPLE: lambda u, pairs, B: (pairs[0][0].gettuple(u.arg), True),
   **{op: _elementwise for op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.CUSTOM}},
   Ops.RESHAPE: _movement(lambda u, v, B: v._mop(Ops.RESHAPE, (B,) + u.marg)),
   Ops.EXPAND: _movement(_expand),

@@ -7,7 +7,7 @@ never visited, so inputs that do not influence an output cost nothing.
 from __future__ import annotations
 import math
 from typing import Callable
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, trace_scope
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, trace_scope, custom_rule_of
 from tinyjax.core import interpret, table_rule
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Collective
@@ -90,7 +90,15 @@ JVP_RULES: dict[Ops, Callable] = {
 }
 jvp_rule_for = table_rule(JVP_RULES, "jvp")
 
-def jvp_rule(u: UOp, tangents: list) -> UOp | None:
+def _custom_call(u: UOp, ts: list) -> list[UOp]:
+  rule = custom_rule_of(u)
+  if rule.jvp is None: raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+  xs = [Tensor(a) for a in u.src[1:]]
+  return [t.uop for t in rule.jvp(xs, [x.zeros_like() if t is None else Tensor(t) for x, t in zip(xs, ts[1:])])]
+
+def jvp_rule(u: UOp, tangents: list) -> UOp | list | None:
+  if u.op is Ops.FUNCTION: return _custom_call(u, tangents)   # tinyjax custom_jvp / custom_vjp calls
+  if u.op is Ops.GETTUPLE: return _fit(tangents[0][u.arg], u) if dtypes.is_float(u.dtype) else None
   if not dtypes.is_float(u.dtype) and u.op is not Ops.CUSTOM: return None   # integer/bool values have no tangent
   if u.op is Ops.CUSTOM and not isinstance(u.arg, Collective): raise NotImplementedError(f"tinyjax.jvp: no jvp rule for {u.arg}")
   return _fit(jvp_rule_for(u.op)(u, [None if t is None else _fit(t, s) for t, s in zip(tangents, u.src)]), u)

@@ -1,7 +1,7 @@
 """Reverse mode: tinyjax.vjp, grad, value_and_grad, on tinygrad's own gradient of the traced graph."""
 from __future__ import annotations
 from typing import Callable, Sequence
-from tinyjax._tg import Tensor, UOp, dtypes, compute_gradient
+from tinyjax._tg import Tensor, UOp, dtypes, compute_gradient, custom_rule_of
 from tinyjax import tree_util as tu
 from tinyjax.transforms.jvp import trace_flat, substitute, jax_conventions
 from tinyjax.transforms.vmap import as_tensor
@@ -19,9 +19,13 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
   primals_out = [Tensor(u) for u in done[:len(outs)]]
 
   def vjp_flat(cts: list[Tensor]) -> list[Tensor]:
-    pairs = [(o, c) for o, c in zip(traced, cts) if dtypes.is_float(o.dtype)]
+    pairs = [(o, c.uop) for o, c in zip(traced, cts) if dtypes.is_float(o.dtype)]
+    # tinygrad hands a custom call's grad_fxn only the cotangents of outputs that have one, without their positions:
+    # give every output of a multi-output custom call a (zero) cotangent, so the positions are all there
+    pairs += [(fn.gettuple(i), fn.gettuple(i).const_like(0)) for fn in UOp.sink(*traced).toposort()
+              if custom_rule_of(fn) is not None and len(fn.src[0].src) > 1 for i in range(len(fn.src[0].src))]
     targets = {ph.uop for ph, p in zip(phs, p_leaves) if ph is not p}
-    grads = compute_gradient(UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c.uop for _, c in pairs]), targets) \
+    grads = compute_gradient(UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), targets) \
       if pairs and targets else {}
     res = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves)]
     return [Tensor(u) for u in substitute(res, subs)]

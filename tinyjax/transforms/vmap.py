@@ -3,7 +3,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Hashable
 import numpy as np
-from tinyjax._tg import Tensor, trace_scope
+from tinyjax._tg import Tensor, trace_scope, dtypes, strong_dtype
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
 
@@ -16,8 +16,9 @@ def bound_axis(name: Hashable, collective: str) -> Axis:
                   f"with axis_name={name!r}.")
 
 def as_tensor(x) -> Tensor:
-  """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax."""
-  if isinstance(x, Tensor): return x
+  """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax. A weakly typed
+  Tensor (tinygrad's Tensor(2.0)) gets its concrete dtype, as JAX's weak types do when they become inputs."""
+  if isinstance(x, Tensor): return x.cast(strong_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
   if isinstance(x, (np.ndarray, np.generic, bool, int, float)): return Tensor(np.asarray(x))
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
 

@@ -1,0 +1,161 @@
+"""custom_jvp and custom_vjp with JAX's API, honoured by every transform.
+
+Inside a transform, calling a custom function puts one node in the traced graph: a tinygrad FUNCTION whose body is
+the primal function over PARAMs and whose CallInfo carries a `CustomRule` (`_tg.custom_call`). Each transform has a
+rule for it (vmap: a new custom call whose functions are vmapped; jvp: the user's jvp; reverse mode: tinygrad calls the
+FUNCTION's grad_fxn, which runs the user's bwd, or transposes the user's jvp). Outside transforms the function just
+runs.
+"""
+from __future__ import annotations
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+from tinyjax._tg import Tensor, UOp, dtypes, custom_call, param_like, _active
+from tinyjax import tree_util as tu
+
+
+@dataclass(eq=False)
+class CustomRule:
+  """A custom function on flat lists of Tensors. fun(xs) -> outs; jvp(xs, ts) -> tangent outs;
+  fwd(xs) -> (outs, residuals); bwd(residuals, cts) -> arg cotangents (None: zero)."""
+  name: str
+  fun: Callable[[list], list]
+  jvp: Callable[[list, list], list] | None = None
+  fwd: Callable[[list], tuple[list, Any]] | None = None
+  bwd: Callable[[Any, list], list] | None = None
+
+  def call_node(self, xs: list[Tensor]) -> UOp:
+    """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""
+    outs = self.fun([Tensor(param_like(x.uop, i)) for i, x in enumerate(xs)])
+    return custom_call([o.uop for o in outs], [x.uop for x in xs], self, self.grad_fxn)
+
+  def call(self, xs: list[Tensor]) -> list[Tensor]:
+    fn = self.call_node(xs)
+    return [Tensor(fn.gettuple(i)) for i in range(len(fn.src[0].src))]
+
+  def batched(self, flags: list[int | None], size: int) -> "CustomRule":
+    """The rule of this custom function vmapped over arguments with batch dims `flags` (0 or None): what vmap
+    puts in the graph instead of inlining, so that the custom derivative survives vmap."""
+    from tinyjax.transforms.vmap import vmap
+    fl = tuple(flags)
+    def fun(xs): return list(vmap(lambda *a: self.fun(list(a)), in_axes=fl, axis_size=size)(*xs))
+    def jvp(xs, ts):
+      return list(vmap(lambda p, t: self.jvp(list(p), list(t)), in_axes=(fl, fl), axis_size=size)(tuple(xs), tuple(ts)))
+    def fwd(xs):
+      outs, res = vmap(lambda *a: self.fwd(list(a)), in_axes=fl, axis_size=size)(*xs)
+      return list(outs), res
+    def bwd(res, cts):
+      gs = vmap(lambda r, c: self.bwd(r, list(c)), axis_size=size)(res, tuple(cts))
+      return [None if g is None else g if f is not None else g.sum(0) for g, f in zip(gs, fl)]   # unbatched args: sum
+    return CustomRule(self.name, fun, jvp if self.jvp else None, fwd if self.fwd else None, bwd if self.bwd else None)
+
+  # tinygrad's compute_gradient calls grad_fxn(ct, call) for one output, grad_fxn(*cts, call=call) for several
+  def grad_fxn(self, *args: UOp, call: UOp | None = None) -> tuple[UOp | None, ...]:
+    cts, call = (args, call) if call is not None else (args[:-1], args[-1])
+    xs = [Tensor(a) for a in call.src[1:]]
+    ct = [Tensor(c) for c in cts]
+    if self.bwd is not None:
+      _, res = self.fwd(xs)
+      grads = self.bwd(res, ct)
+    else:   # reverse mode of a custom_jvp: transpose its (linear) tangent map, as JAX does
+      from tinyjax.transforms.vjp import vjp
+      _, pullback = vjp(lambda *ts: self.jvp(xs, list(ts)), *[x.zeros_like() for x in xs])
+      grads = pullback(ct)
+    return tuple(None if g is None or not dtypes.is_float(x.dtype) else g.uop for x, g in zip(xs, grads))
+
+
+def _tracing() -> bool: return bool(_active)
+
+
+def _flatten_call(name, fun, nondiff_argnums, args):
+  """Split args into static (nondiff + non-Tensor leaves) and Tensor leaves; return rebuild(xs) -> full args."""
+  nondiff = set(a % len(args) for a in nondiff_argnums)
+  leaves, tree = tu.tree_flatten(tuple(a for i, a in enumerate(args) if i not in nondiff))
+  pos = [i for i, l in enumerate(leaves) if isinstance(l, Tensor)]
+  def rebuild(xs: Sequence[Tensor]) -> tuple:
+    full = list(leaves)
+    for i, x in zip(pos, xs): full[i] = x
+    dyn = iter(tu.tree_unflatten(tree, full))
+    return tuple(a if i in nondiff else next(dyn) for i, a in enumerate(args))
+  return [leaves[i] for i in pos], rebuild, [args[i] for i in sorted(nondiff)], tree, pos, leaves
+
+
+def _out_flat(out, box: dict) -> list[Tensor]:
+  o_leaves, o_tree = tu.tree_flatten(out)
+  box["tree"] = o_tree
+  return [o if isinstance(o, Tensor) else Tensor(o) for o in o_leaves]
+
+
+class custom_jvp:
+  """jax.custom_jvp: f = custom_jvp(f); @f.defjvp def f_jvp(primals, tangents): return primal_out, tangent_out."""
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    functools.update_wrapper(self, fun)
+    self.fun, self.nondiff_argnums, self.jvp = fun, tuple(nondiff_argnums), None
+
+  def defjvp(self, jvp: Callable) -> Callable:
+    self.jvp = jvp
+    return jvp
+
+  def defjvps(self, *jvps: Callable | None) -> None:
+    """One function per argument: jvp_i(tangent_i, primal_out, *primals) -> its contribution to the tangent out."""
+    def jvp(primals, tangents):
+      out = self.fun(*primals)
+      parts = [j(t, out, *primals) for j, t in zip(jvps, tangents) if j is not None]
+      return out, functools.reduce(lambda a, b: tu.tree_map(lambda x, y: x + y, a, b), parts)
+    self.defjvp(jvp)
+
+  def __call__(self, *args):
+    name = getattr(self.fun, "__name__", "custom_jvp")
+    if self.jvp is None: raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+    if not _tracing(): return self.fun(*args)
+    xs, rebuild, nd, tree, pos, leaves = _flatten_call(name, self.fun, self.nondiff_argnums, args)
+    box: dict = {}
+    nondiff = set(a % len(args) for a in self.nondiff_argnums)
+    def diff_args(full): return tuple(a for i, a in enumerate(full) if i not in nondiff)
+    def jvp_flat(ps, ts):
+      full_t = list(leaves)
+      for i, t in zip(pos, ts): full_t[i] = t
+      _, t_out = self.jvp(*nd, diff_args(rebuild(ps)), tu.tree_unflatten(tree, full_t))
+      return [o if isinstance(o, Tensor) else Tensor(o) for o in tu.tree_leaves(t_out)]
+    rule = CustomRule(name, lambda xs: _out_flat(self.fun(*rebuild(xs)), box), jvp=jvp_flat)
+    outs = rule.call(xs)
+    return tu.tree_unflatten(box["tree"], outs)
+
+
+class custom_vjp:
+  """jax.custom_vjp: f = custom_vjp(f); f.defvjp(fwd, bwd), fwd(*args) -> (out, res), bwd(res, g) -> arg cotangents."""
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    functools.update_wrapper(self, fun)
+    self.fun, self.nondiff_argnums, self.fwd, self.bwd = fun, tuple(nondiff_argnums), None, None
+
+  def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+    self.fwd, self.bwd = fwd, bwd
+
+  def __call__(self, *args):
+    name = getattr(self.fun, "__name__", "custom_vjp")
+    if self.fwd is None: raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+    if not _tracing(): return self.fun(*args)
+    xs, rebuild, nd, tree, pos, leaves = _flatten_call(name, self.fun, self.nondiff_argnums, args)
+    box: dict = {}
+    nondiff = set(a % len(args) for a in self.nondiff_argnums)
+    def fwd_flat(xs_):
+      full = rebuild(xs_)
+      out, res = self.fwd(*full)
+      return _out_flat(out, {}), res
+    def bwd_flat(res, cts):
+      g = self.bwd(*nd, res, tu.tree_unflatten(box["tree"], cts))
+      if not isinstance(g, tuple): raise TypeError(f"Custom VJP bwd rule must produce a tuple, got {type(g).__name__}")
+      dyn = [a for i, a in enumerate(args) if i not in nondiff]
+      if len(g) != len(dyn):
+        raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) structure as the "
+                        f"args tuple of the primal function, and in particular must produce a tuple of length equal to "
+                        f"the number of arguments to the primal function, but got bwd output of length {len(g)} for "
+                        f"{len(dyn)} arguments.")
+      flat = []   # one entry per leaf of the differentiable args; None (a zero) may stand for a whole argument
+      for a, gi in zip(dyn, g):
+        flat += [None] * len(tu.tree_leaves(a)) if gi is None else \
+          tu.optree.tree_leaves(gi, none_is_leaf=True, namespace=tu.NAMESPACE)
+      return [flat[i] for i in pos]
+    rule = CustomRule(name, lambda xs_: _out_flat(self.fun(*rebuild(xs_)), box), fwd=fwd_flat, bwd=bwd_flat)
+    outs = rule.call(xs)
+    return tu.tree_unflatten(box["tree"], outs)
