@@ -116,7 +116,7 @@ def _check_pair(primals, tangents):
     raise TypeError("primal and tangent arguments to jax.jvp must have the same tree structure; primals have tree "
                     f"structure {p_tree} whereas tangents have tree structure {t_tree}.")
   p_leaves = [as_tensor(p) for p in p_leaves]
-  t_leaves = [tt.cast(p.dtype) if (tt := as_tensor(t)).dtype in dtypes.weaks else tt for p, t in zip(p_leaves, t_leaves)]
+  t_leaves = [as_tensor(t, like=p) for p, t in zip(p_leaves, t_leaves)]
   for p, t in zip(p_leaves, t_leaves):
     if tuple(p.shape) != tuple(t.shape):
       raise ValueError(f"jvp called with different primal and tangent shapes;Got primal shape {tuple(p.shape)} and "

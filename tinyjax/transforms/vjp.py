@@ -43,7 +43,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     if c_tree != out_tree:
       raise ValueError(f"unexpected tree structure of argument to vjp function: got {c_tree}, but expected to match "
                        f"the structure of the differentiated function's output {out_tree}")
-    c_leaves = [cc.cast(o.dtype) if (cc := as_tensor(c)).dtype in dtypes.weaks else cc for o, c in zip(outs, c_leaves)]
+    c_leaves = [as_tensor(c, like=o) for o, c in zip(outs, c_leaves)]
     for o, c in zip(outs, c_leaves):
       if tuple(o.shape) != tuple(c.shape) or (dtypes.is_float(o.dtype) and o.dtype != c.dtype):
         raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {c.dtype.name}"

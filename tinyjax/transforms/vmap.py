@@ -15,10 +15,11 @@ def bound_axis(name: Hashable, collective: str) -> Axis:
   raise NameError(f"Found an unbound axis name: {name}. To fix this, please call {collective} under `tinyjax.vmap` "
                   f"with axis_name={name!r}.")
 
-def as_tensor(x) -> Tensor:
+def as_tensor(x, like: Tensor | None = None) -> Tensor:
   """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax. A weakly typed
-  Tensor (tinygrad's Tensor(2.0)) gets its concrete dtype, as JAX's weak types do when they become inputs."""
-  if isinstance(x, Tensor): return x.cast(strong_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
+  Tensor (tinygrad's Tensor(2.0)) gets a concrete dtype: `like`'s if given, as JAX's weak types do."""
+  if isinstance(x, Tensor):
+    return x.cast(like.dtype if like is not None else strong_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
   if isinstance(x, (np.ndarray, np.generic, bool, int, float)): return Tensor(np.asarray(x))
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
 
