@@ -1,0 +1,199 @@
+"""spjacobian / sphessian: sparse derivatives in a fixed pattern, for nonlinear solvers.
+
+Built once per input shape: the pattern is detected from the traced graph (detect.py), columns (forward mode) or
+rows (reverse mode) are colored (coloring.py), and the seed matrix and the gather indices are made once. Calling the
+object evaluates all colors in one batched pass — vmap of jvp over the column seeds, or of the vjp over the row
+seeds — followed by a single gather of the nonzeros, in CSR order. The Jacobian is that of the flattened (and
+concatenated) output leaves with respect to the flattened, concatenated input leaves.
+"""
+from __future__ import annotations
+from typing import Callable
+import numpy as np
+import scipy.sparse as sp
+from tinyjax._tg import Tensor, dtypes, placeholder, trace_scope
+from tinyjax import tree_util as tu
+from tinyjax.transforms.vmap import vmap, as_tensor
+from tinyjax.transforms.jvp import jvp
+from tinyjax.transforms.vjp import vjp, grad
+from tinyjax.sparse.detect import detect
+from tinyjax.sparse.coloring import color_columns, color_rows, star_color
+
+
+def _flat(leaves: list[Tensor], dtype) -> Tensor:
+  flat = [l.flatten().cast(dtype) for l in leaves]
+  return flat[0] if len(flat) == 1 else Tensor.cat(*flat)
+
+def _unflat(v: Tensor, specs, tree):
+  """A flat vector back into the pytree `tree` of leaves with (shape, dtype) `specs`."""
+  leaves, off = [], 0
+  for shape, dt in specs:
+    n = int(np.prod(shape, dtype=np.int64))
+    leaves.append(v[off:off + n].reshape(shape).cast(dt))
+    off += n
+  return tu.tree_unflatten(tree, leaves)
+
+def _inputs(x):
+  leaves, tree = tu.tree_flatten(x)
+  leaves = [as_tensor(l) for l in leaves]
+  for l in leaves:
+    if not dtypes.is_float(l.dtype): raise TypeError(f"sparse derivatives need floating-point inputs, got {l.dtype.name}")
+  return leaves, tree
+
+
+def sparsity(fun: Callable, x) -> sp.csr_matrix:
+  """The structural sparsity pattern of fun's Jacobian at x's shapes (boolean scipy CSR), from the traced graph:
+  d flatten(outputs) / d flatten(inputs), leaves concatenated in tree order. No numerical probing of x."""
+  leaves, tree = _inputs(x)
+  phs = [placeholder(tuple(l.shape), l.dtype, l.device) for l in leaves]
+  with trace_scope("sparsity", [p.uop for p in phs]):
+    outs = [as_tensor(o) for o in tu.tree_leaves(fun(tu.tree_unflatten(tree, phs)))]
+  return detect([o.uop for o in outs], [p.uop for p in phs])
+
+
+def _as_pattern(pattern, shape) -> sp.csr_matrix:
+  if isinstance(pattern, tuple) and len(pattern) == 2 and not sp.issparse(pattern):
+    r, c = (np.asarray(a, dtype=np.int64) for a in pattern)
+    P = sp.csr_matrix((np.ones(len(r), dtype=bool), (r, c)), shape=shape)
+  else:
+    P = sp.csr_matrix(pattern, dtype=bool)
+  if P.shape != shape: raise ValueError(f"sparsity pattern has shape {P.shape}, but the Jacobian has shape {shape}")
+  P.sum_duplicates()
+  P.sort_indices()
+  return P
+
+
+class SparseJacobian:
+  """Nonzeros of a sparse Jacobian (or Hessian) in a fixed CSR pattern. See tinyjax.spjacobian."""
+  kind = "Jacobian"
+
+  def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto"):
+    self.fun = fun
+    leaves, self.in_tree = _inputs(x)
+    self.in_specs = [(tuple(l.shape), l.dtype) for l in leaves]
+    self.dtype = leaves[0].dtype
+    phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves)]
+    with trace_scope("spjacobian", [p.uop for p in phs]):
+      out_leaves, self.out_tree = tu.tree_flatten(fun(tu.tree_unflatten(self.in_tree, phs)))
+    outs = [as_tensor(o) for o in out_leaves]
+    self.out_specs = [(tuple(o.shape), o.dtype) for o in outs]
+    m, n = (sum(int(np.prod(s, dtype=np.int64)) for s, _ in specs) for specs in (self.out_specs, self.in_specs))
+    self.shape = self._matrix_shape(m, n)
+    self.pattern = self._detect(phs, outs) if sparsity is None else _as_pattern(sparsity, self.shape)
+    self.pattern.sort_indices()
+    self._setup(mode)
+
+  def _matrix_shape(self, m: int, n: int) -> tuple[int, int]: return (m, n)
+
+  def _detect(self, phs: list[Tensor], outs: list[Tensor]) -> sp.csr_matrix:
+    return detect([o.uop for o in outs], [p.uop for p in phs])
+
+  def _setup(self, mode: str):
+    P, (m, n) = self.pattern, self.shape
+    self.rows = np.repeat(np.arange(m), np.diff(P.indptr)).astype(np.int64)
+    self.cols = P.indices.astype(np.int64)
+    fwd = color_columns(P) if mode in ("fwd", "auto") else None
+    rev = color_rows(P) if mode in ("rev", "auto") else None
+    ncol = lambda c: int(c.max()) + 1 if c is not None and len(c) else 0
+    self.mode = mode if mode != "auto" else ("fwd" if rev is None or ncol(fwd) <= ncol(rev) else "rev")
+    self.colors = fwd if self.mode == "fwd" else rev
+    self.ncolors = ncol(self.colors)
+    if self.mode == "fwd":
+      seeds = np.zeros((self.ncolors, n)); seeds[self.colors, np.arange(n)] = 1
+      index = self.colors[self.cols] * m + self.rows
+    else:
+      seeds = np.zeros((self.ncolors, m)); seeds[self.colors, np.arange(m)] = 1
+      index = self.colors[self.rows] * n + self.cols
+    self._seeds = Tensor(seeds).cast(self.dtype).realize()
+    self._index = Tensor(index.astype(np.int32)).realize()
+
+  @property
+  def nnz(self) -> int: return int(self.pattern.nnz)
+
+  def _compressed(self, x) -> Tensor:
+    """All colors in one batched pass: (ncolors, m) = J @ seeds.T (fwd) or (ncolors, n) = seeds @ J (rev)."""
+    fun, (it, ispecs), (ot, ospecs) = self.fun, (self.in_tree, self.in_specs), (self.out_tree, self.out_specs)
+    flat_out = lambda y: _flat([as_tensor(l) for l in tu.tree_leaves(y)], self.dtype)
+    if self.mode == "fwd":
+      return vmap(lambda s: flat_out(jvp(fun, (x,), (_unflat(s, ispecs, it),))[1]))(self._seeds)
+    _, pullback = vjp(fun, x)
+    return vmap(lambda s: _flat(tu.tree_leaves(pullback(_unflat(s, ospecs, ot))[0]), self.dtype))(self._seeds)
+
+  def __call__(self, x) -> Tensor:
+    """The nonzero values at x, a lazy Tensor of length nnz in the fixed CSR order (self.rows, self.cols)."""
+    return self._compressed(x).flatten()[self._index]
+
+  def to_scipy(self, x) -> sp.csr_matrix:
+    P = self.pattern
+    return sp.csr_matrix((self(x).numpy(), P.indices.copy(), P.indptr.copy()), shape=self.shape)
+
+  def todense(self, x) -> np.ndarray: return self.to_scipy(x).toarray()
+
+  def picture(self, max_rows: int = 16, max_cols: int = 48) -> str:
+    """The pattern as text, one character per block of entries: '#' where the block has a nonzero."""
+    (m, n), P = self.shape, self.pattern.tocoo()
+    h, w = min(m, max_rows), min(n, max_cols)
+    grid = np.zeros((h, w), dtype=bool)
+    grid[P.row * h // max(m, 1), P.col * w // max(n, 1)] = True
+    return "\n".join("".join("#" if c else "." for c in row) for row in grid)
+
+  def __repr__(self):
+    m, n = self.shape
+    density = self.nnz / max(m * n, 1)
+    return (f"Sparse{self.kind}(shape={self.shape}, nnz={self.nnz}, density={density:.2%}, mode='{self.mode}', "
+            f"colors={self.ncolors})\n{self.picture()}")
+
+
+class SparseHessian(SparseJacobian):
+  """Nonzeros of the Hessian of a scalar function: star coloring, batched Hessian-vector products."""
+  kind = "Hessian"
+
+  def __init__(self, fun: Callable, x, sparsity=None):
+    super().__init__(fun, x, sparsity, mode="star")
+
+  def _matrix_shape(self, m: int, n: int) -> tuple[int, int]:
+    if m != 1 or len(self.out_specs) != 1:
+      raise TypeError(f"sphessian needs a scalar-output function, got output shapes {[s for s, _ in self.out_specs]}")
+    return (n, n)
+
+  def _detect(self, phs: list[Tensor], outs: list[Tensor]) -> sp.csr_matrix:
+    with trace_scope("sphessian", [p.uop for p in phs]):
+      g = tu.tree_leaves(grad(self.fun)(tu.tree_unflatten(self.in_tree, phs)))
+    P = detect([l.uop for l in g], [p.uop for p in phs])
+    return ((P + P.T) != 0).tocsr()   # symmetric by construction; make it exactly so
+
+  def _setup(self, mode: str):
+    P, n = self.pattern, self.shape[1]
+    self.rows = np.repeat(np.arange(n), np.diff(P.indptr)).astype(np.int64)
+    self.cols = P.indices.astype(np.int64)
+    self.mode, self.colors = "star", star_color(P)
+    self.ncolors = int(self.colors.max()) + 1 if n else 0
+    seeds = np.zeros((self.ncolors, n)); seeds[self.colors, np.arange(n)] = 1
+    # star coloring recovery: H_ij = B[color(j), i] when color(j) appears once among row i's off-diagonal
+    # neighbours, else H_ij = B[color(i), j] (one of the two holds on every edge of a star coloring)
+    r, c = self.rows, self.cols
+    key = r * self.ncolors + self.colors[c]
+    off = r != c
+    uniq, counts = np.unique(key[off], return_counts=True)
+    once = np.ones(len(r), dtype=bool)
+    once[off] = counts[np.searchsorted(uniq, key[off])] == 1
+    index = np.where(once, self.colors[c] * n + r, self.colors[r] * n + c)
+    self._seeds = Tensor(seeds).cast(self.dtype).realize()
+    self._index = Tensor(index.astype(np.int32)).realize()
+
+  def _compressed(self, x) -> Tensor:
+    it, ispecs = self.in_tree, self.in_specs
+    g = grad(self.fun)
+    return vmap(lambda s: _flat(tu.tree_leaves(jvp(g, (x,), (_unflat(s, ispecs, it),))[1]), self.dtype))(self._seeds)
+
+
+def spjacobian(fun: Callable, x, *, sparsity=None, mode: str = "auto") -> SparseJacobian:
+  """A SparseJacobian for fun at x's shapes: `jac(x)` gives the nonzeros (length nnz, CSR order jac.rows/jac.cols).
+  `sparsity` (a scipy.sparse matrix or (rows, cols)) skips detection; mode 'fwd' colors columns and uses JVPs, 'rev'
+  colors rows and uses VJPs, 'auto' picks fewer colors (forward on ties)."""
+  if mode not in ("auto", "fwd", "rev"): raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
+  return SparseJacobian(fun, x, sparsity, mode)
+
+
+def sphessian(fun: Callable, x, *, sparsity=None) -> SparseHessian:
+  """A SparseHessian for scalar fun at x's shapes: star coloring and batched Hessian-vector products."""
+  return SparseHessian(fun, x, sparsity)
