@@ -12,3 +12,4 @@ from tinyjax.transforms.vjp import vjp, grad, value_and_grad
 from tinyjax.transforms.jacobian import jacfwd, jacrev, jacobian, hessian
 from tinyjax.custom import custom_jvp, custom_vjp
 from tinyjax.sparse.jacobian import sparsity, spjacobian, sphessian, SparseJacobian, SparseHessian
+from tinyjax.transforms.jit import jit

@@ -6,13 +6,14 @@ tinygrad upgrade is this file's work. See docs/design.md, "tinygrad 0.14 IR fact
 from __future__ import annotations
 import functools
 from typing import Callable
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor, TinyJit, dtypes
+from tinygrad.engine.realize import capturing as _jit_capturing
 from tinygrad.dtype import DType, strong_dtype
 from tinygrad.helpers import GlobalCounters
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
-__all__ = ["strong_dtype", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "placeholder", "marker", "marker_arg",
+__all__ = ["TinyJit", "jit_capturing", "allocated_empty", "strong_dtype", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "placeholder", "marker", "marker_arg",
            "inline_call", "custom_call", "custom_rule_of", "param_like", "move_axis", "traced_by", "trace_scope", "compute_gradient"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
@@ -20,6 +21,14 @@ __all__ = ["strong_dtype", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes",
 def placeholder(shape: tuple[int, ...], dtype: DType, device) -> Tensor:
   """A fresh abstract input: an unallocated BUFFER (it is never realized: the transform substitutes it away)."""
   return Tensor.empty(*shape, dtype=dtype, device=device)
+
+def allocated_empty(shape: tuple[int, ...], dtype: DType, device) -> Tensor:
+  """A new, allocated, uninitialised buffer (no kernel): a TinyJit input that the jitted function writes into."""
+  t = Tensor.empty(*shape, dtype=dtype, device=device)
+  t.uop.base.buffer.ensure_allocated()
+  return t
+
+def jit_capturing() -> bool: return bool(_jit_capturing)
 
 def marker(src: UOp, arg, dtype: DType | None = None) -> UOp:
   """An inert node carrying `arg` that a transform lowers (collectives). CUSTOM takes its sources' broadcast shape."""
