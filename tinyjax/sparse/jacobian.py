@@ -123,8 +123,13 @@ class SparseJacobian:
     return self._compressed(x).flatten()[self._index]
 
   def to_scipy(self, x) -> sp.csr_matrix:
+    return self.matrix(self(x))
+
+  def matrix(self, values) -> sp.csr_matrix:
+    """The scipy CSR matrix with these nonzero values (e.g. from a jitted call, `tinyjax.jit(jac)(x)`)."""
     P = self.pattern
-    return sp.csr_matrix((self(x).numpy(), P.indices.copy(), P.indptr.copy()), shape=self.shape)
+    vals = values.numpy() if isinstance(values, Tensor) else np.asarray(values)
+    return sp.csr_matrix((vals, P.indices.copy(), P.indptr.copy()), shape=self.shape)
 
   def todense(self, x) -> np.ndarray: return self.to_scipy(x).toarray()
 
