@@ -35,7 +35,7 @@ def loopmap(fn, in_axes=0, out_axes=0):
     size = next(a.shape[ax] for a, ax in zip(arrs, axes) if ax is not None)
     outs = []
     for b in range(size):
-      sl = [Tensor(a) if ax is None else Tensor(np.ascontiguousarray(np.take(a, b, axis=ax))) for a, ax in zip(arrs, axes)]
+      sl = [Tensor(a) if ax is None else Tensor(np.array(np.take(a, b, axis=ax))) for a, ax in zip(arrs, axes)]
       outs.append(_np(fn(*sl)))
     return Tensor(np.stack(outs, axis=out_axes))
   return mapped
@@ -73,6 +73,7 @@ ELEMENTWISE = [
   ("div", lambda x, y: x / y, [f32(B, 5), pos(B, 5)], np.divide),
   ("scalar_ops", lambda x: (2.0 - x) * 3 + 1 / (x * x + 1), [f32(B, 5)], lambda x: (2 - x) * 3 + 1 / (x * x + 1)),
   ("closed_over_broadcast", lambda x: x * Tensor(C5) + Tensor(C5[:1]), [f32(B, 4, 5)], lambda x: x * C5 + C5[:1]),
+  ("scalar_per_example", lambda s: s * 2 + s.exp(), [f32(B)], lambda s: s * 2 + np.exp(s)),
   ("sin", Tensor.sin, [f32(B, 5)], np.sin),
   ("exp", Tensor.exp, [f32(B, 5)], np.exp),
   ("log", Tensor.log, [pos(B, 5)], np.log),
@@ -170,6 +171,7 @@ MOVEMENT = [
   ("flip_both", lambda x: x.flip((0, 1)), X46),
   ("unsqueeze", lambda x: x.unsqueeze(0).unsqueeze(-1), X46),
   ("squeeze", lambda x: x.squeeze(1), f32(B, 4, 1, 5)),
+  ("scalar_reshape_expand_pad", lambda s: s.reshape(1, 1).expand(2, 3).pad(((1, 0), (0, 0))), f32(B)),
   ("chain", lambda x: x.reshape(2, 2, 6).permute(2, 1, 0)[1:5:2].pad(((0, 0), (1, 0), (0, 0))).flip(1).sum(0), X46),
 ]
 
