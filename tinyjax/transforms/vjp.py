@@ -86,7 +86,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     if not dtypes.is_float(out.dtype):
       raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
                       f"{out.dtype.name}. For differentiation of functions with integer outputs, use tinyjax.vjp directly.")
-    g = pullback(Tensor.ones((), dtype=out.dtype, device=out.device))
+    g = pullback(Tensor(out.uop.const_like(1)))   # a CONST: no buffer, no kernel
     g = g[0] if isinstance(argnums, int) else g
     return ((out, aux[0]) if has_aux else out), g
   return vg
