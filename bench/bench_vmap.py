@@ -5,7 +5,8 @@
 Columns (time per call: median of repeats, after warm-up; tinygrad times include a device synchronize):
   vmap      tinyjax.vmap(f)(X).realize()            tracing + rewriting + scheduling + kernels, every call
   hand      f_batched(X).realize()                  the same computation written with an explicit batch axis
-  loop      Tensor.stack(*[f(X[i]) ...]).realize()  a Python loop over examples ('-': skipped, too slow)
+  loop      Tensor.stack(*[f(X[i]) ...]).realize()  a Python loop over examples ('-': skipped for B > 16, where compiling
+                                                   its big graph takes long: ~7 s at B=64, ~80 s at B=128 here)
   jax       jax.jit(jax.vmap(f_jnp))(X)             after compile, with block_until_ready
   trace     tinyjax.vmap(f)(X)                      building the lazy result only: tracing f + tinyjax's rewrite
   build     f_batched(X)                            building the hand-batched lazy result (trace - build ~ rewrite)
@@ -49,14 +50,18 @@ CASES = {
 
 def sync(): Device[Device.DEFAULT].synchronize()
 
-def timeit(fn, warmup=2, budget=0.3, min_reps=3, max_reps=50) -> float:
-  """Median seconds per call of fn(), after `warmup` calls; repeats until `budget` seconds (within min/max_reps)."""
-  gc.collect()   # tinygrad's realize scans all live Tensors: start each variant from the same state
-  for _ in range(warmup): fn()
-  times, end = [], time.perf_counter() + budget
-  while len(times) < min_reps or (len(times) < max_reps and time.perf_counter() < end):
-    t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
-  return statistics.median(times)
+def timeit(fns: dict, warmup=3, budget=1.5, min_reps=5, max_reps=200) -> dict:
+  """Median seconds per call of each fn() after `warmup` calls. The variants run round-robin (one call each per round,
+  until `budget` seconds) so that they all see the same machine load."""
+  gc.collect()   # tinygrad's realize scans all live Tensors: start from the same state
+  for fn in fns.values():
+    for _ in range(warmup): fn()
+  times, end = {k: [] for k in fns}, time.perf_counter() + budget
+  for rep in range(max_reps):
+    if rep >= min_reps and time.perf_counter() > end: break
+    for k, fn in fns.items():
+      t = time.perf_counter(); fn(); times[k].append(time.perf_counter() - t)
+  return {k: statistics.median(v) for k, v in times.items()}
 
 def kernels(make) -> int:
   lazy = make(); GlobalCounters.reset(); lazy.realize(); sync()
@@ -76,22 +81,20 @@ def run_case(name, f, fb, fj, B, loop_max, notes) -> list:
   for got in (vf(Xv).numpy(), fb(Xh).numpy()): np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
 
   def realized(make): return lambda: (make().realize(), sync())   # a fresh lazy result every call
-  t_vmap = timeit(realized(lambda: vf(Xv)))
-  t_hand = timeit(realized(lambda: fb(Xh)))
-  t_loop = timeit(realized(lambda: Tensor.stack(*[f(Xl[i]) for i in range(B)])), warmup=1, min_reps=2) if B <= loop_max else "-"
-  t_jax = timeit(lambda: jf(Xj).block_until_ready())
-  t_trace = timeit(lambda: vf(Xv))
-  t_build = timeit(lambda: fb(Xh))
-  jit_hand = TinyJit(lambda X: fb(X).realize())
-  t_jit_hand = timeit(lambda: (jit_hand(Xjh), sync()), warmup=3)
-  jit_vmap = TinyJit(lambda X: vf(X).realize())
-  try:
-    t_jit_vmap = timeit(lambda: (jit_vmap(Xjv), sync()), warmup=3)
-    np.testing.assert_allclose(jit_vmap(Xjv).numpy(), ref, rtol=1e-4, atol=1e-5)
+  jit_hand, jit_vmap = TinyJit(lambda X: fb(X).realize()), TinyJit(lambda X: vf(X).realize())
+  fns = {"vmap": realized(lambda: vf(Xv)), "hand": realized(lambda: fb(Xh)),
+         "loop": realized(lambda: Tensor.stack(*[f(Xl[i]) for i in range(B)])),
+         "jax": lambda: jf(Xj).block_until_ready(), "trace": lambda: vf(Xv), "build": lambda: fb(Xh),
+         "jit-hand": lambda: (jit_hand(Xjh), sync()), "jit-vmap": lambda: (jit_vmap(Xjv), sync())}
+  if B > loop_max: del fns["loop"]
+  try:   # TinyJit runs the function on call 1, captures on call 2, replays from call 3
+    for _ in range(4): out = jit_vmap(Xjv)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-5)
   except Exception as e:
-    t_jit_vmap = "FAIL"
+    del fns["jit-vmap"]
     notes.append(f"jit-vmap failed for {name}, B={B}: {type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}")
-  return [name, B, t_vmap, t_hand, t_loop, t_jax, t_trace, t_build, t_jit_hand, t_jit_vmap,
+  t = timeit(fns)
+  return [name, B, *(t.get(k, "FAIL" if k == "jit-vmap" else "-") for k in HEADER[2:-2]),
           kernels(lambda: vf(Xv)), kernels(lambda: fb(Xh))]
 
 HEADER = ["function", "B", "vmap", "hand", "loop", "jax", "trace", "build", "jit-hand", "jit-vmap", "k-vmap", "k-hand"]
@@ -100,13 +103,14 @@ def machine_info() -> list[str]:
   cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
   return [f"CPU: {cpu}, {os.cpu_count()} cores; {platform.platform()}; Python {platform.python_version()}",
           f"tinygrad {version('tinygrad')} (device {Device.DEFAULT}), jax {jax.__version__} ({jax.default_backend()}), "
-          f"numpy {np.__version__}, tinyjax {tinyjax.__version__}"]
+          f"numpy {np.__version__}, tinyjax {tinyjax.__version__}",
+          f"load average at start (1/5/15 min): {' '.join(open('/proc/loadavg').read().split()[:3])}"]
 
 def main():
   ap = argparse.ArgumentParser()
-  ap.add_argument("--quick", action="store_true", help="batch sizes 1 and 64 only")
+  ap.add_argument("--quick", action="store_true", help="batch sizes 1 and 64 only; writes bench/out/vmap_quick.md")
   args = ap.parse_args()
-  sizes, loop_max = ([1, 64], 64) if args.quick else ([1, 16, 256, 4096], 256)
+  sizes, loop_max = ([1, 64] if args.quick else [1, 16, 256, 4096]), 16
   info = machine_info()
   print("\n".join(info), flush=True)
   rows, notes, t0 = [], [], time.perf_counter()
@@ -118,12 +122,16 @@ def main():
   line = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
   print("\n" + line(HEADER) + "\n" + "  ".join("-" * w for w in widths) + "\n" + "\n".join(line(r) for r in rows))
   for n in notes: print("\n" + n)
+  end_load = f"load average at end: {' '.join(open('/proc/loadavg').read().split()[:3])}"
   os.makedirs(os.path.join(os.path.dirname(__file__), "out"), exist_ok=True)
-  with open(os.path.join(os.path.dirname(__file__), "out", "vmap.md"), "w") as fh:
-    fh.write("# tinyjax.vmap benchmark\n\n" + "".join(f"- {l}\n" for l in info) + "\n" + __doc__.split("\n", 3)[3] + "\n")
+  out = os.path.join(os.path.dirname(__file__), "out", "vmap_quick.md" if args.quick else "vmap.md")
+  with open(out, "w") as fh:
+    fh.write("# tinyjax.vmap benchmark\n\n" + "".join(f"- {l}\n" for l in info + [end_load]) +
+             "\n```text\n" + __doc__.split("\n", 4)[4] + "```\n\n")
     fh.write("| " + " | ".join(HEADER) + " |\n|" + "|".join("---" if i == 0 else "--:" for i in range(len(HEADER))) + "|\n")
     fh.write("".join("| " + " | ".join(r) + " |\n" for r in rows))
     fh.write("".join(f"\n```\n{n}\n```\n" for n in notes))
-  print(f"\nwrote bench/out/vmap.md ({time.perf_counter() - t0:.0f} s)")
+  print(end_load)
+  print(f"\nwrote {os.path.relpath(out)} ({time.perf_counter() - t0:.0f} s)")
 
 if __name__ == "__main__": main()

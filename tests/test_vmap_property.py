@@ -2,17 +2,21 @@
 
 A program is a list of steps drawn by hypothesis for the current (per-example) shape; `run` interprets it on a Tensor.
 Shapes are small (rank 0-4, dims <= 8, at most 96 elements) so each example compiles a few tiny kernels.
+
+Every example compiles kernels (~0.1 s each), so shrinking a failure can take many minutes: it is off unless
+TINYJAX_SHRINK=1 is set. A failing example prints its program (hypothesis `note`), which is a repro on its own.
 """
+import os
 import math
 import numpy as np
-import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import given, settings, note, strategies as st, HealthCheck, Phase
 from tinygrad import Tensor, dtypes
 
 import tinyjax
 from tinyjax import lax as tl
 
-SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), print_blob=True)
+SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=list(HealthCheck),
+                phases=list(Phase) if os.environ.get("TINYJAX_SHRINK") else [Phase.explicit, Phase.generate])
 MAX_RANK, MAX_NUMEL = 4, 96
 
 # ---- the op vocabulary -------------------------------------------------------------------------------------------------
@@ -169,16 +173,17 @@ def draw_step(draw, shape, is_float, nested=True):
     return ("cat", draw_elementwise(draw, is_float), draw_elementwise(draw, is_float), axis())
   raise AssertionError(op)
 
-def draw_program(draw, shape, is_float=True, max_ops=5):
+def draw_program(draw, shape, is_float=True, min_ops=2, max_ops=5):
   """A list of steps valid for `shape`, and the final shape (shapes are inferred lazily by tinygrad, nothing runs)."""
   prog = []
   probe = Tensor.empty(*shape, dtype=dtypes.float32 if is_float else dtypes.int32)
-  for _ in range(draw(st.integers(1, max_ops))):
+  for _ in range(draw(st.integers(min_ops, max_ops))):
     step = draw_step(draw, tuple(probe.shape), is_float)
     nxt = apply(step, probe)
     if math.prod(nxt.shape) > MAX_NUMEL * 2 or nxt.ndim > MAX_RANK + 1: continue   # keep things small
     prog.append(step)
     probe = nxt
+  note(f"shape={shape} program={prog!r} -> {tuple(probe.shape)}")
   return prog, tuple(probe.shape)
 
 shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
@@ -199,7 +204,7 @@ def assert_close(got, want):
 
 # ---- properties ----------------------------------------------------------------------------------------------------------
 
-@settings(max_examples=40, **SETTINGS)
+@settings(max_examples=30, **SETTINGS)
 @given(st.data())
 def test_vmap_of_a_random_program_equals_a_loop(data):
   draw = data.draw
@@ -209,7 +214,7 @@ def test_vmap_of_a_random_program_equals_a_loop(data):
   got = tinyjax.vmap(lambda x: run(prog, x))(Tensor(X)).numpy()
   assert_close(got, loop(lambda x: run(prog, x), [X]))
 
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=20, **SETTINGS)
 @given(st.data())
 def test_vmap_in_axes_1_and_random_out_axes_equals_a_loop(data):
   draw = data.draw
@@ -229,7 +234,7 @@ COMBINE = {
   "where": lambda x, y: (x > y).where(x, y * 2),
 }
 
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=15, **SETTINGS)
 @given(st.data())
 def test_two_arguments_mapped_or_not_and_tuple_output_equal_a_loop(data):
   draw = data.draw
@@ -252,7 +257,7 @@ def test_two_arguments_mapped_or_not_and_tuple_output_equal_a_loop(data):
   assert_close(got[0].numpy(), np.moveaxis(want0, 0, out_axes[0]))
   assert_close(got[1].numpy(), np.moveaxis(want1, 0, out_axes[1]))
 
-@settings(max_examples=15, **SETTINGS)
+@settings(max_examples=8, **SETTINGS)
 @given(st.data())
 def test_nested_vmap_equals_a_double_loop(data):
   draw = data.draw
@@ -267,7 +272,7 @@ def test_nested_vmap_equals_a_double_loop(data):
   want = np.stack([loop(g, [Xo[i]]) for i in range(Xo.shape[0])])
   assert_close(got, want)
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @given(st.data())
 def test_collective_of_a_random_program_equals_a_reduction_of_the_loop(data):
   draw = data.draw
@@ -284,7 +289,7 @@ def test_collective_of_a_random_program_equals_a_reduction_of_the_loop(data):
   assert_close(got[1].numpy(), red)
   assert_close(got[0].numpy(), red[None] - per)
 
-@settings(max_examples=20, **SETTINGS)
+@settings(max_examples=12, **SETTINGS)
 @given(st.data())
 def test_vmap_of_a_random_integer_program_equals_a_loop(data):
   draw = data.draw

@@ -2,7 +2,7 @@
 enumerate, the mapped axis; they are marker nodes in the traced graph that VMAPOUT of that axis lowers."""
 from __future__ import annotations
 from typing import Hashable
-from tinyjax._tg import Tensor, UOp, dtypes, marker
+from tinyjax._tg import Tensor, UOp, dtypes, marker, traced_by
 from tinyjax.tree_util import tree_map
 from tinyjax.transforms.batching import Collective
 from tinyjax.transforms.vmap import bound_axis, as_tensor
@@ -10,10 +10,18 @@ from tinyjax.transforms.vmap import bound_axis, as_tensor
 def _names(axis_name) -> tuple:
   return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
 
+def _constant(t: Tensor) -> bool:
+  """t depends on no traced value of any active transform (a closed-over constant): the same for every example.
+  (A placeholder of an inner transform can stand for a mapped value, so any traced dependency counts.)"""
+  return traced_by(t) is None
+
 def _collective(kind: str, x, axis_name):
   def one(leaf):
     t = as_tensor(leaf)
-    for n in _names(axis_name): t = Tensor(marker(t.uop, Collective(kind, bound_axis(n, kind))))
+    for n in _names(axis_name):
+      ax = bound_axis(n, kind)
+      if _constant(t): t = t * ax.size if kind == "psum" else t   # as JAX: a concrete result
+      else: t = Tensor(marker(t.uop, Collective(kind, ax)))
     return t
   axes = [bound_axis(n, kind) for n in _names(axis_name)]   # NameError for unbound names even on empty trees
   del axes

@@ -37,8 +37,18 @@ def _mask_rows(D: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
   return (sp.diags(keep.ravel().astype(np.int8), dtype=np.int8) @ D.astype(np.int8) != 0).astype(bool).tocsr()
 
 
+class Dep:
+  """What an input-dependent node carries: D (numel x n) its elements' input dependencies, and Z, the elements known
+  to be exactly zero whatever the input (padding, products with constant zeros, ...), or None for "none known"."""
+  __slots__ = ("D", "Z")
+  def __init__(self, D: sp.csr_matrix, Z: np.ndarray | None = None):
+    self.D, self.Z = D, (None if Z is None or not Z.any() else Z)
+    if self.Z is not None: self.D = _mask_rows(self.D, ~self.Z)   # a constant zero has no dependencies
+
+
 class Detector:
-  def __init__(self):
+  def __init__(self, n: int):
+    self.n = n
     self.values: dict[UOp, np.ndarray] = {}
 
   def value(self, u: UOp) -> np.ndarray:
@@ -49,39 +59,45 @@ class Detector:
       self.values[u] = np.broadcast_to(t.numpy(), u.shape)
     return self.values[u]
 
-  def operand(self, u: UOp, D, src: UOp) -> sp.csr_matrix | None:
-    return None if D is None else _gather_rows(D, _broadcast_index(src.shape, u.shape))
+  def operand(self, u: UOp, i: int, dep: Dep | None) -> tuple[sp.csr_matrix | None, np.ndarray]:
+    """Source i broadcast to u's shape: (its dependencies or None, its known zeros)."""
+    s = u.src[i]
+    if dep is None: return None, np.broadcast_to(self.value(s), u.shape).ravel() == 0
+    idx = _broadcast_index(s.shape, u.shape)
+    return _gather_rows(dep.D, idx), (np.zeros(len(idx), dtype=bool) if dep.Z is None else dep.Z[idx])
 
-  # ---- rules: (node, source matrices or None) -> node matrix or None ------------------------------------------------
-  def elementwise(self, u, Ds):
-    mats = [m for s, D in zip(u.src, Ds) if (m := self.operand(u, D, s)) is not None]
-    return _union(mats) if mats else None
+  def empty(self, u: UOp) -> Dep: return Dep(sp.csr_matrix((_numel(u.shape), self.n), dtype=bool))
 
-  def mul(self, u, Ds):
-    # a factor that does not depend on the input and is zero kills the other factor's dependencies there
-    mats = []
-    for i, (s, D) in enumerate(zip(u.src, Ds)):
-      if D is None: continue
-      m = self.operand(u, D, s)
-      other, Do = u.src[1 - i], Ds[1 - i]
-      if Do is None: m = _mask_rows(m, np.broadcast_to(self.value(other), u.shape).ravel() != 0)
-      mats.append(m)
-    return _union(mats)
+  # ---- rules: (node, source Deps or None) -> Dep --------------------------------------------------------------------
+  def elementwise(self, u, deps):
+    return Dep(_union([self.operand(u, i, d)[0] for i, d in enumerate(deps) if d is not None]))
 
-  def where(self, u, Ds):
-    c, a, b = u.src
-    if Ds[1] is None and Ds[2] is None: return None
-    if Ds[0] is not None:   # a condition that depends on the input: both branches may be taken
-      return _union([self.operand(u, D, s) for s, D in ((a, Ds[1]), (b, Ds[2])) if D is not None])
-    cond = np.broadcast_to(self.value(c), u.shape).ravel().astype(bool)
-    mats = []
-    if Ds[1] is not None: mats.append(_mask_rows(self.operand(u, Ds[1], a), cond))
-    if Ds[2] is not None: mats.append(_mask_rows(self.operand(u, Ds[2], b), ~cond))
-    return _union(mats)
+  def add(self, u, deps):   # ADD / SUB: zero where both terms are
+    (Da, Za), (Db, Zb) = (self.operand(u, i, d) if d is not None else (None, None) for i, d in enumerate(deps))
+    return Dep(_union([D for D in (Da, Db) if D is not None]), Za & Zb if Za is not None and Zb is not None else None)
 
-  def movement(self, u, Ds):
-    D, (src, *_) = Ds[0], u.src
-    if D is None: return None
+  def mul(self, u, deps):   # zero where either factor is; a factor's dependencies count only where the other is not 0
+    (Da, Za), (Db, Zb) = (self.operand(u, i, d) for i, d in enumerate(deps))
+    return Dep(_union([_mask_rows(D, ~Zo) for D, Zo in ((Da, Zb), (Db, Za)) if D is not None]), Za | Zb)
+
+  def fdiv(self, u, deps):  # zero where the numerator is
+    (Da, Za), (Db, _) = (self.operand(u, i, d) for i, d in enumerate(deps))
+    return Dep(_union([D for D in (Da, Db) if D is not None]), Za)
+
+  def unary_zero_preserving(self, u, deps):   # NEG, SIN, SQRT: f(0) = 0
+    return Dep(deps[0].D, deps[0].Z)
+
+  def where(self, u, deps):
+    if deps[1] is None and deps[2] is None: return self.empty(u)
+    (Da, Za), (Db, Zb) = self.operand(u, 1, deps[1]), self.operand(u, 2, deps[2])
+    if deps[0] is not None:   # a condition that depends on the input: both branches may be taken (not the condition)
+      return Dep(_union([D for D in (Da, Db) if D is not None]), Za & Zb)
+    cond = np.broadcast_to(self.value(u.src[0]), u.shape).ravel().astype(bool)
+    mats = [_mask_rows(D, keep) for D, keep in ((Da, cond), (Db, ~cond)) if D is not None]
+    return Dep(_union(mats), np.where(cond, Za, Zb))
+
+  def movement(self, u, deps):
+    dep, src = deps[0], u.src[0]
     idx = np.arange(_numel(src.shape)).reshape(src.shape)
     m = u.marg
     match u.op:
@@ -93,34 +109,46 @@ class Detector:
       case Ops.PAD:
         out = np.full(tuple(s for _, s in m), -1, dtype=np.int64)
         out[tuple(slice(o, o + s) for (o, _), s in zip(m, src.shape))] = idx
-    return _gather_rows(D, out)
+    out = out.ravel()
+    Z = out < 0 if dep.Z is None else np.where(out < 0, True, dep.Z[np.maximum(out, 0)])   # padding is zero
+    return Dep(_gather_rows(dep.D, out), Z)
 
-  def reduce(self, u, Ds):
-    D, src = Ds[0], u.src[0]
+  def reduce(self, u, deps):
+    dep, src = deps[0], u.src[0]
     n_src, n_out = _numel(src.shape), _numel(u.shape)
     i = np.arange(n_src)
     R = sp.csr_matrix((np.ones(n_src, dtype=np.int8), (i % n_out, i)), shape=(n_out, n_src))
-    return (R @ D.astype(np.int8) != 0).astype(bool).tocsr()
+    D = (R @ dep.D.astype(np.int8) != 0).astype(bool).tocsr()
+    Z = None if dep.Z is None or u.arg[0] is Ops.MUL else dep.Z.reshape(-1, n_out).all(0)
+    return Dep(D, Z)
 
-  def stack(self, u, Ds):
-    n, per = len(u.src), _numel(u.src[0].shape)
-    width = next(D for D in Ds if D is not None).shape[1]
-    return sp.vstack([D if D is not None else sp.csr_matrix((per, width), dtype=bool) for D in Ds], format="csr")
+  def stack(self, u, deps):
+    Ds, Zs = [], []
+    for s, d in zip(u.src, deps):
+      per = _numel(s.shape)
+      if d is None:
+        Ds.append(sp.csr_matrix((per, self.n), dtype=bool)); Zs.append(np.broadcast_to(self.value(s), s.shape).ravel() == 0)
+      else:
+        Ds.append(d.D); Zs.append(np.zeros(per, dtype=bool) if d.Z is None else d.Z)
+    return Dep(sp.vstack(Ds, format="csr"), np.concatenate(Zs))
 
-  def rule(self, u: UOp, Ds: list):
-    if u.op is not Ops.CUSTOM and not dtypes.is_float(u.dtype): return None   # no derivative through ints and bools
-    return sparsity_rule(u.op)(self, u, Ds)
+  def rule(self, u: UOp, deps: list) -> Dep:
+    # ints and bools carry no derivative; still mark them as input-dependent (an empty Dep), never as constants
+    if u.op is not Ops.CUSTOM and not dtypes.is_float(u.dtype): return self.empty(u)
+    return sparsity_rule(u.op)(self, u, deps)
 
 
-_none = lambda self, u, Ds: None
-_same = lambda self, u, Ds: Ds[0]
+_empty = lambda self, u, deps: self.empty(u)
+_same = lambda self, u, deps: deps[0]
 SPARSITY_RULES = {
   **{op: Detector.elementwise for op in GroupOp.ALU | {Ops.CAST}},
-  Ops.MUL: Detector.mul, Ops.WHERE: Detector.where,
+  Ops.ADD: Detector.add, Ops.SUB: Detector.add, Ops.MUL: Detector.mul, Ops.FDIV: Detector.fdiv, Ops.WHERE: Detector.where,
+  **{op: Detector.unary_zero_preserving for op in (Ops.NEG, Ops.SIN, Ops.SQRT)},
   **{op: Detector.movement for op in GroupOp.Movement},
   Ops.REDUCE: Detector.reduce, Ops.STACK: Detector.stack,
   **{op: _same for op in (Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.COPY, Ops.CUSTOM)},
-  **{op: _none for op in (Ops.DETACH, Ops.BITCAST, Ops.TRUNC, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.THREEFRY)},
+  # zero derivative, but input-dependent values
+  **{op: _empty for op in (Ops.DETACH, Ops.BITCAST, Ops.TRUNC, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.THREEFRY)},
 }
 sparsity_rule = table_rule(SPARSITY_RULES, "sparsity")
 
@@ -129,9 +157,8 @@ def detect(outs: list[UOp], inputs: list[UOp]) -> sp.csr_matrix:
   """Boolean (sum of output sizes) x (sum of input sizes) pattern of d outs / d inputs (flattened, concatenated)."""
   sizes = [_numel(u.shape) for u in inputs]
   n, offs = sum(sizes), np.cumsum([0] + sizes)
-  env = {u: sp.csr_matrix((np.ones(s, dtype=bool), (np.arange(s), o + np.arange(s))), shape=(s, n))
+  env = {u: Dep(sp.csr_matrix((np.ones(s, dtype=bool), (np.arange(s), o + np.arange(s))), shape=(s, n)))
          for u, s, o in zip(inputs, sizes, offs)}
-  det = Detector()
-  vals = interpret(outs, env, det.rule, inline_custom=True)
-  return sp.vstack([sp.csr_matrix((_numel(o.shape), n), dtype=bool) if D is None else D for o, D in zip(outs, vals)],
+  vals = interpret(outs, env, Detector(n).rule, inline_custom=True)
+  return sp.vstack([sp.csr_matrix((_numel(o.shape), n), dtype=bool) if d is None else d.D for o, d in zip(outs, vals)],
                    format="csr")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 import numpy as np
 import scipy.sparse as sp
-from tinyjax._tg import Tensor, dtypes, placeholder, trace_scope
+from tinyjax._tg import Tensor, dtypes, placeholder, trace_scope, gather
 from tinyjax import tree_util as tu
 from tinyjax.transforms.vmap import vmap, as_tensor
 from tinyjax.transforms.jvp import jvp
@@ -120,7 +120,7 @@ class SparseJacobian:
 
   def __call__(self, x) -> Tensor:
     """The nonzero values at x, a lazy Tensor of length nnz in the fixed CSR order (self.rows, self.cols)."""
-    return self._compressed(x).flatten()[self._index]
+    return gather(self._compressed(x), self._index)
 
   def to_scipy(self, x) -> sp.csr_matrix:
     return self.matrix(self(x))

@@ -7,7 +7,8 @@ Keeping the batch leading makes the rules short; movement ops put it where the u
 from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Hashable
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis, custom_rule_of
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis, custom_rule_of, gather, \
+  gather_args, TracedMarker, trace_scope
 from tinyjax.core import interpret, table_rule
 
 # ---- the ambient batch index ----------------------------------------------------------------------------------------
@@ -20,6 +21,7 @@ class Axis:
   level: int = 0
   device: str | None = None
   env: dict = field(default_factory=dict, repr=False)   # traced node -> (uop, batched): the lowering's memo
+  scope: list = field(default_factory=list, repr=False)  # read guards of its placeholders, until vmapout
 
   def is_source(self, u: UOp) -> bool:
     c = marker_arg(u)
@@ -33,7 +35,7 @@ class Axis:
 
 
 @dataclass(frozen=True)
-class Collective:
+class Collective(TracedMarker):
   """Marker argument for a collective (psum, pmax, ... axis_index) over a named vmap axis; see tinyjax.lax."""
   kind: str
   axis: Axis
@@ -51,10 +53,13 @@ def vmapin(x: Tensor, in_axis: int, axis: Axis) -> Tensor:
     raise ValueError(f"vmapin: axis {in_axis} of shape {tuple(x.shape)} has size {x.shape[in_axis]}, not the axis size {axis.size}")
   ph = placeholder(tuple(s for i, s in enumerate(x.shape) if i != in_axis), x.dtype, x.device)
   axis.env[ph.uop] = (move_axis(x.uop, in_axis, 0), True)
+  axis.scope.append(scope := trace_scope("vmap", [ph.uop]))   # reading it before vmapout raises
+  scope.__enter__()
   return ph
 
 def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
   """Leave the vmap scope `axis`: the batch reappears, with size axis.size, at `out_axis` (None: y must be unbatched)."""
+  while axis.scope: axis.scope.pop().__exit__(None, None, None)
   val, = interpret([y.uop], axis.env, axis.rule, axis.is_source)
   u, batched = (y.uop, False) if val is None else val
   if out_axis is None:
@@ -105,8 +110,22 @@ def _custom_call(u, pairs, B):
   rule = custom_rule_of(u).batched([0 if b else None for _, b in pairs[1:]], B)
   return rule.call_node([Tensor(v) for v, _ in pairs[1:]]), True
 
+def _gather(u, pairs, B):
+  # tinyjax's gather kernel (a CALL; its value is the AFTER that follows): offset each example's indices
+  if gather_args(u) is None: raise NotImplementedError("tinyjax.vmap: no vmap rule for an opaque tinygrad CALL")
+  (src, sb), (idx, ib) = pairs[2], pairs[3]
+  n = int(src.numel()) // (B if sb else 1)
+  idx = Tensor(idx if ib else idx._broadcast_to((B,) + idx.shape))
+  if sb: idx = idx + (Tensor.arange(B, dtype=dtypes.int32) * n).reshape(B, *([1] * (idx.ndim - 1)))
+  return gather(Tensor(src), idx).uop, True
+
+def _after(u, pairs, B):
+  if gather_args(u.src[1]) is not None: return pairs[1]
+  raise NotImplementedError("tinyjax.vmap: no vmap rule for tinygrad op AFTER (an assign or kernel output)")
+
 BATCH_RULES = {
   Ops.FUNCTION: _custom_call,
+  Ops.CALL: _gather, Ops.AFTER: _after,
   Ops.GETTUPLE: lambda u, pairs, B: (pairs[0][0].gettuple(u.arg), True),
   **{op: _elementwise for op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.CUSTOM}},
   Ops.RESHAPE: _movement(lambda u, v, B: v._mop(Ops.RESHAPE, (B,) + u.marg)),

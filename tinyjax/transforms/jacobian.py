@@ -2,7 +2,9 @@
 hessian = jacfwd(jacrev). One batched pass each; the layout is JAX's: out_leaf.shape + in_leaf.shape, nested as the
 output tree of input trees."""
 from __future__ import annotations
+import functools
 from typing import Callable, Sequence
+import numpy as np
 from tinyjax._tg import Tensor, dtypes
 from tinyjax import tree_util as tu
 from tinyjax.transforms.vmap import vmap, as_tensor
@@ -12,14 +14,17 @@ from tinyjax.transforms.vjp import vjp, _argnums
 
 def _basis(leaves: list[Tensor]) -> list[Tensor]:
   """The standard basis of the flattened leaves: for leaf j, the slice of eye(N) reshaped to (N, *leaf.shape)."""
-  sizes = [int(l.numel()) for l in leaves]
-  n = sum(sizes)
-  out, off = [], 0
-  for l, s in zip(leaves, sizes):
-    eye = Tensor.eye(n, dtype=l.dtype)
-    out.append(eye[:, off:off + s].reshape(n, *l.shape))
+  return [Tensor(u) for u in _basis_uops(tuple((tuple(l.shape), l.dtype) for l in leaves))]
+
+@functools.lru_cache(maxsize=64)
+def _basis_uops(specs: tuple) -> tuple:
+  # cached: building Tensor.eye's graph costs milliseconds per call, and graphs are immutable
+  sizes = [int(np.prod(s, dtype=np.int64)) for s, _ in specs]
+  n, out, off = sum(sizes), [], 0
+  for (shape, dt), s in zip(specs, sizes):
+    out.append(Tensor.eye(n, dtype=dt)[:, off:off + s].reshape(n, *shape).uop)
     off += s
-  return out
+  return tuple(out)
 
 
 def _split(stacked: Tensor, leaves: list[Tensor], trailing: tuple) -> list[Tensor]:

@@ -7,7 +7,7 @@ never visited, so inputs that do not influence an output cost nothing.
 from __future__ import annotations
 import math
 from typing import Callable
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, trace_scope, custom_rule_of
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, trace_scope, custom_rule_of, gather, gather_args
 from tinyjax.core import interpret, table_rule
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Collective
@@ -96,8 +96,14 @@ def _custom_call(u: UOp, ts: list) -> list[UOp]:
   xs = [Tensor(a) for a in u.src[1:]]
   return [t.uop for t in rule.jvp(xs, [x.zeros_like() if t is None else Tensor(t) for x, t in zip(xs, ts[1:])])]
 
+def _gather(u: UOp, ts: list) -> UOp | None:
+  if gather_args(u) is None: raise NotImplementedError("tinyjax.jvp: no jvp rule for an opaque tinygrad CALL")
+  return None if ts[2] is None else gather(Tensor(ts[2]), Tensor(u.src[3])).uop   # linear in src
+
 def jvp_rule(u: UOp, tangents: list) -> UOp | list | None:
   if u.op is Ops.FUNCTION: return _custom_call(u, tangents)   # tinyjax custom_jvp / custom_vjp calls
+  if u.op is Ops.CALL: return _gather(u, tangents)
+  if u.op is Ops.AFTER and gather_args(u.src[1]) is not None: return tangents[1]
   if u.op is Ops.GETTUPLE: return _fit(tangents[0][u.arg], u) if dtypes.is_float(u.dtype) else None
   if not dtypes.is_float(u.dtype) and u.op is not Ops.CUSTOM: return None   # integer/bool values have no tangent
   if u.op is Ops.CUSTOM and not isinstance(u.arg, Collective): raise NotImplementedError(f"tinyjax.jvp: no jvp rule for {u.arg}")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Hashable
 import numpy as np
-from tinyjax._tg import Tensor, trace_scope, dtypes, strong_dtype
+from tinyjax._tg import Tensor, trace_scope, dtypes, strong_dtype, dtype_name, poison_leaks
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
 
@@ -11,7 +11,7 @@ _axis_stack: list[Axis] = []   # vmap scopes being traced, innermost last (colle
 
 def bound_axis(name: Hashable, collective: str) -> Axis:
   for ax in reversed(_axis_stack):
-    if ax.name == name: return ax
+    if name is not None and ax.name == name: return ax
   raise NameError(f"Found an unbound axis name: {name}. To fix this, please call {collective} under `tinyjax.vmap` "
                   f"with axis_name={name!r}.")
 
@@ -25,18 +25,45 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
 
 def _is_array(x) -> bool: return isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float))
 
-def _describe(path, leaf) -> str:
-  where = "argument " + ("".join(str(p) if isinstance(p, str) and i == 0 else f"[{p!r}]" for i, p in enumerate(path)) or "?")
-  return f"{where} of type {leaf.dtype}{list(leaf.shape)}"
+def type_str(t: Tensor) -> str:
+  """JAX's short type string, e.g. float32[3,4]."""
+  return f"{dtype_name(t.dtype)}[{','.join(str(d) for d in t.shape)}]"
+
+def _keystr(path) -> str: return "".join(f"[{k}]" if isinstance(k, int) else f"[{k!r}]" for k in path)
+
+def _size_error(fun, args, kwargs, leaves, mapped, axis_size) -> ValueError:
+  """JAX's message for inconsistent mapped sizes (jax._src.api._mapped_axis_size), with the same grouping."""
+  import collections, inspect
+  try: params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+  except (TypeError, ValueError): params = None
+  def arg_name(path):
+    if params is None or path[0] >= len(params): return f"args{_keystr(path)}"
+    return f"argument {params[path[0]]}{_keystr(path[1:])}"
+  paths = [arg_name((i, *p)) for i, a in enumerate(args) for p in tu.optree.tree_paths(a, namespace=tu.NAMESPACE)]
+  paths += [f"kwargs{_keystr(p)}" for p in tu.optree.tree_paths(kwargs, namespace=tu.NAMESPACE)]
+  sizes = [leaves[i].shape[ax] for i, ax in mapped]
+  first = {}
+  for (i, ax), sz in zip(mapped, sizes): first.setdefault(sz, (i, ax))
+  msg = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
+  if axis_size is not None: msg.append(f"  * the `axis_size` argument was {axis_size};\n")
+  for n, (sz, ct) in enumerate(collections.Counter(sizes).most_common()):
+    i, ax = first[sz]
+    ex = f"axis {ax} of {paths[i]} of type {type_str(leaves[i])}"
+    if ct == 1: msg.append(f"  * one axis had size {sz}: {ex};\n")
+    else: msg.append(f"  * {'most' if n == 0 else 'some'} axes ({ct} of them) had size {sz}, e.g. {ex};\n")
+  return ValueError("".join(msg)[:-2])
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable | None = None,
          axis_size: int | None = None) -> Callable:
   """Vectorizing map with jax.vmap's semantics; the batch becomes a real tinygrad dimension (no Python loop)."""
   if isinstance(in_axes, list): in_axes = tuple(in_axes)   # JAX treats a top-level list like a tuple
-  if not (in_axes is None or type(in_axes) is int or isinstance(in_axes, (tuple, dict))):
+  if not (in_axes is None or type(in_axes) is int or isinstance(in_axes, tuple)):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
                     f"arguments passed to the function, but got {in_axes}.")
+  if any(a is not None and type(a) is not int for a in tu.optree.tree_leaves(in_axes, none_is_leaf=True, namespace=tu.NAMESPACE)):
+    raise TypeError("vmap in_axes must be an int, None, or (nested) container with those types as leaves, but got "
+                    f"{in_axes}.")
 
   @functools.wraps(fun)
   def vmapped(*args, **kwargs):
@@ -46,12 +73,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
     leaves, treedef = tu.tree_flatten((args, kwargs))
     arg_axes = tu.broadcast_prefix(in_axes, args, "vmap in_axes")
     axes = arg_axes + [0] * (len(leaves) - len(arg_axes))   # keyword arguments are mapped over axis 0, as in JAX
-    paths = _leaf_paths(fun, args, kwargs)
-
     mapped = []
     for i, (leaf, ax) in enumerate(zip(leaves, axes)):
       if ax is None: continue
-      if type(ax) is not int: raise TypeError(f"vmap in_axes leaves must be ints or None, got {ax!r}")
       t = leaves[i] = as_tensor(leaf)
       if not -t.ndim <= ax < t.ndim:
         raise ValueError(f"vmap was requested to map its argument along axis {ax}, which implies that its rank should "
@@ -59,12 +83,13 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
       mapped.append((i, ax % t.ndim))
 
     sizes = {leaves[i].shape[ax] for i, ax in mapped}
+    if axis_size is None and not leaves:
+      raise ValueError("vmap wrapped function must be passed at least one argument containing an array or axis_size "
+                       f"must be specified, got empty *args={args} and **kwargs={kwargs}")
     if axis_size is None and not mapped:
       raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
     if len(sizes | ({axis_size} if axis_size is not None else set())) > 1:
-      lines = ([f"  * the `axis_size` argument was {axis_size};"] if axis_size is not None else []) + \
-              [f"  * one axis had size {leaves[i].shape[ax]}: axis {ax} of {_describe(paths[i], leaves[i])};" for i, ax in mapped]
-      raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)[:-1])
+      raise _size_error(fun, args, kwargs, leaves, mapped, axis_size)
     size = axis_size if axis_size is not None else sizes.pop()
 
     axis = Axis(size, axis_name, len(_axis_stack), leaves[mapped[0][0]].device if mapped else None)
@@ -81,21 +106,10 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
       if not _is_array(leaf):
         raise TypeError(f"Output from batched function {leaf!r} with type {type(leaf)} is not a valid Tensor type")
       out_leaves[i] = as_tensor(leaf)
-    if isinstance(out_axes, list): raise TypeError("vmap out_axes must be an int, None, or a (nested) tuple/dict, not a list")
     oaxes = tu.broadcast_prefix(out_axes, out, "vmap out_axes")
-    return tu.tree_unflatten(out_tree, [vmapout(t, ax, axis) for t, ax in zip(out_leaves, oaxes)])
+    try:
+      return tu.tree_unflatten(out_tree, [vmapout(t, ax, axis) for t, ax in zip(out_leaves, oaxes)])
+    except Exception:
+      poison_leaks([leaves[i].uop for i, _ in mapped])
+      raise
   return vmapped
-
-
-def _leaf_paths(fun, args, kwargs) -> list[tuple]:
-  """Key paths of the flattened (args, kwargs), with positional arguments named after fun's parameters (for errors)."""
-  import inspect
-  try: names = [p.name for p in inspect.signature(fun).parameters.values()]
-  except (TypeError, ValueError): names = []
-  paths = []
-  for i, a in enumerate(args):
-    name = names[i] if i < len(names) else f"args[{i}]"
-    paths += [(name, *p) for p in tu.optree.tree_paths(a, namespace=tu.NAMESPACE)]
-  for k, v in kwargs.items():
-    paths += [(k, *p) for p in tu.optree.tree_paths(v, namespace=tu.NAMESPACE)]
-  return paths
