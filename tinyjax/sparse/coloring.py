@@ -63,19 +63,27 @@ def greedy_distance1(G: sp.csr_matrix, order: np.ndarray) -> np.ndarray:
   return np.array(color, dtype=np.int64)
 
 
-def _best(candidates) -> np.ndarray:
+def _best(candidates, lower: int) -> np.ndarray:
+  """The coloring with the fewest colors; stops as soon as one reaches the lower bound (it is optimal)."""
   best = None
   for make in candidates:
     c = make()
     if best is None or (len(c) and c.max() < best.max()): best = c
+    if not len(best) or best.max() + 1 <= lower: break
   return best
+
+
+def column_lower_bound(P: sp.spmatrix) -> int:
+  """Columns sharing a row need distinct colors: the densest row is a lower bound on the number of colors."""
+  P = sp.csr_matrix(P)
+  return int(np.diff(P.indptr).max(initial=0))
 
 
 def color_columns(P: sp.spmatrix) -> np.ndarray:
   """A coloring of P's columns such that columns of one color never share a row (fewest colors found)."""
   G = conflict_graph(P)
   return _best([lambda: greedy_distance1(G, np.arange(G.shape[0])), lambda: greedy_distance1(G, _largest_first(G)),
-                lambda: dsatur(G)])
+                lambda: dsatur(G)], column_lower_bound(P))
 
 
 def color_rows(P: sp.spmatrix) -> np.ndarray:
@@ -112,4 +120,6 @@ def star_color(P: sp.spmatrix) -> np.ndarray:
   G = ((G + G.T) != 0).astype(np.int32).tocsr()
   G.setdiag(0)
   G.eliminate_zeros()
-  return _best([lambda: greedy_star(G, np.arange(G.shape[0])), lambda: greedy_star(G, _largest_first(G))])
+  deg = np.diff(G.indptr)
+  return _best([lambda: greedy_star(G, np.arange(G.shape[0])), lambda: greedy_star(G, _largest_first(G))],
+               int(deg.max(initial=0)) + 1)

@@ -16,7 +16,7 @@ from tinyjax.transforms.vmap import vmap, as_tensor
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp, grad
 from tinyjax.sparse.detect import detect
-from tinyjax.sparse.coloring import color_columns, color_rows, star_color
+from tinyjax.sparse.coloring import color_columns, color_rows, star_color, column_lower_bound
 
 
 def _flat(leaves: list[Tensor], dtype) -> Tensor:
@@ -91,9 +91,11 @@ class SparseJacobian:
     P, (m, n) = self.pattern, self.shape
     self.rows = np.repeat(np.arange(m), np.diff(P.indptr)).astype(np.int64)
     self.cols = P.indices.astype(np.int64)
-    fwd = color_columns(P) if mode in ("fwd", "auto") else None
-    rev = color_rows(P) if mode in ("rev", "auto") else None
     ncol = lambda c: int(c.max()) + 1 if c is not None and len(c) else 0
+    fwd = color_columns(P) if mode in ("fwd", "auto") else None
+    # auto: rows need at least (densest column) colors; if forward already has no more, reverse cannot win
+    skip_rev = mode == "auto" and ncol(fwd) <= column_lower_bound(P.T)
+    rev = color_rows(P) if mode == "rev" or (mode == "auto" and not skip_rev) else None
     self.mode = mode if mode != "auto" else ("fwd" if rev is None or ncol(fwd) <= ncol(rev) else "rev")
     self.colors = fwd if self.mode == "fwd" else rev
     self.ncolors = ncol(self.colors)
