@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools, re
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, TinyJit, placeholder, trace_scope, jit_capturing, allocated_empty, _active
+from tinyjax._tg import Tensor, Ops, TinyJit, placeholder, trace_scope, jit_capturing, allocated_buffer, assign_into, _active
 from tinyjax import tree_util as tu
 from tinyjax.transforms.vmap import as_tensor
 
@@ -37,14 +37,15 @@ class _Entry:
   def _flat(self, *bufs: Tensor):
     n = len(bufs) - len(self.out_specs)
     outs = [as_tensor(l) for l in tu.tree_leaves(self.call(list(bufs[:n])))]
-    return tuple(b.assign(o.cast(b.dtype)) for b, o in zip(bufs[n:], outs))
+    return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs))
 
   def __call__(self, tensors: list[Tensor]):
-    outs = [allocated_empty(s, d, dev) for s, d, dev in self.out_specs]
+    # flat buffers as TinyJit inputs (cheap for it to prepare), shaped views of them as the results
+    flats, views = zip(*[allocated_buffer(s, d, dev) for s, d, dev in self.out_specs]) if self.out_specs else ((), ())
     _running.append(self)
-    try: self.tinyjit(*tensors, *outs)
+    try: self.tinyjit(*tensors, *flats)
     finally: _running.remove(self)
-    return tu.tree_unflatten(self.out_tree, outs)
+    return tu.tree_unflatten(self.out_tree, list(views))
 
 
 class jit:
