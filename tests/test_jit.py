@@ -1,0 +1,181 @@
+"""tinyjax.jit: signatures, non-aliasing outputs, nesting and composition with the transforms, checked with numbers."""
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jnp
+from tinygrad import Tensor
+from tinygrad.helpers import GlobalCounters
+import tinyjax
+
+jax.config.update("jax_enable_x64", True)
+rng = np.random.default_rng(0)
+W = rng.standard_normal((4, 3))
+Wt = Tensor(W).realize()
+
+def f(x): return (x @ Wt).tanh().softmax()
+def fj(x): return jax.nn.softmax(jnp.tanh(x @ W))
+def fresh(a): return Tensor(np.asarray(a)).realize()
+
+
+def test_repeated_calls_match_unjitted_and_replay():
+  jf = tinyjax.jit(f)
+  for i in range(5):
+    x = rng.standard_normal((2, 4))
+    np.testing.assert_allclose(jf(fresh(x)).numpy(), fj(x), rtol=1e-12)
+  entry = next(iter(jf._cache.values()))
+  assert entry.tinyjit.captured is not None   # the third call on replayed the captured kernels
+
+
+def test_outputs_never_alias_accumulating_results():
+  # the classic TinyJit surprise: a result kept from an earlier call must not change when the jit runs again
+  jf = tinyjax.jit(lambda x: x * 2 + 1)
+  ctx, want = None, []
+  for i in range(6):
+    x = np.full(3, float(i))
+    out = jf(fresh(x))
+    ctx = out if ctx is None else ctx.cat(out)
+    want.append(x * 2 + 1)
+  np.testing.assert_array_equal(ctx.numpy(), np.concatenate(want))
+
+
+def test_kept_outputs_of_every_call_stay_distinct():
+  jf = tinyjax.jit(lambda x: {"a": x.sum(), "b": x * 3})
+  outs = [jf(fresh(np.full(2, float(i)))) for i in range(5)]
+  for i, o in enumerate(outs):
+    np.testing.assert_array_equal(o["a"].numpy(), 2.0 * i)
+    np.testing.assert_array_equal(o["b"].numpy(), np.full(2, 3.0 * i))
+
+
+def test_new_shapes_trace_again_instead_of_failing():
+  jf = tinyjax.jit(lambda x: x.sum(0) * 2)
+  for shape in [(3, 2), (3, 2), (3, 2), (5, 4), (5, 4), (5, 4), (3, 2)]:
+    x = rng.standard_normal(shape)
+    np.testing.assert_allclose(jf(fresh(x)).numpy(), x.sum(0) * 2, rtol=1e-12)
+  assert len(jf._cache) == 2
+
+
+def test_pytree_arguments_and_outputs():
+  jf = tinyjax.jit(lambda d, t: {"s": d["x"] * t[0] + t[1], "n": (d["x"] * d["x"]).sum()})
+  for i in range(4):
+    x, a, b = rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal(3)
+    out = jf({"x": fresh(x)}, (fresh(a), fresh(b)))
+    np.testing.assert_allclose(out["s"].numpy(), x * a + b, rtol=1e-12)
+    np.testing.assert_allclose(out["n"].numpy(), (x * x).sum(), rtol=1e-12)
+
+
+def test_static_argnums_and_python_leaves_are_part_of_the_key():
+  jf = tinyjax.jit(lambda x, k, mode: x * k if mode == "mul" else x + k, static_argnums=2)
+  x = rng.standard_normal(3)
+  for k, mode in [(2, "mul"), (3, "mul"), (2, "add"), (2, "mul"), (3, "mul"), (2, "add"), (2, "add")]:
+    want = x * k if mode == "mul" else x + k
+    np.testing.assert_allclose(jf(fresh(x), k, mode).numpy(), want, rtol=1e-12)
+  assert len(jf._cache) == 3
+
+
+def test_static_argnames():
+  jf = tinyjax.jit(lambda x, *, power: x ** power, static_argnames="power")
+  x = np.abs(rng.standard_normal(3)) + 0.5
+  for p in (2, 3, 2, 2):
+    np.testing.assert_allclose(jf(fresh(x), power=p).numpy(), x ** p, rtol=1e-12)
+
+
+def test_same_tensor_twice_is_one_input():
+  jf = tinyjax.jit(lambda a, b: a * b + a)
+  for i in range(4):
+    x = fresh(rng.standard_normal(3))
+    np.testing.assert_allclose(jf(x, x).numpy(), x.numpy() * x.numpy() + x.numpy(), rtol=1e-12)
+
+
+def test_numpy_and_unrealized_inputs():
+  jf = tinyjax.jit(lambda x: x * 2)
+  for i in range(4):
+    x = rng.standard_normal(3)
+    np.testing.assert_allclose(jf(x).numpy(), x * 2, rtol=1e-12)                    # numpy array
+    np.testing.assert_allclose(jf(Tensor(x) + 1).numpy(), (x + 1) * 2, rtol=1e-12)  # lazy Tensor
+
+
+def test_nested_jit_is_inlined():
+  inner = tinyjax.jit(f)
+  outer = tinyjax.jit(lambda x: inner(x) * 2)
+  for i in range(4):
+    x = rng.standard_normal((2, 4))
+    np.testing.assert_allclose(outer(fresh(x)).numpy(), 2 * fj(x), rtol=1e-12)
+  assert len(inner._cache) == 0          # never ran its own TinyJit: inlined
+
+
+@pytest.mark.parametrize("name", ["vmap", "jvp", "grad", "jacfwd", "jacrev", "hessian"])
+def test_transforms_of_a_jitted_function(name):
+  jf = tinyjax.jit(f)
+  g = lambda x: f(x).sum() * 3.0
+  gj = lambda x: fj(x).sum() * 3.0
+  jg = tinyjax.jit(g)
+  x = rng.standard_normal((2, 4))
+  v = rng.standard_normal((2, 4))
+  if name == "vmap":
+    X = rng.standard_normal((5, 2, 4))
+    got, want = tinyjax.vmap(jf)(Tensor(X)).numpy(), jax.vmap(fj)(X)
+  elif name == "jvp":
+    got, want = tinyjax.jvp(jf, (Tensor(x),), (Tensor(v),))[1].numpy(), jax.jvp(fj, (x,), (v,))[1]
+  elif name == "grad":
+    got, want = tinyjax.grad(jg)(Tensor(x)).numpy(), jax.grad(gj)(x)
+  else:
+    tj, jj = getattr(tinyjax, name), getattr(jax, name)
+    fn, fnj = (jg, gj) if name == "hessian" else (jf, fj)
+    got, want = tj(fn)(Tensor(x)).numpy(), jj(fnj)(x)
+  np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["vmap", "jvp", "grad", "jacfwd", "jacrev", "hessian"])
+def test_jit_of_each_transform(name):
+  g, gj = (lambda x: f(x).sum() * 3.0), (lambda x: fj(x).sum() * 3.0)
+  if name == "vmap": t, tj_, arg = tinyjax.vmap(f), jax.vmap(fj), rng.standard_normal((5, 2, 4))
+  elif name == "jvp":
+    v = rng.standard_normal((2, 4))
+    t, tj_, arg = (lambda x: tinyjax.jvp(f, (x,), (Tensor(v),))[1]), (lambda x: jax.jvp(fj, (x,), (v,))[1]), None
+  elif name in ("grad", "hessian"): t, tj_, arg = getattr(tinyjax, name)(g), getattr(jax, name)(gj), None
+  else: t, tj_, arg = getattr(tinyjax, name)(f), getattr(jax, name)(fj), None
+  jitted = tinyjax.jit(t)
+  for i in range(4):
+    x = rng.standard_normal((2, 4)) if arg is None else rng.standard_normal(arg.shape)
+    np.testing.assert_allclose(jitted(fresh(x)).numpy(), tj_(x), rtol=1e-9, atol=1e-12)
+
+
+def test_jit_of_spjacobian_and_spjacobian_of_jit():
+  n = 8
+  F = lambda u: u.pad(((1, 1),))[:-2] - 2 * u + u.pad(((1, 1),))[2:] + u.exp()
+  Fj = lambda u: jnp.pad(u, (1, 1))[:-2] - 2 * u + jnp.pad(u, (1, 1))[2:] + jnp.exp(u)
+  J = tinyjax.spjacobian(tinyjax.jit(F), Tensor(np.zeros(n)))
+  jac = tinyjax.jit(J)
+  for i in range(4):
+    u = rng.standard_normal(n)
+    dense = np.asarray(jax.jacfwd(Fj)(u))
+    np.testing.assert_allclose(J.matrix(jac(fresh(u))).toarray(), dense, rtol=1e-12)
+  assert J.ncolors == 3
+
+
+def test_kernels_lists_what_a_replay_runs():
+  jf = tinyjax.jit(f)
+  x = fresh(rng.standard_normal((2, 4)))
+  names = jf.kernels(x)
+  assert all(isinstance(k, str) and k for k in names)
+  GlobalCounters.reset()
+  jf(x)
+  assert GlobalCounters.kernel_count == len(names)
+  # the same graph, realized without jit, runs the same number of kernels: jit adds none (no copy of the output)
+  y = Tensor(x.numpy()).realize()
+  out = f(y)
+  GlobalCounters.reset()
+  out.realize()
+  assert GlobalCounters.kernel_count == len(names)
+
+
+def test_reading_a_traced_value_inside_jit_raises():
+  jf = tinyjax.jit(lambda x: x * 2 if x.sum().item() > 0 else x)
+  with pytest.raises(tinyjax.ConcretizationTypeError, match="tinyjax.jit"):
+    jf(fresh(np.ones(3)))
+
+
+def test_unhashable_static_leaf_is_an_error():
+  jf = tinyjax.jit(lambda x, opts: x * opts["k"])
+  with pytest.raises(ValueError, match="must be hashable"):
+    jf(fresh(np.ones(3)), {"k": {1, 2}})   # a set: an unhashable leaf
