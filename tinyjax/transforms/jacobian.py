@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, dtypes
+from tinyjax._tg import dtype_name, Tensor, dtypes
 from tinyjax import tree_util as tu
 from tinyjax.transforms.vmap import vmap, as_tensor
 from tinyjax.transforms.jvp import jvp
@@ -38,12 +38,12 @@ def _split(stacked: Tensor, leaves: list[Tensor], trailing: tuple) -> list[Tenso
 
 
 def _dyn(args, argnums, transform: str, float_only_msg: str):
-  nums = _argnums(argnums, len(args))
+  nums = _argnums(argnums, len(args), positional_check=True)
   dyn = tuple(args[i] for i in nums)
   leaves, tree = tu.tree_flatten(dyn)
   leaves = [as_tensor(l) for l in leaves]
   for l in leaves:
-    if not dtypes.is_float(l.dtype): raise TypeError(float_only_msg.format(transform=transform, dtype=l.dtype.name))
+    if not dtypes.is_float(l.dtype): raise TypeError(float_only_msg.format(transform=transform, dtype=dtype_name(l.dtype)))
   def f_flat(fun, kwargs):
     def f(*flat):
       full = list(args)

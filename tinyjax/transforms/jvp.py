@@ -7,7 +7,7 @@ never visited, so inputs that do not influence an output cost nothing.
 from __future__ import annotations
 import math
 from typing import Callable
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, trace_scope, custom_rule_of, gather, gather_args
+from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, trace_scope, custom_rule_of, gather, gather_args
 from tinyjax.core import interpret, table_rule
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Collective
@@ -129,8 +129,8 @@ def _check_pair(primals, tangents):
                        f"tangent shape as {tuple(t.shape)}")
     if dtypes.is_float(p.dtype) and p.dtype != t.dtype:
       raise TypeError("primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case of "
-                      f"int/bool primal dtype the tangent dtype must be float0.Got primal dtype {p.dtype.name} and so "
-                      f"expected tangent dtype {p.dtype.name}, but got tangent dtype {t.dtype.name} instead.")
+                      f"int/bool primal dtype the tangent dtype must be float0.Got primal dtype {dtype_name(p.dtype)} and so "
+                      f"expected tangent dtype {dtype_name(p.dtype)}, but got tangent dtype {dtype_name(t.dtype)} instead.")
   return p_leaves, t_leaves, p_tree
 
 
@@ -165,14 +165,25 @@ def _is_sign_of(s: UOp, x: UOp) -> bool:
   return s.op is Ops.WHERE and s.src[0].op is Ops.CMPNE and s.src[0].src[0] is x and s.src[1].op is Ops.WHERE \
     and s.src[1].src[0].op is Ops.CMPLT and s.src[1].src[0].src[0] is x
 
+def _is_literal(u: UOp) -> bool:
+  """A constant written in the program (a CONST, possibly broadcast or cast): no data, no inputs."""
+  return all(n.op in (Ops.CONST, Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) for n in u.toposort())
+
 def jax_conventions(uops: list[UOp]) -> list[UOp]:
-  """Rewrite tinygrad lowerings whose derivative at non-smooth points differs from JAX's, before differentiating:
-  abs(x) is x * sign(x) in tinygrad (derivative 0 at 0); JAX's abs has derivative 1 at 0, as (x < 0).where(-x, x)."""
+  """Rewrite tinygrad lowerings whose derivative at non-smooth points differs from JAX's, before differentiating.
+  - abs(x) is x * sign(x) in tinygrad (derivative 0 at 0); JAX's abs has derivative 1 at 0: (x < 0).where(-x, x).
+  - clip(x, lo, hi) is (x < lo).where(lo, x) then (hi < r).where(hi, r); JAX's clip is min(max(x, lo), hi), whose
+    derivative is 1/2 at the bounds: rewritten to MAX. (relu, (0 < x).where(x, 0), has the constant on the other side
+    and keeps JAX's relu derivative, 0 at 0.)"""
   subs = {}
   for u in UOp.sink(*uops).toposort():
     if u.op is Ops.MUL:
       for x, s in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
         if _is_sign_of(s, x): subs[u] = (x < 0).where(-x, x); break
+    if u.op is Ops.WHERE and u.src[0].op is Ops.CMPLT and dtypes.is_float(u.dtype):
+      (a, b), t, f = u.src[0].src, u.src[1], u.src[2]
+      if t is b and f is a and _is_literal(b) and not _is_literal(a): subs[u] = a.maximum(b)         # clip's lower bound
+      elif t is a and f is b and _is_literal(a) and not _is_literal(b): subs[u] = b.minimum(a)       # clip's upper bound
   return substitute(uops, subs)
 
 def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
@@ -217,7 +228,7 @@ def linearize(fun: Callable, *primals):
     for p, t in zip(p_leaves, t_leaves):
       if tuple(p.shape) != tuple(t.shape) or p.dtype != t.dtype:
         raise ValueError(f"linearized function called on tangent values inconsistent with the original primal values: "
-                         f"got tangent {t.dtype.name}{list(t.shape)} for primal {p.dtype.name}{list(p.shape)}")
+                         f"got tangent {dtype_name(t.dtype)}{list(t.shape)} for primal {dtype_name(p.dtype)}{list(p.shape)}")
     res = substitute([t.uop for t in tans], {ph.uop: t.uop for ph, t in zip(t_phs, t_leaves)})
     return tu.tree_unflatten(out_tree, [Tensor(u) for u in res])
   return tu.tree_unflatten(out_tree, outs), f_jvp

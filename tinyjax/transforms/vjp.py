@@ -1,7 +1,7 @@
 """Reverse mode: tinyjax.vjp, grad, value_and_grad, on tinygrad's own gradient of the traced graph."""
 from __future__ import annotations
 from typing import Callable, Sequence
-from tinyjax._tg import Tensor, UOp, dtypes, compute_gradient, custom_rule_of
+from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
 from tinyjax import tree_util as tu
 from tinyjax.transforms.jvp import trace_flat, substitute, jax_conventions
 from tinyjax.transforms.vmap import as_tensor
@@ -46,19 +46,24 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     c_leaves = [as_tensor(c, like=o) for o, c in zip(outs, c_leaves)]
     for o, c in zip(outs, c_leaves):
       if tuple(o.shape) != tuple(c.shape) or (dtypes.is_float(o.dtype) and o.dtype != c.dtype):
-        raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {c.dtype.name}"
-                         f"{list(c.shape)}, but expected {o.dtype.name}{list(o.shape)} because the corresponding output "
-                         f"of the differentiated function had JAX type {o.dtype.name}{list(o.shape)}")
+        raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {dtype_name(c.dtype)}"
+                         f"{list(c.shape)}, but expected {dtype_name(o.dtype)}{list(o.shape)} because the corresponding output "
+                         f"of the differentiated function had JAX type {dtype_name(o.dtype)}{list(o.shape)}")
     return tu.tree_unflatten(p_tree, vjp_flat(c_leaves))
 
   res = (tu.tree_unflatten(out_tree, outs), vjp_fn)
   return res + (aux,) if has_aux else res
 
 
-def _argnums(argnums, nargs: int) -> tuple[int, ...]:
+def _argnums(argnums, nargs: int, positional_check: bool = False) -> tuple[int, ...]:
+  """argnums normalised; out of range: JAX's errors (jacfwd/jacrev check every index like static_argnums)."""
   nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-  if any(not -nargs <= a < nargs for a in nums):
-    need = max(a + 1 if a >= 0 else -a for a in nums)
+  for a in nums:
+    if a < -nargs or (positional_check and a >= nargs):
+      raise ValueError("Positional argument indices, e.g. for `static_argnums`, must have value greater than or equal "
+                       f"to -len(args) and less than len(args), but got value {a} for len(args) == {nargs}.")
+  if any(a >= nargs for a in nums):
+    need = max(a + 1 for a in nums)
     raise TypeError(f"differentiating with respect to argnums={argnums} requires at least {need} positional arguments "
                     f"to be passed by the caller, but got only {nargs} positional arguments.")
   return tuple(a % nargs for a in nums)
@@ -73,7 +78,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
       t = as_tensor(leaf)
       if not dtypes.is_float(t.dtype):
         raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), "
-                        f"but got {t.dtype.name}. If you want to use Boolean- or integer-valued inputs, use vjp or set "
+                        f"but got {dtype_name(t.dtype)}. If you want to use Boolean- or integer-valued inputs, use vjp or set "
                         f"allow_int to True.")
     def f(*d):
       full = list(args)
@@ -85,7 +90,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
       raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
     if not dtypes.is_float(out.dtype):
       raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
-                      f"{out.dtype.name}. For differentiation of functions with integer outputs, use tinyjax.vjp directly.")
+                      f"{dtype_name(out.dtype)}. For differentiation of functions with integer outputs, use jax.vjp directly.")
     g = pullback(Tensor(out.uop.const_like(1)))   # a CONST: no buffer, no kernel
     g = g[0] if isinstance(argnums, int) else g
     return ((out, aux[0]) if has_aux else out), g
