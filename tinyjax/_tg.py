@@ -13,7 +13,7 @@ from tinygrad.helpers import GlobalCounters
 from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
-__all__ = ["poison_leaks", "TracedMarker", "dtype_name", "gather", "gather_args", "TinyJit", "jit_capturing", "allocated_buffer", "assign_into", "strong_dtype", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "placeholder", "marker", "marker_arg",
+__all__ = ["_pending", "poison_leaks", "TracedMarker", "dtype_name", "gather", "gather_args", "TinyJit", "jit_capturing", "allocated_buffer", "assign_into", "strong_dtype", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "placeholder", "marker", "marker_arg",
            "inline_call", "custom_call", "custom_rule_of", "param_like", "move_axis", "traced_by", "trace_scope", "compute_gradient"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
@@ -108,6 +108,7 @@ def move_axis(u: UOp, src: int, dst: int) -> UOp:
 
 _active: list[tuple[str, frozenset[UOp]]] = []   # (transform name, placeholder uops), innermost last
 _leaked: set[UOp] = set()   # placeholders that Tensors still referred to when their transform raised
+_pending: set[UOp] = set()  # placeholders of tinyjax.vmapin calls whose vmapout has not run yet
 
 class TracedMarker:
   """Base of marker args (collectives) that stand for traced values inside a transform."""
@@ -132,10 +133,11 @@ def poison_leaks(placeholders) -> None:
 
 def traced_by(t: Tensor) -> str | None:
   """Name of the innermost active transform whose placeholders (or markers) `t` depends on, or None."""
-  if not _active and not _leaked: return None
+  if not _active and not _leaked and not _pending: return None
   deps = t.uop.toposort()
   for name, phs in reversed(_active):
     if any(p in deps for p in phs): return name
+  if _pending and any(p in deps for p in _pending): return "vmap"
   if _active and any(u.op is Ops.CUSTOM and isinstance(u.arg, TracedMarker) for u in deps): return "vmap"
   if _leaked and any(p in deps for p in _leaked): return "leaked"
   return None
@@ -143,7 +145,7 @@ def traced_by(t: Tensor) -> str | None:
 def _guard(method: str, orig: Callable):
   @functools.wraps(orig)
   def guarded(self, *args, **kwargs):
-    if _active or _leaked:
+    if _active or _leaked or _pending:
       for t in (self,) + tuple(a for a in args if isinstance(a, Tensor)):
         if (name := traced_by(t)) is not None:
           from tinyjax.errors import ConcretizationTypeError, UnexpectedTracerError

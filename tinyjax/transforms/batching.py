@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Hashable
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis, custom_rule_of, gather, \
-  gather_args, TracedMarker, trace_scope
+  gather_args, TracedMarker, _pending
 from tinyjax.core import interpret, table_rule
 
 # ---- the ambient batch index ----------------------------------------------------------------------------------------
@@ -21,7 +21,7 @@ class Axis:
   level: int = 0
   device: str | None = None
   env: dict = field(default_factory=dict, repr=False)   # traced node -> (uop, batched): the lowering's memo
-  scope: list = field(default_factory=list, repr=False)  # read guards of its placeholders, until vmapout
+  pending: list = field(default_factory=list, repr=False)  # its placeholders, guarded against reads until vmapout
 
   def is_source(self, u: UOp) -> bool:
     c = marker_arg(u)
@@ -53,13 +53,13 @@ def vmapin(x: Tensor, in_axis: int, axis: Axis) -> Tensor:
     raise ValueError(f"vmapin: axis {in_axis} of shape {tuple(x.shape)} has size {x.shape[in_axis]}, not the axis size {axis.size}")
   ph = placeholder(tuple(s for i, s in enumerate(x.shape) if i != in_axis), x.dtype, x.device)
   axis.env[ph.uop] = (move_axis(x.uop, in_axis, 0), True)
-  axis.scope.append(scope := trace_scope("vmap", [ph.uop]))   # reading it before vmapout raises
-  scope.__enter__()
+  _pending.add(ph.uop)   # reading it before vmapout raises
+  axis.pending.append(ph.uop)
   return ph
 
 def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
   """Leave the vmap scope `axis`: the batch reappears, with size axis.size, at `out_axis` (None: y must be unbatched)."""
-  while axis.scope: axis.scope.pop().__exit__(None, None, None)
+  while axis.pending: _pending.discard(axis.pending.pop())
   val, = interpret([y.uop], axis.env, axis.rule, axis.is_source)
   u, batched = (y.uop, False) if val is None else val
   if out_axis is None:

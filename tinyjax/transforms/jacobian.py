@@ -32,7 +32,7 @@ def _split(stacked: Tensor, leaves: list[Tensor], trailing: tuple) -> list[Tenso
   res, off = [], 0
   for l in leaves:
     s = int(l.numel())
-    res.append(stacked[off:off + s].reshape(*l.shape, *trailing))
+    res.append(stacked[off:off + s].reshape(tuple(l.shape) + tuple(trailing)))
     off += s
   return res
 
