@@ -7,7 +7,7 @@ FUNCTION's grad_fxn, which runs the user's bwd, or transposes the user's jvp). O
 runs.
 """
 from __future__ import annotations
-import functools
+import functools, inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 from tinyjax._tg import Tensor, UOp, dtypes, custom_call, param_like, _active
@@ -67,6 +67,19 @@ class CustomRule:
 def _tracing() -> bool: return bool(_active)
 
 
+def _resolve_kwargs(fun: Callable, args: tuple, kwargs: dict) -> tuple:
+  """Keyword arguments and defaults become positional arguments, as JAX's custom_jvp/custom_vjp do."""
+  if not kwargs and not any(p.default is not inspect.Parameter.empty for p in _params(fun)): return args
+  ba = inspect.signature(fun).bind(*args, **kwargs)
+  ba.apply_defaults()
+  if ba.kwargs: raise TypeError("keyword-only arguments are not supported by custom_jvp/custom_vjp functions")
+  return ba.args
+
+def _params(fun: Callable):
+  try: return inspect.signature(fun).parameters.values()
+  except (TypeError, ValueError): return ()
+
+
 def _flatten_call(name, fun, nondiff_argnums, args):
   """Split args into static (nondiff + non-Tensor leaves) and Tensor leaves; return rebuild(xs) -> full args."""
   nondiff = set(a % len(args) for a in nondiff_argnums)
@@ -104,9 +117,10 @@ class custom_jvp:
       return out, functools.reduce(lambda a, b: tu.tree_map(lambda x, y: x + y, a, b), parts)
     self.defjvp(jvp)
 
-  def __call__(self, *args):
+  def __call__(self, *args, **kwargs):
     name = getattr(self.fun, "__name__", "custom_jvp")
     if self.jvp is None: raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+    args = _resolve_kwargs(self.fun, args, kwargs)
     if not _tracing(): return self.fun(*args)
     xs, rebuild, nd, tree, pos, leaves = _flatten_call(name, self.fun, self.nondiff_argnums, args)
     box: dict = {}
@@ -131,9 +145,10 @@ class custom_vjp:
   def defvjp(self, fwd: Callable, bwd: Callable) -> None:
     self.fwd, self.bwd = fwd, bwd
 
-  def __call__(self, *args):
+  def __call__(self, *args, **kwargs):
     name = getattr(self.fun, "__name__", "custom_vjp")
     if self.fwd is None: raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+    args = _resolve_kwargs(self.fun, args, kwargs)
     if not _tracing(): return self.fun(*args)
     xs, rebuild, nd, tree, pos, leaves = _flatten_call(name, self.fun, self.nondiff_argnums, args)
     box: dict = {}

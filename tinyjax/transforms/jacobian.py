@@ -84,7 +84,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
 def move_axis_block(t: Tensor, k: int) -> Tensor:
   """(*in_shape[k dims], *out_shape) -> (*out_shape, *in_shape)."""
-  return t.permute(*range(k, t.ndim), *range(k))
+  return t.permute(tuple(range(k, t.ndim)) + tuple(range(k))) if t.ndim else t
 
 
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:

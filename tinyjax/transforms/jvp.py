@@ -169,9 +169,22 @@ def _is_literal(u: UOp) -> bool:
   """A constant written in the program (a CONST, possibly broadcast or cast): no data, no inputs."""
   return all(n.op in (Ops.CONST, Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) for n in u.toposort())
 
+def _product_tree(u: UOp) -> UOp:
+  """prod over the leading k axes as a tree of pairwise products: the same value, and derivatives of every order that
+  are exact at zeros (tinygrad's zero-safe prod gradient is a `where` whose own derivative vanishes at two zeros)."""
+  x, k = u.src[0], u.arg[1]
+  rest = tuple(x.shape[k:])
+  y = Tensor(x).reshape((-1,) + rest)
+  while y.shape[0] > 1:
+    h = y.shape[0] // 2
+    z = y[:h] * y[h:2 * h]
+    y = z.cat(y[2 * h:]) if y.shape[0] % 2 else z
+  return y.reshape(rest).uop
+
 def jax_conventions(uops: list[UOp]) -> list[UOp]:
   """Rewrite tinygrad lowerings whose derivative at non-smooth points differs from JAX's, before differentiating.
   - abs(x) is x * sign(x) in tinygrad (derivative 0 at 0); JAX's abs has derivative 1 at 0: (x < 0).where(-x, x).
+  - prod: a tree of pairwise products (exact higher derivatives at zeros, as JAX's).
   - clip(x, lo, hi) is (x < lo).where(lo, x) then (hi < r).where(hi, r); JAX's clip is min(max(x, lo), hi), whose
     derivative is 1/2 at the bounds: rewritten to MAX. (relu, (0 < x).where(x, 0), has the constant on the other side
     and keeps JAX's relu derivative, 0 at 0.)"""
@@ -180,6 +193,7 @@ def jax_conventions(uops: list[UOp]) -> list[UOp]:
     if u.op is Ops.MUL:
       for x, s in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
         if _is_sign_of(s, x): subs[u] = (x < 0).where(-x, x); break
+    if u.op is Ops.REDUCE and u.arg[0] is Ops.MUL and dtypes.is_float(u.dtype): subs[u] = _product_tree(u)
     if u.op is Ops.WHERE and u.src[0].op is Ops.CMPLT and dtypes.is_float(u.dtype):
       (a, b), t, f = u.src[0].src, u.src[1], u.src[2]
       if t is b and f is a and _is_literal(b) and not _is_literal(a): subs[u] = a.maximum(b)         # clip's lower bound
