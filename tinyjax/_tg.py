@@ -32,8 +32,8 @@ def allocated_buffer(shape: tuple[int, ...], dtype: DType, device) -> tuple[Tens
   for d in shape: n *= d
   buf = UOp.new_buffer(device, n, dtype)
   buf.buffer.ensure_allocated()
-  view = buf if shape == (n,) else UOp(Ops.RESHAPE, dtype, src=(buf, _shape_arg(shape)))
-  return Tensor(buf), Tensor(view)
+  flat = Tensor(buf)
+  return flat, (flat if shape == (n,) else Tensor(UOp(Ops.RESHAPE, dtype, src=(buf, _shape_arg(shape)))))
 
 def assign_into(buf: Tensor, value: Tensor) -> Tensor:
   """The 1-D buffer `buf` := value.flatten(). A tinyjax gather writes straight into buf (no copy kernel)."""
