@@ -540,3 +540,14 @@ def test_repr():
   assert len(picture) == 12 and all(len(line) == 12 for line in picture)
   np.testing.assert_array_equal(np.array([[c == "#" for c in line] for line in picture]), J.pattern.toarray())
   assert "mode='rev'" in repr(built("bratu1d", "rev"))
+
+
+def test_call_with_other_shapes_is_an_error_and_repeated_calls_reuse_the_trace():
+  F = lambda u: u.pad(((1, 1),))[:-2] - 2 * u + u.pad(((1, 1),))[2:] + u.exp()
+  Fj = lambda u: jnp.pad(u, (1, 1))[:-2] - 2 * u + jnp.pad(u, (1, 1))[2:] + jnp.exp(u)
+  J = tinyjax.spjacobian(F, Tensor(np.zeros(6)))
+  with pytest.raises(ValueError, match="was built for inputs"):
+    J(Tensor(np.zeros(7)))
+  for seed in range(3):   # the second and third calls substitute into the graph traced by the first
+    u = np.random.default_rng(seed).standard_normal(6)
+    np.testing.assert_allclose(J.todense(Tensor(u)), np.asarray(jax.jacfwd(Fj)(u)), rtol=1e-12)

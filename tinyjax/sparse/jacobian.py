@@ -67,7 +67,7 @@ class SparseJacobian:
   kind = "Jacobian"
 
   def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto"):
-    self.fun = fun
+    self.fun, self._template = fun, None
     leaves, self.in_tree = _inputs(x)
     self.in_specs = [(tuple(l.shape), l.dtype) for l in leaves]
     self.dtype = leaves[0].dtype
@@ -122,7 +122,17 @@ class SparseJacobian:
 
   def __call__(self, x) -> Tensor:
     """The nonzero values at x, a lazy Tensor of length nnz in the fixed CSR order (self.rows, self.cols)."""
-    return gather(self._compressed(x), self._index)
+    leaves, tree = _inputs(x)
+    got = [(tuple(l.shape), l.dtype) for l in leaves]
+    if tree != self.in_tree or got != self.in_specs:
+      raise ValueError(f"this Sparse{self.kind} was built for inputs {self.in_tree} with (shape, dtype) {self.in_specs}, "
+                       f"got {tree} with {got}: build one per input shape")
+    # the batched JVP/VJP graph is traced once, on placeholders; each call only substitutes the inputs
+    if self._template is None:
+      phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves)]
+      self._template = (phs, gather(self._compressed(tu.tree_unflatten(self.in_tree, phs)), self._index).uop)
+    phs, vals = self._template
+    return Tensor(vals.substitute({p.uop: l.uop for p, l in zip(phs, leaves)}))
 
   def to_scipy(self, x) -> sp.csr_matrix:
     return self.matrix(self(x))
