@@ -911,3 +911,33 @@ def test_stop_gradient_via_detach():
   f_jx = lambda x: x * jax.lax.stop_gradient(x) + jax.lax.stop_gradient(jnp.sin(x))
   assert_close(tinyjax.jvp(f_tg, (Tensor(x),), (Tensor(v),)), lambda: jax.jvp(f_jx, (x,), (v,)))
   assert_close(tinyjax.grad(lambda x: f_tg(x).sum())(Tensor(x)), lambda: jax.grad(lambda x: f_jx(x).sum())(x))
+
+
+def test_custom_jvp_python_number_argument_has_zero_tangent():
+  @tinyjax.custom_jvp
+  def f(x, c): return x * c
+  f.defjvp(lambda p, t: (f(*p), t[0] * p[1] + p[0] * t[1]))
+  @jax.custom_jvp
+  def fj(x, c): return x * c
+  fj.defjvp(lambda p, t: (fj(*p), t[0] * p[1] + p[0] * t[1]))
+  x = np.array([0.5, -1.0, 2.0])
+  got = tinyjax.jvp(lambda x: f(x, 3.0), (Tensor(x),), (Tensor(np.ones(3)),))[1].numpy()
+  np.testing.assert_allclose(got, jax.jvp(lambda x: fj(x, 3.0), (x,), (np.ones(3),))[1], rtol=1e-12)
+
+
+def test_custom_function_closing_over_a_traced_value_is_an_error():
+  def g(x, y):
+    @tinyjax.custom_jvp
+    def h(a): return a * y
+    h.defjvp(lambda p, t: (p[0] * y, t[0] * y))
+    return h(x)
+  xs = np.array([1.0, 2.0, 3.0])
+  with pytest.raises(NotImplementedError, match="closes over a traced value"):
+    tinyjax.vmap(g)(Tensor(xs), Tensor(xs))
+  with pytest.raises(NotImplementedError, match="closes over a traced value"):
+    tinyjax.grad(lambda y: g(Tensor(xs), y).sum())(Tensor(xs))
+
+
+def test_grad_through_a_collective_is_a_clear_error():
+  with pytest.raises(NotImplementedError, match="tinyjax.vjp: no vjp rule for tinygrad op CUSTOM"):
+    tinyjax.vmap(tinyjax.grad(lambda x: tinyjax.lax.psum(x, "i") * x), axis_name="i")(Tensor(np.array([1.0, 2.0, 3.0])))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools, inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, dtypes, custom_call, param_like, _active
+from tinyjax._tg import Tensor, UOp, dtypes, custom_call, param_like, traced_by, _active
 from tinyjax import tree_util as tu
 
 
@@ -27,6 +27,12 @@ class CustomRule:
   def call_node(self, xs: list[Tensor]) -> UOp:
     """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""
     outs = self.fun([Tensor(param_like(x.uop, i)) for i, x in enumerate(xs)])
+    # the body must depend on its arguments only: a traced value it closes over (or a Tensor among nondiff_argnums)
+    # would be invisible to the transforms (its FUNCTION looks independent of them) and silently wrong
+    if any(traced_by(o) is not None for o in outs):
+      raise NotImplementedError(f"tinyjax.{self.name}: a custom_jvp/custom_vjp function that closes over a traced value "
+                                "(or gets a traced Tensor through nondiff_argnums) is not supported; pass it as a "
+                                "differentiable argument")
     return custom_call([o.uop for o in outs], [x.uop for x in xs], self, self.grad_fxn)
 
   def call(self, xs: list[Tensor]) -> list[Tensor]:
@@ -127,7 +133,8 @@ class custom_jvp:
     nondiff = set(a % len(args) for a in self.nondiff_argnums)
     def diff_args(full): return tuple(a for i, a in enumerate(full) if i not in nondiff)
     def jvp_flat(ps, ts):
-      full_t = list(leaves)
+      # non-Tensor arguments (Python numbers) are constants: their tangent is zero, as in JAX
+      full_t = [type(l)(0) if isinstance(l, (int, float)) and not isinstance(l, bool) else l for l in leaves]
       for i, t in zip(pos, ts): full_t[i] = t
       _, t_out = self.jvp(*nd, diff_args(rebuild(ps)), tu.tree_unflatten(tree, full_t))
       return [o if isinstance(o, Tensor) else Tensor(o) for o in tu.tree_leaves(t_out)]

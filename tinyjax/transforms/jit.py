@@ -74,7 +74,10 @@ class jit:
     leaves, treedef = tu.tree_flatten(dyn)
     pos = [i for i, l in enumerate(leaves) if _is_dynamic(l)]
     tensors = [as_tensor(leaves[i]) for i in pos]
-    tensors = [t.contiguous() if t.uop.is_virtual else t for t in tensors]   # TinyJit inputs must be real buffers
+    # TinyJit inputs must be whole buffers: a view (x[0], x.T) is copied into one (contiguous() of a slice can stay a
+    # view of the same buffer, which TinyJit would then replay at the captured offset), a constant realized
+    tensors = [t if t.uop.has_buffer_identity() or not t.uop.is_realized else t.clone().realize() for t in tensors]
+    tensors = [t.contiguous() if t.uop.is_virtual else t for t in tensors]
     # the same buffer passed twice is one TinyJit input (TinyJit refuses duplicates)
     uniq: list[Tensor] = []
     where = []

@@ -1,7 +1,8 @@
 """Reverse mode: tinyjax.vjp, grad, value_and_grad, on tinygrad's own gradient of the traced graph."""
 from __future__ import annotations
 from typing import Callable, Sequence
-from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
+from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of, TracedMarker
+from tinyjax.errors import no_rule
 from tinyjax import tree_util as tu
 from tinyjax.transforms.jvp import trace_flat, substitute, jax_conventions
 from tinyjax.transforms.vmap import as_tensor
@@ -11,6 +12,8 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
   phs, outs, out_tree, aux = trace_flat(fun, transform, p_leaves, p_tree, has_aux)
   subs = {ph.uop: p.uop for ph, p in zip(phs, p_leaves) if ph is not p}
   traced = jax_conventions([o.uop for o in outs])
+  for u in UOp.sink(*traced).toposort():   # tinygrad's gradient has no rule for collective markers: say so clearly
+    if isinstance(u.arg, TracedMarker): raise no_rule(u.op, transform) from None
   aux_leaves, aux_tree = tu.tree_flatten(aux)
   aux_t = [a for a in aux_leaves if isinstance(a, Tensor)]
   done = substitute([o.uop for o in outs] + [a.uop for a in aux_t], subs)
