@@ -23,8 +23,7 @@ def _collective(kind: str, x, axis_name):
       if _constant(t): t = t * ax.size if kind == "psum" else t   # as JAX: a concrete result
       else: t = Tensor(marker(t.uop, Collective(kind, ax)))
     return t
-  axes = [bound_axis(n, kind) for n in _names(axis_name)]   # NameError for unbound names even on empty trees
-  del axes
+  for n in _names(axis_name): bound_axis(n, kind)   # NameError for unbound names, even on an empty tree
   return tree_map(one, x)
 
 def psum(x, axis_name: Hashable | tuple):

@@ -97,7 +97,8 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
     _axis_stack.append(axis)
     try:
       with trace_scope("vmap", [leaves[i].uop for i, _ in mapped]):
-        out = fun(*tu.tree_unflatten(treedef, leaves)[0], **tu.tree_unflatten(treedef, leaves)[1])
+        fargs, fkwargs = tu.tree_unflatten(treedef, leaves)
+        out = fun(*fargs, **fkwargs)
     finally:
       _axis_stack.remove(axis)
 
