@@ -86,17 +86,26 @@ def _params(fun: Callable):
   except (TypeError, ValueError): return ()
 
 
-def _flatten_call(name, fun, nondiff_argnums, args):
-  """Split args into static (nondiff + non-Tensor leaves) and Tensor leaves; return rebuild(xs) -> full args."""
-  nondiff = set(a % len(args) for a in nondiff_argnums)
-  leaves, tree = tu.tree_flatten(tuple(a for i, a in enumerate(args) if i not in nondiff))
-  pos = [i for i, l in enumerate(leaves) if isinstance(l, Tensor)]
-  def rebuild(xs: Sequence[Tensor]) -> tuple:
-    full = list(leaves)
-    for i, x in zip(pos, xs): full[i] = x
-    dyn = iter(tu.tree_unflatten(tree, full))
-    return tuple(a if i in nondiff else next(dyn) for i, a in enumerate(args))
-  return [leaves[i] for i in pos], rebuild, [args[i] for i in sorted(nondiff)], tree, pos, leaves
+class _FlatCall:
+  """One call's arguments split into Tensor leaves (the custom call's inputs) and the rest (nondiff_argnums and
+  non-Tensor leaves, kept as they are); rebuild(xs) puts Tensors back in place."""
+  def __init__(self, nondiff_argnums: Sequence[int], args: tuple):
+    self.args = args
+    self.nondiff = {a % len(args) for a in nondiff_argnums}
+    self.nd = [args[i] for i in sorted(self.nondiff)]
+    self.dyn = [a for i, a in enumerate(args) if i not in self.nondiff]
+    self.leaves, self.tree = tu.tree_flatten(tuple(self.dyn))
+    self.pos = [i for i, l in enumerate(self.leaves) if isinstance(l, Tensor)]
+    self.xs = [self.leaves[i] for i in self.pos]
+
+  def rebuild(self, xs: Sequence[Tensor]) -> tuple:
+    """The full argument tuple with the Tensor leaves replaced by xs."""
+    full = list(self.leaves)
+    for i, x in zip(self.pos, xs): full[i] = x
+    dyn = iter(tu.tree_unflatten(self.tree, full))
+    return tuple(a if i in self.nondiff else next(dyn) for i, a in enumerate(self.args))
+
+  def diff_args(self, full: tuple) -> tuple: return tuple(a for i, a in enumerate(full) if i not in self.nondiff)
 
 
 def _out_flat(out, box: dict) -> list[Tensor]:
@@ -105,11 +114,31 @@ def _out_flat(out, box: dict) -> list[Tensor]:
   return [o if isinstance(o, Tensor) else Tensor(o) for o in o_leaves]
 
 
-class custom_jvp:
-  """jax.custom_jvp: f = custom_jvp(f); @f.defjvp def f_jvp(primals, tangents): return primal_out, tangent_out."""
+class _CustomFunction:
+  """What custom_jvp and custom_vjp share: outside transforms the function just runs; inside one, a call becomes one
+  custom-call node built from the subclass's CustomRule."""
+  kind = ""
   def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
     functools.update_wrapper(self, fun)
-    self.fun, self.nondiff_argnums, self.jvp = fun, tuple(nondiff_argnums), None
+    self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+
+  def __call__(self, *args, **kwargs):
+    name = getattr(self.fun, "__name__", f"custom_{self.kind}")
+    if not self._defined():
+      raise AttributeError(f"No {self.kind.upper()} defined for custom_{self.kind} function {name} using def{self.kind}.")
+    args = _resolve_kwargs(self.fun, args, kwargs)
+    if not _tracing(): return self.fun(*args)
+    call, box = _FlatCall(self.nondiff_argnums, args), {}
+    outs = self._rule(name, call, box).call(call.xs)
+    return tu.tree_unflatten(box["tree"], outs)
+
+
+class custom_jvp(_CustomFunction):
+  """jax.custom_jvp: f = custom_jvp(f); @f.defjvp def f_jvp(primals, tangents): return primal_out, tangent_out."""
+  kind = "jvp"
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    super().__init__(fun, nondiff_argnums)
+    self.jvp = None
 
   def defjvp(self, jvp: Callable) -> Callable:
     self.jvp = jvp
@@ -123,61 +152,46 @@ class custom_jvp:
       return out, functools.reduce(lambda a, b: tu.tree_map(lambda x, y: x + y, a, b), parts)
     self.defjvp(jvp)
 
-  def __call__(self, *args, **kwargs):
-    name = getattr(self.fun, "__name__", "custom_jvp")
-    if self.jvp is None: raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-    args = _resolve_kwargs(self.fun, args, kwargs)
-    if not _tracing(): return self.fun(*args)
-    xs, rebuild, nd, tree, pos, leaves = _flatten_call(name, self.fun, self.nondiff_argnums, args)
-    box: dict = {}
-    nondiff = set(a % len(args) for a in self.nondiff_argnums)
-    def diff_args(full): return tuple(a for i, a in enumerate(full) if i not in nondiff)
+  def _defined(self) -> bool: return self.jvp is not None
+
+  def _rule(self, name: str, call: _FlatCall, box: dict) -> CustomRule:
+    # non-Tensor arguments (Python numbers) are constants: their tangent is zero, as in JAX
+    zeros = [type(l)(0) if isinstance(l, (int, float)) and not isinstance(l, bool) else l for l in call.leaves]
     def jvp_flat(ps, ts):
-      # non-Tensor arguments (Python numbers) are constants: their tangent is zero, as in JAX
-      full_t = [type(l)(0) if isinstance(l, (int, float)) and not isinstance(l, bool) else l for l in leaves]
-      for i, t in zip(pos, ts): full_t[i] = t
-      _, t_out = self.jvp(*nd, diff_args(rebuild(ps)), tu.tree_unflatten(tree, full_t))
+      full_t = list(zeros)
+      for i, t in zip(call.pos, ts): full_t[i] = t
+      _, t_out = self.jvp(*call.nd, call.diff_args(call.rebuild(ps)), tu.tree_unflatten(call.tree, full_t))
       return [o if isinstance(o, Tensor) else Tensor(o) for o in tu.tree_leaves(t_out)]
-    rule = CustomRule(name, lambda xs: _out_flat(self.fun(*rebuild(xs)), box), jvp=jvp_flat)
-    outs = rule.call(xs)
-    return tu.tree_unflatten(box["tree"], outs)
+    return CustomRule(name, lambda xs: _out_flat(self.fun(*call.rebuild(xs)), box), jvp=jvp_flat)
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
   """jax.custom_vjp: f = custom_vjp(f); f.defvjp(fwd, bwd), fwd(*args) -> (out, res), bwd(res, g) -> arg cotangents."""
+  kind = "vjp"
   def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-    functools.update_wrapper(self, fun)
-    self.fun, self.nondiff_argnums, self.fwd, self.bwd = fun, tuple(nondiff_argnums), None, None
+    super().__init__(fun, nondiff_argnums)
+    self.fwd, self.bwd = None, None
 
   def defvjp(self, fwd: Callable, bwd: Callable) -> None:
     self.fwd, self.bwd = fwd, bwd
 
-  def __call__(self, *args, **kwargs):
-    name = getattr(self.fun, "__name__", "custom_vjp")
-    if self.fwd is None: raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-    args = _resolve_kwargs(self.fun, args, kwargs)
-    if not _tracing(): return self.fun(*args)
-    xs, rebuild, nd, tree, pos, leaves = _flatten_call(name, self.fun, self.nondiff_argnums, args)
-    box: dict = {}
-    nondiff = set(a % len(args) for a in self.nondiff_argnums)
-    def fwd_flat(xs_):
-      full = rebuild(xs_)
-      out, res = self.fwd(*full)
+  def _defined(self) -> bool: return self.fwd is not None
+
+  def _rule(self, name: str, call: _FlatCall, box: dict) -> CustomRule:
+    def fwd_flat(xs):
+      out, res = self.fwd(*call.rebuild(xs))
       return _out_flat(out, {}), res
     def bwd_flat(res, cts):
-      g = self.bwd(*nd, res, tu.tree_unflatten(box["tree"], cts))
+      g = self.bwd(*call.nd, res, tu.tree_unflatten(box["tree"], cts))
       if not isinstance(g, tuple): raise TypeError(f"Custom VJP bwd rule must produce a tuple, got {type(g).__name__}")
-      dyn = [a for i, a in enumerate(args) if i not in nondiff]
-      if len(g) != len(dyn):
+      if len(g) != len(call.dyn):
         raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) structure as the "
                         f"args tuple of the primal function, and in particular must produce a tuple of length equal to "
                         f"the number of arguments to the primal function, but got bwd output of length {len(g)} for "
-                        f"{len(dyn)} arguments.")
+                        f"{len(call.dyn)} arguments.")
       flat = []   # one entry per leaf of the differentiable args; None (a zero) may stand for a whole argument
-      for a, gi in zip(dyn, g):
+      for a, gi in zip(call.dyn, g):
         flat += [None] * len(tu.tree_leaves(a)) if gi is None else \
           tu.optree.tree_leaves(gi, none_is_leaf=True, namespace=tu.NAMESPACE)
-      return [flat[i] for i in pos]
-    rule = CustomRule(name, lambda xs_: _out_flat(self.fun(*rebuild(xs_)), box), fwd=fwd_flat, bwd=bwd_flat)
-    outs = rule.call(xs)
-    return tu.tree_unflatten(box["tree"], outs)
+      return [flat[i] for i in call.pos]
+    return CustomRule(name, lambda xs: _out_flat(self.fun(*call.rebuild(xs)), box), fwd=fwd_flat, bwd=bwd_flat)
