@@ -200,6 +200,14 @@ def jax_conventions(uops: list[UOp]) -> list[UOp]:
       elif t is a and f is b and _is_literal(a) and not _is_literal(b): subs[u] = b.minimum(a)       # clip's upper bound
   return substitute(uops, subs)
 
+def substitute_with_aux(uops: list[UOp], aux, subs: dict[UOp, UOp]) -> tuple[list[Tensor], object]:
+  """`substitute` for the outputs and the Tensor leaves of a has_aux auxiliary pytree, in one pass."""
+  aux_leaves, aux_tree = tu.tree_flatten(aux)
+  done = substitute(uops + [a.uop for a in aux_leaves if isinstance(a, Tensor)], subs)
+  it = iter(done[len(uops):])
+  aux = tu.tree_unflatten(aux_tree, [Tensor(next(it)) if isinstance(a, Tensor) else a for a in aux_leaves])
+  return [Tensor(u) for u in done[:len(uops)]], aux
+
 def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
   phs, outs, out_tree, aux = trace_flat(fun, "jvp", p_leaves, p_tree, has_aux)
   env = {ph.uop: t.uop for ph, p, t in zip(phs, p_leaves, t_leaves) if ph is not p}
@@ -207,12 +215,8 @@ def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
   tans = [o.uop.const_like(0) if t is None else t for o, t in zip(outs, tans)]   # materialise zeros only at the end
   subs = {ph.uop: p.uop for ph, p in zip(phs, p_leaves) if ph is not p}
   n = len(outs)
-  aux_leaves, aux_tree = tu.tree_flatten(aux)
-  aux_t = [a for a in aux_leaves if isinstance(a, Tensor)]
-  done = substitute([o.uop for o in outs] + tans + [a.uop for a in aux_t], subs)
-  it = iter(done[2 * n:])
-  aux = tu.tree_unflatten(aux_tree, [Tensor(next(it)) if isinstance(a, Tensor) else a for a in aux_leaves])
-  return [Tensor(u) for u in done[:n]], [Tensor(u) for u in done[n:2 * n]], out_tree, aux
+  done, aux = substitute_with_aux([o.uop for o in outs] + tans, aux, subs)
+  return done[:n], done[n:], out_tree, aux
 
 
 def jvp(fun: Callable, primals=None, tangents=None, has_aux: bool = False):

@@ -4,7 +4,7 @@ from typing import Callable, Sequence
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of, TracedMarker
 from tinyjax.errors import no_rule
 from tinyjax import tree_util as tu
-from tinyjax.transforms.jvp import trace_flat, substitute, jax_conventions
+from tinyjax.transforms.jvp import trace_flat, substitute, substitute_with_aux, jax_conventions
 from tinyjax.transforms.vmap import as_tensor
 
 
@@ -14,12 +14,7 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
   traced = jax_conventions([o.uop for o in outs])
   for u in UOp.sink(*traced).toposort():   # tinygrad's gradient has no rule for collective markers: say so clearly
     if isinstance(u.arg, TracedMarker): raise no_rule(u.op, transform) from None
-  aux_leaves, aux_tree = tu.tree_flatten(aux)
-  aux_t = [a for a in aux_leaves if isinstance(a, Tensor)]
-  done = substitute([o.uop for o in outs] + [a.uop for a in aux_t], subs)
-  it = iter(done[len(outs):])
-  aux = tu.tree_unflatten(aux_tree, [Tensor(next(it)) if isinstance(a, Tensor) else a for a in aux_leaves])
-  primals_out = [Tensor(u) for u in done[:len(outs)]]
+  primals_out, aux = substitute_with_aux([o.uop for o in outs], aux, subs)
 
   def vjp_flat(cts: list[Tensor]) -> list[Tensor]:
     pairs = [(o, c.uop) for o, c in zip(traced, cts) if dtypes.is_float(o.dtype)]
