@@ -1,15 +1,19 @@
 """tinyjax: JAX-compatible function transforms for tinygrad."""
-from tinyjax import _tg  # noqa: F401  (installs the guards against reading traced values)
+__version__ = "0.1.0"   # the one place: pyproject.toml reads it from here
+
+from tinyjax import core   # noqa: F401  (installs the guards against reading traced values)
 from tinyjax import tree_util, lax
-from tinyjax.errors import ConcretizationTypeError
+from tinyjax.core import is_tracing
+from tinyjax.errors import ConcretizationTypeError, UnexpectedTracerError
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
-
-__all__ = ["vmap", "vmapin", "vmapout", "Axis", "tree_util", "lax", "ConcretizationTypeError"]
-__version__ = "0.1.0"
 from tinyjax.transforms.jvp import jvp, linearize
 from tinyjax.transforms.vjp import vjp, grad, value_and_grad
 from tinyjax.transforms.jacobian import jacfwd, jacrev, jacobian, hessian
 from tinyjax.custom import custom_jvp, custom_vjp
 from tinyjax.sparse.jacobian import sparsity, spjacobian, sphessian, SparseJacobian, SparseHessian
 from tinyjax.transforms.jit import jit
+
+__all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
+           "jacobian", "hessian", "custom_jvp", "custom_vjp", "sparsity", "spjacobian", "sphessian", "SparseJacobian",
+           "SparseHessian", "jit", "tree_util", "lax", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError"]

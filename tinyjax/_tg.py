@@ -4,7 +4,7 @@ Everything tinyjax needs from tinygrad's UOp IR is imported or wrapped here, so 
 tinygrad upgrade is this file's work. See docs/design.md, "tinygrad 0.14 IR facts".
 """
 from __future__ import annotations
-import functools
+import functools, re
 from typing import Callable
 from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
@@ -12,20 +12,28 @@ from tinygrad.dtype import DType, strong_dtype
 from tinygrad.helpers import GlobalCounters
 from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
+from tinygrad.tensor import all_tensors
 
-__all__ = ["_pending", "poison_leaks", "TracedMarker", "dtype_name", "gather", "gather_args", "TinyJit", "jit_capturing", "allocated_buffer", "assign_into", "strong_dtype", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "placeholder", "marker", "marker_arg",
-           "inline_call", "custom_call", "custom_rule_of", "param_like", "move_axis", "traced_by", "trace_scope", "compute_gradient"]
+__all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
+           "static_shape", "placeholder", "allocated_buffer", "assign_into", "jit_capturing", "jit_kernel_names", "gather", "gather_args",
+           "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
+           "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "any_live_tensor_depends_on"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
 
-def placeholder(shape: tuple[int, ...], dtype: DType, device) -> Tensor:
+def static_shape(x: Tensor | UOp) -> tuple[int, ...]:
+  """x's shape as ints (tinyjax traces static shapes only; tinygrad's type also allows symbolic dimensions)."""
+  assert all(isinstance(s, int) for s in x.shape), f"symbolic shapes are not supported, got {x.shape}"
+  return tuple(int(s) for s in x.shape)
+
+def placeholder(shape: tuple, dtype: DType, device) -> Tensor:
   """A fresh abstract input: an unallocated BUFFER (it is never realized: the transform substitutes it away)."""
   return Tensor.empty(*shape, dtype=dtype, device=device)
 
 @functools.lru_cache(maxsize=None)
 def _shape_arg(shape: tuple[int, ...]) -> UOp: return shape_to_shape_arg(shape)
 
-def allocated_buffer(shape: tuple[int, ...], dtype: DType, device) -> tuple[Tensor, Tensor]:
+def allocated_buffer(shape: tuple, dtype: DType, device) -> tuple[Tensor, Tensor]:
   """A new, allocated, uninitialised buffer (no kernel) as (flat 1-D Tensor, Tensor of `shape` viewing it): a TinyJit
   input that the jitted function writes into. Built directly: Tensor.empty's graph rewrites cost ~0.2 ms per call."""
   n = 1
@@ -38,11 +46,18 @@ def allocated_buffer(shape: tuple[int, ...], dtype: DType, device) -> tuple[Tens
 def assign_into(buf: Tensor, value: Tensor) -> Tensor:
   """The 1-D buffer `buf` := value.flatten(). A tinyjax gather writes straight into buf (no copy kernel)."""
   u = value.uop
-  if u.op is Ops.AFTER and (g := gather_args(u.src[1])) is not None and u.dtype == buf.dtype:
+  if (g := gather_args(u)) is not None and u.dtype == buf.dtype:
     return buf.custom_kernel(Tensor(g[0]), Tensor(g[1]), fxn=_gather_kernel)[0]
   return buf.assign(value.cast(buf.dtype).flatten())
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
+
+def jit_kernel_names(jit) -> list[str]:
+  """Names of the kernels a captured TinyJit replays, in order."""
+  names = []
+  for u in jit.captured.linear.toposort():
+    if u.op is Ops.PROGRAM: names.append(re.sub(r"\x1b\[[0-9;]*m", "", u.arg.name))
+  return names
 
 # ---- gather: out[k] = src.flatten()[idx[k]] as one kernel ------------------------------------------------------------
 # tinygrad lowers x[idx_tensor] to a one-hot compare + reduce; the scheduler folds it, but at 1e5 elements it still
@@ -58,11 +73,12 @@ def gather(src: Tensor, idx: Tensor) -> Tensor:
   out = Tensor.empty(*idx.shape, dtype=src.dtype, device=src.device)
   return out.custom_kernel(src.contiguous(), idx, fxn=_gather_kernel)[0]
 
+def _is_gather_call(u: UOp) -> bool:
+  return u.op is Ops.CALL and u.src[0].op is Ops.SINK and isinstance(u.src[0].arg, KernelInfo) and u.src[0].arg.name == GATHER
+
 def gather_args(u: UOp) -> tuple[UOp, UOp] | None:
-  """(src, idx) if u is the CALL of a tinyjax gather kernel."""
-  if u.op is Ops.CALL and u.src[0].op is Ops.SINK and isinstance(u.src[0].arg, KernelInfo) and u.src[0].arg.name == GATHER:
-    return u.src[2], u.src[3]
-  return None
+  """(src, idx) if u is the value of a tinyjax gather: AFTER(out, CALL(kernel, out, src, idx))."""
+  return (u.src[1].src[2], u.src[1].src[3]) if u.op is Ops.AFTER and _is_gather_call(u.src[1]) else None
 
 def dtype_name(dt: DType) -> str:
   """numpy's (and JAX's) name for a tinygrad dtype: float32, int64, bool..."""
@@ -76,6 +92,16 @@ def marker(src: UOp, arg, dtype: DType | None = None) -> UOp:
 
 def marker_arg(u: UOp):
   return u.arg if u.op is Ops.CUSTOM else None
+
+def call_kind(u: UOp, inline_custom: bool) -> str | None:
+  """How the interpreter treats a call-like node: "inline" (the GETTUPLE of a tinygrad @function, or of a custom call
+  when inlining them), "custom" (a tinyjax custom_jvp/custom_vjp FUNCTION), "gather" (the AFTER of a gather kernel),
+  "skip" (a FUNCTION or CALL whose value its users carry), None (an ordinary op)."""
+  if u.op is Ops.FUNCTION: return "skip" if inline_custom or custom_rule_of(u) is None else "custom"
+  if u.op is Ops.GETTUPLE and u.src[0].op is Ops.FUNCTION and (inline_custom or custom_rule_of(u.src[0]) is None): return "inline"
+  if u.op is Ops.CALL and _is_gather_call(u): return "skip"
+  if u.op is Ops.AFTER and _is_gather_call(u.src[1]): return "gather"
+  return None
 
 def inline_call(gettuple: UOp) -> UOp:
   """GETTUPLE(FUNCTION(body, *args)) -> the body's output with its PARAMs replaced by the call's arguments."""
@@ -95,6 +121,11 @@ def custom_rule_of(fn: UOp):
 
 def param_like(u: UOp, slot: int) -> UOp: return u.param_like(slot)
 
+# tinygrad's raw movement/reduce constructors on UOps (no shape inference beyond the op's own)
+def mop(u: UOp, op: Ops, arg) -> UOp: return u._mop(op, arg)
+def rop(u: UOp, op: Ops, axes: tuple[int, ...]) -> UOp: return u._rop(op, axes)
+def broadcast_to(u: UOp, shape: tuple) -> UOp: return u._broadcast_to(shape)
+
 def move_axis(u: UOp, src: int, dst: int) -> UOp:
   if src == dst: return u
   order = [i for i in range(u.ndim) if i != src]
@@ -102,56 +133,22 @@ def move_axis(u: UOp, src: int, dst: int) -> UOp:
   return u.permute(tuple(order))
 
 # ---- reading traced values ------------------------------------------------------------------------------------------
-# While a transform traces a user function, its placeholders stand for values that do not exist yet. Reading one
-# (.numpy(), .item(), .tolist(), .data(), .realize(), bool()) must fail with a clear error, not compute on the garbage in
-# an unallocated buffer. Values that do not depend on a placeholder (closed-over weights) can still be read, as in JAX.
+# tinyjax.core keeps the trace state; here the Tensor methods that read data are wrapped to ask it first.
 
-_active: list[tuple[str, frozenset[UOp]]] = []   # (transform name, placeholder uops), innermost last
-_leaked: set[UOp] = set()   # placeholders that Tensors still referred to when their transform raised
-_pending: set[UOp] = set()  # placeholders of tinyjax.vmapin calls whose vmapout has not run yet
+_READS = ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer")
 
-class TracedMarker:
-  """Base of marker args (collectives) that stand for traced values inside a transform."""
+def install_read_guards(check: Callable[[str, tuple], None]) -> None:
+  """Wrap Tensor's data-reading methods: check(method, tensors) runs first and raises for a traced value."""
+  def guard(method: str, orig: Callable):
+    @functools.wraps(orig)
+    def guarded(self, *args, **kwargs):
+      check(method, (self,) + tuple(a for a in args if isinstance(a, Tensor)))
+      return orig(self, *args, **kwargs)
+    return guarded
+  for m in _READS: setattr(Tensor, m, guard(m, getattr(Tensor, m)))
 
-class trace_scope:
-  def __init__(self, transform: str, placeholders): self.entry = (transform, frozenset(placeholders))
-  def __enter__(self): _active.append(self.entry)
-  def __exit__(self, exc_type, *exc):
-    _active.remove(self.entry)
-    if exc_type is not None: poison_leaks(self.entry[1])
-
-def poison_leaks(placeholders) -> None:
-  """After a transform failed: a Tensor the function assigned to (buf.assign(traced)) still holds the traced value.
-  Remember the placeholders, so that reading such a Tensor later raises instead of reading an unallocated buffer."""
-  if not placeholders: return
-  from tinygrad.tensor import all_tensors
-  phs = set(placeholders)
+def any_live_tensor_depends_on(uops: set[UOp]) -> bool:
+  """Does some live Tensor's graph contain one of `uops`?"""
   for ref in list(all_tensors):
-    if (t := ref()) is not None and not phs.isdisjoint(t.uop.toposort()):
-      _leaked.update(phs)
-      return
-
-def traced_by(t: Tensor) -> str | None:
-  """Name of the innermost active transform whose placeholders (or markers) `t` depends on, or None."""
-  if not _active and not _leaked and not _pending: return None
-  deps = t.uop.toposort()
-  for name, phs in reversed(_active):
-    if any(p in deps for p in phs): return name
-  if _pending and any(p in deps for p in _pending): return "vmap"
-  if _active and any(u.op is Ops.CUSTOM and isinstance(u.arg, TracedMarker) for u in deps): return "vmap"
-  if _leaked and any(p in deps for p in _leaked): return "leaked"
-  return None
-
-def _guard(method: str, orig: Callable):
-  @functools.wraps(orig)
-  def guarded(self, *args, **kwargs):
-    if _active or _leaked or _pending:
-      for t in (self,) + tuple(a for a in args if isinstance(a, Tensor)):
-        if (name := traced_by(t)) is not None:
-          from tinyjax.errors import ConcretizationTypeError, UnexpectedTracerError
-          raise UnexpectedTracerError(method) if name == "leaked" else ConcretizationTypeError(name, method, t)
-    return orig(self, *args, **kwargs)
-  return guarded
-
-for _m in ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer"):
-  setattr(Tensor, _m, _guard(_m, getattr(Tensor, _m)))
+    if (t := ref()) is not None and not uops.isdisjoint(t.uop.toposort()): return True
+  return False

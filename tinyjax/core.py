@@ -1,16 +1,150 @@
-"""The transform core: interpret a traced tinygrad graph with a per-transform rule table.
+"""What every transform shares: the trace state, tracing on placeholders, the interpreter over the traced graph with a
+per-transform rule table, JAX's input conventions (`as_tensor`) and JAX's derivative conventions (`jax_conventions`).
 
-Every transform traces the user function on placeholders (see `_tg.placeholder`), then calls `interpret`: a
-topological walk over the traced graph in which only the nodes that depend on the transform's sources go through its
-rule, memoised in `env`. Nodes that do not depend on them (constants, closed-over weights) stay as they are.
+Every transform traces the user function on placeholders (`trace_flat`), then calls `interpret`: a topological walk
+over the traced graph in which only the nodes that depend on the transform's sources go through its rule, memoised in
+`env`. Nodes that do not depend on them (constants, closed-over weights) stay as they are. At the end `substitute`
+puts the real inputs in place of the placeholders.
 """
 from __future__ import annotations
-from typing import Callable, Any
-from tinyjax._tg import UOp, Ops, inline_call, custom_rule_of
-from tinyjax.errors import no_rule
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+import numpy as np
+from tinyjax import _tg
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, placeholder, strong_dtype, dtype_name
+from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError
+from tinyjax import tree_util as tu
+
+# ---- trace state ------------------------------------------------------------------------------------------------------
+# While a transform traces a user function, its placeholders stand for values that do not exist yet. Reading one
+# (.numpy(), .item(), .tolist(), .data(), .realize(), bool()) must fail with a clear error, not compute on the garbage in
+# an unallocated buffer. Values that do not depend on a placeholder (closed-over weights) can still be read, as in JAX.
+
+class TracedMarker:
+  """Base of marker args (collectives) that stand for traced values inside a transform."""
+
+@dataclass
+class TraceState:
+  """One thread's (context's) tracing: the transforms being traced and the vmap axes in scope, innermost last."""
+  active: list[tuple[str, frozenset[UOp]]] = field(default_factory=list)   # (transform name, its placeholders)
+  axes: list = field(default_factory=list)                                   # vmap Axis objects (collectives' names)
+  running_jit: list = field(default_factory=list)                            # jitted functions executing
+
+_state: ContextVar[TraceState | None] = ContextVar("tinyjax_trace", default=None)
+
+def trace_state() -> TraceState:
+  if (s := _state.get()) is None: _state.set(s := TraceState())
+  return s
+
+def is_tracing() -> bool:
+  """True inside a function being traced by a tinyjax transform (its Tensors may be placeholders)."""
+  return bool(trace_state().active)
+
+leaked: set[UOp] = set()    # placeholders that Tensors still referred to when their transform raised
+pending: set[UOp] = set()   # placeholders of tinyjax.vmapin calls whose vmapout has not run yet
+
+class trace_scope:
+  """`with trace_scope("vmap", placeholders):` marks the placeholders as traced values of that transform."""
+  def __init__(self, transform: str, placeholders): self.entry = (transform, frozenset(placeholders))
+  def __enter__(self): trace_state().active.append(self.entry)
+  def __exit__(self, exc_type, *exc):
+    trace_state().active.remove(self.entry)
+    if exc_type is not None: poison_leaks(self.entry[1])
+
+def poison_leaks(placeholders) -> None:
+  """After a transform failed: a Tensor the function assigned to (buf.assign(traced)) still holds the traced value.
+  Remember the placeholders, so that reading such a Tensor later raises instead of reading an unallocated buffer."""
+  if placeholders and _tg.any_live_tensor_depends_on(set(placeholders)): leaked.update(placeholders)
+
+def traced_by(t: Tensor) -> str | None:
+  """Name of the innermost active transform whose placeholders (or markers) `t` depends on, or None."""
+  active = trace_state().active
+  if not active and not leaked and not pending: return None
+  deps = t.uop.toposort()
+  for name, phs in reversed(active):
+    if any(p in deps for p in phs): return name
+  if pending and any(p in deps for p in pending): return "vmap"
+  if active and any(u.op is Ops.CUSTOM and isinstance(u.arg, TracedMarker) for u in deps): return "vmap"
+  if leaked and any(p in deps for p in leaked): return "leaked"
+  return None
+
+def _check_read(method: str, tensors: Sequence[Tensor]) -> None:
+  if not (trace_state().active or leaked or pending): return
+  for t in tensors:
+    if (name := traced_by(t)) is not None:
+      raise UnexpectedTracerError(method) if name == "leaked" else ConcretizationTypeError(name, method, t)
+
+_tg.install_read_guards(_check_read)
+
+# ---- JAX's input conventions ----------------------------------------------------------------------------------------
+
+def is_array(x) -> bool: return isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float))
+
+def as_tensor(x, like: Tensor | None = None) -> Tensor:
+  """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax. A weakly typed
+  Tensor (tinygrad's Tensor(2.0)) gets a concrete dtype: `like`'s if given, as JAX's weak types do."""
+  if isinstance(x, Tensor):
+    return x.cast(like.dtype if like is not None else strong_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
+  if isinstance(x, (np.ndarray, np.generic, bool, int, float)): return Tensor(np.asarray(x))
+  raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
+
+def type_str(t: Tensor) -> str:
+  """JAX's short type string, e.g. float32[3,4]."""
+  return f"{dtype_name(t.dtype)}[{','.join(str(d) for d in t.shape)}]"
+
+# ---- tracing on placeholders ----------------------------------------------------------------------------------------
+
+def split_aux(out, has_aux: bool):
+  if not has_aux: return out, None
+  if not (isinstance(out, (tuple, list)) and len(out) == 2):
+    raise TypeError(f"expected function with aux output to return a two-element tuple, but got type {type(out)} with "
+                    f"value {out!r}")
+  return out[0], out[1]
+
+def trace_flat(fun: Callable, transform: str, p_leaves: list[Tensor], p_tree, has_aux: bool = False):
+  """Run fun on placeholders for the float leaves. Returns (placeholders, output leaves, output tree, aux); a leaf
+  that is not a float stays itself (it has no tangent or cotangent)."""
+  phs = [placeholder(tuple(p.shape), p.dtype, p.device) if dtypes.is_float(p.dtype) else p for p in p_leaves]
+  with trace_scope(transform, [ph.uop for ph, p in zip(phs, p_leaves, strict=True) if ph is not p]):
+    out = fun(*tu.tree_unflatten(p_tree, phs))
+  out, aux = split_aux(out, has_aux)
+  out_leaves, out_tree = tu.tree_flatten(out)
+  for leaf in out_leaves:
+    if not isinstance(leaf, (Tensor, int, float, bool)) and not hasattr(leaf, "__array__"):
+      raise TypeError(f"{transform}: output {leaf!r} of type {type(leaf)} is not a valid Tensor type")
+  return phs, [as_tensor(o) for o in out_leaves], out_tree, aux
+
+def placeholder_subs(phs: list[Tensor], leaves: list[Tensor]) -> dict[UOp, UOp]:
+  """placeholder -> real input, for the leaves `trace_flat` replaced."""
+  return {ph.uop: p.uop for ph, p in zip(phs, leaves, strict=True) if ph is not p}
+
+def substitute(uops: list[UOp], subs: dict[UOp, UOp]) -> list[UOp]:
+  """Replace placeholders by the real inputs, in one pass over all the graphs."""
+  return list(UOp.sink(*uops).substitute(subs).src) if uops and subs else uops
+
+def substitute_with_aux(uops: list[UOp], aux, subs: dict[UOp, UOp]) -> tuple[list[Tensor], object]:
+  """`substitute` for the outputs and the Tensor leaves of a has_aux auxiliary pytree, in one pass."""
+  aux_leaves, aux_tree = tu.tree_flatten(aux)
+  done = substitute(uops + [a.uop for a in aux_leaves if isinstance(a, Tensor)], subs)
+  it = iter(done[len(uops):])
+  aux = tu.tree_unflatten(aux_tree, [Tensor(next(it)) if isinstance(a, Tensor) else a for a in aux_leaves])
+  return [Tensor(u) for u in done[:len(uops)]], aux
+
+# ---- the interpreter ------------------------------------------------------------------------------------------------
 
 Rule = Callable[[UOp, list], Any]
 
+# Call-like nodes, dispatched here and nowhere else. A table's rule for one of these keys gets:
+#   CUSTOM_CALL: the FUNCTION node of a custom_jvp/custom_vjp call and its sources' values (src[0] is the body: None)
+#   GATHER:      the AFTER node of a tinyjax gather kernel and the values of its (src, idx)
+# GETTUPLE of a custom call goes through the table's Ops.GETTUPLE rule; tinygrad @functions are inlined.
+CUSTOM_CALL, GATHER = "custom_call", "gather"
+
+# op sets that several tables share
+ZERO_DERIVATIVE = frozenset({Ops.TRUNC, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.XOR, Ops.OR, Ops.AND, Ops.SHL, Ops.SHR,
+                             Ops.CDIV, Ops.CMOD, Ops.FLOORDIV, Ops.FLOORMOD, Ops.THREEFRY, Ops.BITCAST, Ops.DETACH})
+PASSTHROUGH = frozenset({Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.COPY})   # the value is the source's
 
 def interpret(roots: list[UOp], env: dict[UOp, Any], rule: Rule, is_source: Callable[[UOp], bool] = lambda u: False,
               inline_custom: bool = False) -> list[Any]:
@@ -21,26 +155,78 @@ def interpret(roots: list[UOp], env: dict[UOp, Any], rule: Rule, is_source: Call
   for "nothing to carry" (a symbolic zero tangent), and then the node counts as independent. A root that does not
   depend on the inputs maps to None. With `inline_custom`, custom_jvp/custom_vjp calls are inlined like @functions.
   """
-  def inlined(fn: UOp) -> bool: return inline_custom or custom_rule_of(fn) is None
   for u in UOp.sink(*roots).toposort(enter_calls=False):
-    if u in env or u.op is Ops.SINK or (u.op is Ops.FUNCTION and inlined(u)): continue
-    if u.op is Ops.GETTUPLE and u.src[0].op is Ops.FUNCTION and inlined(u.src[0]):
-      # a tinygrad @function: transform its body inlined with the call's arguments, like any other graph.
-      # (tinyjax's custom_jvp/custom_vjp calls are FUNCTIONs too, but they go through the rule table: their rules
-      # must survive transforms)
-      if not any(a in env for a in u.src[0].src[1:]): continue
-      body = inline_call(u)
-      val, = interpret([body], env, rule, is_source, inline_custom)
-      if val is not None: env[u] = val
-      continue
-    vals = [env.get(s) for s in u.src]
-    if (any(v is not None for v in vals) or is_source(u)) and (val := rule(u, vals)) is not None: env[u] = val
+    if u in env or u.op is Ops.SINK: continue
+    match _tg.call_kind(u, inline_custom):
+      case "skip": continue   # the FUNCTION of an inlined call, the CALL of a gather: their users carry the value
+      case "inline":
+        # a tinygrad @function: transform its body inlined with the call's arguments, like any other graph
+        if not any(a in env for a in u.src[0].src[1:]): continue
+        val, = interpret([_tg.inline_call(u)], env, rule, is_source, inline_custom)
+      case _:
+        vals = [env.get(s) for s in operands(u)]
+        if not (any(v is not None for v in vals) or is_source(u)): continue
+        val = rule(u, vals)
+    if val is not None: env[u] = val
   return [env.get(r) for r in roots]
 
+def operands(u: UOp) -> tuple[UOp, ...]:
+  """The nodes whose values a rule for u gets, in order: (src, idx) for a gather, else u's sources."""
+  return _tg.gather_args(u) or u.src
 
-def table_rule(table: dict[Ops, Callable], transform: str) -> Callable:
-  """Look a node's rule up in `table`; an op without one is an error that names the op and the transform."""
-  def lookup(op: Ops) -> Callable:
-    if (fn := table.get(op)) is None: raise no_rule(op, transform)
+def rebuild(u: UOp, srcs: Sequence[UOp]) -> UOp:
+  """u with new operands (see `operands`)."""
+  return _tg.gather(Tensor(srcs[0]), Tensor(srcs[1])).uop if _tg.gather_args(u) else u.replace(src=tuple(srcs))
+
+def table_rule(table: dict, transform: str) -> Callable:
+  """Look a node's rule up in `table` (an op, or CUSTOM_CALL / GATHER for call-like nodes); an op without one is an
+  error that names the op and the transform."""
+  def lookup(u: UOp) -> Callable:
+    key = {"custom": CUSTOM_CALL, "gather": GATHER}.get(_tg.call_kind(u, False) or "", u.op)
+    if (fn := table.get(key)) is None: raise no_rule(key, transform)
     return fn
   return lookup
+
+# ---- JAX's derivative conventions at non-smooth points --------------------------------------------------------------
+
+def _is_sign_of(s: UOp, x: UOp) -> bool:
+  """s is tinygrad's sign(x): WHERE(x != 0, WHERE(x < 0, -1, 1), 0)."""
+  return s.op is Ops.WHERE and s.src[0].op is Ops.CMPNE and s.src[0].src[0] is x and s.src[1].op is Ops.WHERE \
+    and s.src[1].src[0].op is Ops.CMPLT and s.src[1].src[0].src[0] is x
+
+def _is_literal(u: UOp) -> bool:
+  """A constant written in the program (a CONST, possibly broadcast or cast): no data, no inputs."""
+  return all(n.op in (Ops.CONST, Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) for n in u.toposort())
+
+def _product_tree(u: UOp) -> UOp:
+  """prod over the leading k axes as a tree of pairwise products: the same value, and derivatives of every order that
+  are exact at zeros (tinygrad's zero-safe prod gradient is a `where` whose own derivative vanishes at two zeros)."""
+  x, k = u.src[0], u.arg[1]
+  rest = tuple(x.shape[k:])
+  y = Tensor(x).reshape((-1,) + rest)
+  while y.shape[0] > 1:
+    h = y.shape[0] // 2
+    z = y[:h] * y[h:2 * h]
+    y = z.cat(y[2 * h:]) if y.shape[0] % 2 else z
+  return y.reshape(rest).uop
+
+def jax_conventions(uops: list[UOp]) -> list[UOp]:
+  """Rewrite tinygrad lowerings whose derivative at non-smooth points differs from JAX's, before differentiating.
+  - abs(x) is x * sign(x) in tinygrad (derivative 0 at 0); JAX's abs has derivative 1 at 0: (x < 0).where(-x, x).
+  - prod: a tree of pairwise products (exact higher derivatives at zeros, as JAX's).
+  - clip(x, lo, hi) is (x < lo).where(lo, x) then (hi < r).where(hi, r); JAX's clip is min(max(x, lo), hi), whose
+    derivative is 1/2 at the bounds: rewritten to MAX. (relu, (0 < x).where(x, 0), has the constant on the other side
+    and keeps JAX's relu derivative, 0 at 0.)"""
+  subs = {}
+  for u in UOp.sink(*uops).toposort():
+    if u.op is Ops.MUL:
+      for x, s in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
+        if _is_sign_of(s, x):
+          subs[u] = (x < 0).where(-x, x)
+          break
+    if u.op is Ops.REDUCE and u.arg[0] is Ops.MUL and dtypes.is_float(u.dtype): subs[u] = _product_tree(u)
+    if u.op is Ops.WHERE and u.src[0].op is Ops.CMPLT and dtypes.is_float(u.dtype):
+      (a, b), t, f = u.src[0].src, u.src[1], u.src[2]
+      if t is b and f is a and _is_literal(b) and not _is_literal(a): subs[u] = a.maximum(b)         # clip's lower bound
+      elif t is a and f is b and _is_literal(a) and not _is_literal(b): subs[u] = b.minimum(a)       # clip's upper bound
+  return substitute(uops, subs)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools, inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, dtypes, custom_call, param_like, traced_by, _active
+from tinyjax._tg import Tensor, UOp, dtypes, custom_call, param_like
+from tinyjax.core import traced_by, is_tracing
 from tinyjax import tree_util as tu
 
 
@@ -46,13 +47,19 @@ class CustomRule:
     fl = tuple(flags)
     def fun(xs): return list(vmap(lambda *a: self.fun(list(a)), in_axes=fl, axis_size=size)(*xs))
     def jvp(xs, ts):
-      return list(vmap(lambda p, t: self.jvp(list(p), list(t)), in_axes=(fl, fl), axis_size=size)(tuple(xs), tuple(ts)))
+      f = self.jvp
+      assert f is not None
+      return list(vmap(lambda p, t: f(list(p), list(t)), in_axes=(fl, fl), axis_size=size)(tuple(xs), tuple(ts)))
     def fwd(xs):
-      outs, res = vmap(lambda *a: self.fwd(list(a)), in_axes=fl, axis_size=size)(*xs)
+      f = self.fwd
+      assert f is not None
+      outs, res = vmap(lambda *a: f(list(a)), in_axes=fl, axis_size=size)(*xs)
       return list(outs), res
     def bwd(res, cts):
-      gs = vmap(lambda r, c: self.bwd(r, list(c)), axis_size=size)(res, tuple(cts))
-      return [None if g is None else g if f is not None else g.sum(0) for g, f in zip(gs, fl)]   # unbatched args: sum
+      f = self.bwd
+      assert f is not None
+      gs = vmap(lambda r, c: f(r, list(c)), axis_size=size)(res, tuple(cts))
+      return [None if g is None else g if b is not None else g.sum(0) for g, b in zip(gs, fl, strict=True)]   # unbatched args: sum
     return CustomRule(self.name, fun, jvp if self.jvp else None, fwd if self.fwd else None, bwd if self.bwd else None)
 
   # tinygrad's compute_gradient calls grad_fxn(ct, call) for one output, grad_fxn(*cts, call=call) for several
@@ -60,17 +67,16 @@ class CustomRule:
     cts, call = (args, call) if call is not None else (args[:-1], args[-1])
     xs = [Tensor(a) for a in call.src[1:]]
     ct = [Tensor(c) for c in cts]
-    if self.bwd is not None:
+    if self.fwd is not None and self.bwd is not None:
       _, res = self.fwd(xs)
       grads = self.bwd(res, ct)
     else:   # reverse mode of a custom_jvp: transpose its (linear) tangent map, as JAX does
       from tinyjax.transforms.vjp import vjp
-      _, pullback = vjp(lambda *ts: self.jvp(xs, list(ts)), *[x.zeros_like() for x in xs])
+      assert self.jvp is not None
+      jvp = self.jvp
+      _, pullback = vjp(lambda *ts: jvp(xs, list(ts)), *[x.zeros_like() for x in xs])
       grads = pullback(ct)
-    return tuple(None if g is None or not dtypes.is_float(x.dtype) else g.uop for x, g in zip(xs, grads))
-
-
-def _tracing() -> bool: return bool(_active)
+    return tuple(None if g is None or not dtypes.is_float(x.dtype) else g.uop for x, g in zip(xs, grads, strict=True))
 
 
 def _resolve_kwargs(fun: Callable, args: tuple, kwargs: dict) -> tuple:
@@ -101,7 +107,7 @@ class _FlatCall:
   def rebuild(self, xs: Sequence[Tensor]) -> tuple:
     """The full argument tuple with the Tensor leaves replaced by xs."""
     full = list(self.leaves)
-    for i, x in zip(self.pos, xs): full[i] = x
+    for i, x in zip(self.pos, xs, strict=True): full[i] = x
     dyn = iter(tu.tree_unflatten(self.tree, full))
     return tuple(a if i in self.nondiff else next(dyn) for i, a in enumerate(self.args))
 
@@ -122,13 +128,16 @@ class _CustomFunction:
     functools.update_wrapper(self, fun)
     self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
 
+  def _defined(self) -> bool: raise NotImplementedError
+  def _rule(self, name: str, call: _FlatCall, box: dict) -> CustomRule: raise NotImplementedError
+
   def __call__(self, *args, **kwargs):
     name = getattr(self.fun, "__name__", f"custom_{self.kind}")
     if not self._defined():
       raise AttributeError(f"No {self.kind.upper()} defined for custom_{self.kind} function {name} using def{self.kind}.")
     args = _resolve_kwargs(self.fun, args, kwargs)
-    if not _tracing(): return self.fun(*args)
-    call, box = _FlatCall(self.nondiff_argnums, args), {}
+    if not is_tracing(): return self.fun(*args)
+    call, box = _FlatCall(self.nondiff_argnums, args), dict[str, Any]()   # box["tree"]: the output tree, once traced
     outs = self._rule(name, call, box).call(call.xs)
     return tu.tree_unflatten(box["tree"], outs)
 
@@ -138,7 +147,7 @@ class custom_jvp(_CustomFunction):
   kind = "jvp"
   def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
     super().__init__(fun, nondiff_argnums)
-    self.jvp = None
+    self.jvp: Callable | None = None
 
   def defjvp(self, jvp: Callable) -> Callable:
     self.jvp = jvp
@@ -148,7 +157,7 @@ class custom_jvp(_CustomFunction):
     """One function per argument: jvp_i(tangent_i, primal_out, *primals) -> its contribution to the tangent out."""
     def jvp(primals, tangents):
       out = self.fun(*primals)
-      parts = [j(t, out, *primals) for j, t in zip(jvps, tangents) if j is not None]
+      parts = [j(t, out, *primals) for j, t in zip(jvps, tangents, strict=False) if j is not None]
       return out, functools.reduce(lambda a, b: tu.tree_map(lambda x, y: x + y, a, b), parts)
     self.defjvp(jvp)
 
@@ -157,10 +166,12 @@ class custom_jvp(_CustomFunction):
   def _rule(self, name: str, call: _FlatCall, box: dict) -> CustomRule:
     # non-Tensor arguments (Python numbers) are constants: their tangent is zero, as in JAX
     zeros = [type(l)(0) if isinstance(l, (int, float)) and not isinstance(l, bool) else l for l in call.leaves]
+    jvp = self.jvp
+    assert jvp is not None
     def jvp_flat(ps, ts):
       full_t = list(zeros)
-      for i, t in zip(call.pos, ts): full_t[i] = t
-      _, t_out = self.jvp(*call.nd, call.diff_args(call.rebuild(ps)), tu.tree_unflatten(call.tree, full_t))
+      for i, t in zip(call.pos, ts, strict=True): full_t[i] = t
+      _, t_out = jvp(*call.nd, call.diff_args(call.rebuild(ps)), tu.tree_unflatten(call.tree, full_t))
       return [o if isinstance(o, Tensor) else Tensor(o) for o in tu.tree_leaves(t_out)]
     return CustomRule(name, lambda xs: _out_flat(self.fun(*call.rebuild(xs)), box), jvp=jvp_flat)
 
@@ -170,7 +181,8 @@ class custom_vjp(_CustomFunction):
   kind = "vjp"
   def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
     super().__init__(fun, nondiff_argnums)
-    self.fwd, self.bwd = None, None
+    self.fwd: Callable | None = None
+    self.bwd: Callable | None = None
 
   def defvjp(self, fwd: Callable, bwd: Callable) -> None:
     self.fwd, self.bwd = fwd, bwd
@@ -178,11 +190,13 @@ class custom_vjp(_CustomFunction):
   def _defined(self) -> bool: return self.fwd is not None
 
   def _rule(self, name: str, call: _FlatCall, box: dict) -> CustomRule:
+    fwd, bwd = self.fwd, self.bwd
+    assert fwd is not None and bwd is not None
     def fwd_flat(xs):
-      out, res = self.fwd(*call.rebuild(xs))
+      out, res = fwd(*call.rebuild(xs))
       return _out_flat(out, {}), res
     def bwd_flat(res, cts):
-      g = self.bwd(*call.nd, res, tu.tree_unflatten(box["tree"], cts))
+      g = bwd(*call.nd, res, tu.tree_unflatten(box["tree"], cts))
       if not isinstance(g, tuple): raise TypeError(f"Custom VJP bwd rule must produce a tuple, got {type(g).__name__}")
       if len(g) != len(call.dyn):
         raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) structure as the "
@@ -190,7 +204,7 @@ class custom_vjp(_CustomFunction):
                         f"the number of arguments to the primal function, but got bwd output of length {len(g)} for "
                         f"{len(call.dyn)} arguments.")
       flat = []   # one entry per leaf of the differentiable args; None (a zero) may stand for a whole argument
-      for a, gi in zip(call.dyn, g):
+      for a, gi in zip(call.dyn, g, strict=True):
         flat += [None] * len(tu.tree_leaves(a)) if gi is None else \
           tu.optree.tree_leaves(gi, none_is_leaf=True, namespace=tu.NAMESPACE)
       return [flat[i] for i in call.pos]

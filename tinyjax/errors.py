@@ -23,4 +23,6 @@ class UnexpectedTracerError(Exception):
 
 
 def no_rule(op, transform: str) -> NotImplementedError:
-  return NotImplementedError(f"tinyjax.{transform}: no {transform} rule for tinygrad op {op.name}")
+  """`op`: a tinygrad Ops, or the name of a call-like node ("custom_call", "gather")."""
+  what = f"tinygrad op {op.name}" if hasattr(op, "name") else op
+  return NotImplementedError(f"tinyjax.{transform}: no {transform} rule for {what}")

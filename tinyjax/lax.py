@@ -2,10 +2,11 @@
 enumerate, the mapped axis; they are marker nodes in the traced graph that VMAPOUT of that axis lowers."""
 from __future__ import annotations
 from typing import Hashable
-from tinyjax._tg import Tensor, UOp, dtypes, marker, traced_by
+from tinyjax._tg import Tensor, UOp, dtypes, marker
+from tinyjax.core import traced_by, as_tensor
 from tinyjax.tree_util import tree_map
 from tinyjax.transforms.batching import Collective
-from tinyjax.transforms.vmap import bound_axis, as_tensor
+from tinyjax.transforms.vmap import bound_axis
 
 def _names(axis_name) -> tuple:
   return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
@@ -41,9 +42,10 @@ def pmin(x, axis_name: Hashable | tuple):
 
 def axis_index(axis_name: Hashable | tuple) -> Tensor:
   """Position along the named mapped axis, as an int32 scalar; for a tuple of names, the row-major combined index."""
-  idx = None
+  idx: Tensor | None = None
   for n in _names(axis_name):
     ax = bound_axis(n, "axis_index")
     i = Tensor(marker(UOp.const(0, dtypes.int32), Collective("axis_index", ax), dtypes.int32))
     idx = i if idx is None else idx * ax.size + i
+  assert idx is not None, "axis_index needs an axis name"
   return idx

@@ -65,11 +65,12 @@ def greedy_distance1(G: sp.csr_matrix, order: np.ndarray) -> np.ndarray:
 
 def _best(candidates, lower: int) -> np.ndarray:
   """The coloring with the fewest colors; stops as soon as one reaches the lower bound (it is optimal)."""
-  best = None
+  best: np.ndarray | None = None
   for make in candidates:
     c = make()
     if best is None or (len(c) and c.max() < best.max()): best = c
     if not len(best) or best.max() + 1 <= lower: break
+  assert best is not None, "no coloring candidates"
   return best
 
 
@@ -97,7 +98,7 @@ def greedy_star(G: sp.csr_matrix, order: np.ndarray) -> np.ndarray:
   color = np.full(n, -1, dtype=np.int64)
   forbidden = np.full(n + 1, -1, dtype=np.int64)
   indptr, indices = G.indptr, G.indices
-  nbrs = lambda v: indices[indptr[v]:indptr[v + 1]]
+  def nbrs(v): return indices[indptr[v]:indptr[v + 1]]
   for v in order:
     for w in nbrs(v):
       cw = color[w]

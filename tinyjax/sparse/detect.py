@@ -10,10 +10,11 @@ do not depend on the input (WHERE conditions such as the one-hot masks tinygrad 
 are evaluated with tinygrad once, at detection time.
 """
 from __future__ import annotations
+from typing import Callable
 import numpy as np
 import scipy.sparse as sp
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, strong_dtype
-from tinyjax.core import interpret, table_rule
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, strong_dtype, static_shape
+from tinyjax.core import interpret, table_rule, ZERO_DERIVATIVE, PASSTHROUGH
 
 def _numel(shape) -> int: return int(np.prod(shape, dtype=np.int64))
 
@@ -56,13 +57,13 @@ class Detector:
     if u not in self.values:
       t = Tensor(u)
       if t.dtype in dtypes.weaks: t = t.cast(strong_dtype(t.dtype))
-      self.values[u] = np.broadcast_to(t.numpy(), u.shape)
+      self.values[u] = np.broadcast_to(t.numpy(), static_shape(u))
     return self.values[u]
 
   def operand(self, u: UOp, i: int, dep: Dep | None) -> tuple[sp.csr_matrix | None, np.ndarray]:
     """Source i broadcast to u's shape: (its dependencies or None, its known zeros)."""
     s = u.src[i]
-    if dep is None: return None, np.broadcast_to(self.value(s), u.shape).ravel() == 0
+    if dep is None: return None, np.broadcast_to(self.value(s), static_shape(u)).ravel() == 0
     idx = _broadcast_index(s.shape, u.shape)
     return _gather_rows(dep.D, idx), (np.zeros(len(idx), dtype=bool) if dep.Z is None else dep.Z[idx])
 
@@ -108,7 +109,7 @@ class Detector:
       case Ops.SHRINK: out = idx[tuple(slice(o, o + s) for o, s in m)]
       case Ops.PAD:
         out = np.full(tuple(s for _, s in m), -1, dtype=np.int64)
-        out[tuple(slice(o, o + s) for (o, _), s in zip(m, src.shape))] = idx
+        out[tuple(slice(o, o + s) for (o, _), s in zip(m, src.shape, strict=True))] = idx
     out = out.ravel()
     Z = out < 0 if dep.Z is None else np.where(out < 0, True, dep.Z[np.maximum(out, 0)])   # padding is zero
     return Dep(_gather_rows(dep.D, out), Z)
@@ -124,31 +125,33 @@ class Detector:
 
   def stack(self, u, deps):
     Ds, Zs = [], []
-    for s, d in zip(u.src, deps):
+    for s, d in zip(u.src, deps, strict=True):
       per = _numel(s.shape)
       if d is None:
-        Ds.append(sp.csr_matrix((per, self.n), dtype=bool)); Zs.append(np.broadcast_to(self.value(s), s.shape).ravel() == 0)
+        Ds.append(sp.csr_matrix((per, self.n), dtype=bool))
+        Zs.append(np.broadcast_to(self.value(s), s.shape).ravel() == 0)
       else:
-        Ds.append(d.D); Zs.append(np.zeros(per, dtype=bool) if d.Z is None else d.Z)
+        Ds.append(d.D)
+        Zs.append(np.zeros(per, dtype=bool) if d.Z is None else d.Z)
     return Dep(sp.vstack(Ds, format="csr"), np.concatenate(Zs))
 
   def rule(self, u: UOp, deps: list) -> Dep:
     # ints and bools carry no derivative; still mark them as input-dependent (an empty Dep), never as constants
     if u.op is not Ops.CUSTOM and not dtypes.is_float(u.dtype): return self.empty(u)
-    return sparsity_rule(u.op)(self, u, deps)
+    return sparsity_rule(u)(self, u, deps)
 
 
-_empty = lambda self, u, deps: self.empty(u)
-_same = lambda self, u, deps: deps[0]
-SPARSITY_RULES = {
+def _empty(self, u, deps): return self.empty(u)
+def _same(self, u, deps): return deps[0]
+SPARSITY_RULES: dict[Ops | str, Callable] = {
   **{op: Detector.elementwise for op in GroupOp.ALU | {Ops.CAST}},
   Ops.ADD: Detector.add, Ops.SUB: Detector.add, Ops.MUL: Detector.mul, Ops.FDIV: Detector.fdiv, Ops.WHERE: Detector.where,
   **{op: Detector.unary_zero_preserving for op in (Ops.NEG, Ops.SIN, Ops.SQRT)},
   **{op: Detector.movement for op in GroupOp.Movement},
   Ops.REDUCE: Detector.reduce, Ops.STACK: Detector.stack,
-  **{op: _same for op in (Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.COPY, Ops.CUSTOM)},
+  **{op: _same for op in PASSTHROUGH | {Ops.CUSTOM}},
   # zero derivative, but input-dependent values
-  **{op: _empty for op in (Ops.DETACH, Ops.BITCAST, Ops.TRUNC, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.THREEFRY)},
+  **{op: _empty for op in ZERO_DERIVATIVE},
 }
 sparsity_rule = table_rule(SPARSITY_RULES, "sparsity")
 
@@ -158,7 +161,7 @@ def detect(outs: list[UOp], inputs: list[UOp]) -> sp.csr_matrix:
   sizes = [_numel(u.shape) for u in inputs]
   n, offs = sum(sizes), np.cumsum([0] + sizes)
   env = {u: Dep(sp.csr_matrix((np.ones(s, dtype=bool), (np.arange(s), o + np.arange(s))), shape=(s, n)))
-         for u, s, o in zip(inputs, sizes, offs)}
+         for u, s, o in zip(inputs, sizes, offs, strict=True)}
   vals = interpret(outs, env, Detector(n).rule, inline_custom=True)
-  return sp.vstack([sp.csr_matrix((_numel(o.shape), n), dtype=bool) if d is None else d.D for o, d in zip(outs, vals)],
+  return sp.vstack([sp.csr_matrix((_numel(o.shape), n), dtype=bool) if d is None else d.D for o, d in zip(outs, vals, strict=True)],
                    format="csr")

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Callable
 import numpy as np
 import scipy.sparse as sp
-from tinyjax._tg import Tensor, dtypes, placeholder, trace_scope, gather
+from tinyjax._tg import Tensor, UOp, dtypes, static_shape, placeholder, gather
 from tinyjax import tree_util as tu
-from tinyjax.transforms.vmap import vmap, as_tensor
+from tinyjax.core import trace_scope, as_tensor
+from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp, grad
 from tinyjax.sparse.detect import detect
@@ -67,15 +68,16 @@ class SparseJacobian:
   kind = "Jacobian"
 
   def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto"):
-    self.fun, self._template = fun, None
+    self.fun = fun
+    self._template: tuple[list[Tensor], UOp] | None = None
     leaves, self.in_tree = _inputs(x)
-    self.in_specs = [(tuple(l.shape), l.dtype) for l in leaves]
+    self.in_specs = [(static_shape(l), l.dtype) for l in leaves]
     self.dtype = leaves[0].dtype
-    phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves)]
+    phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves, strict=True)]
     with trace_scope("spjacobian", [p.uop for p in phs]):
       out_leaves, self.out_tree = tu.tree_flatten(fun(tu.tree_unflatten(self.in_tree, phs)))
     outs = [as_tensor(o) for o in out_leaves]
-    self.out_specs = [(tuple(o.shape), o.dtype) for o in outs]
+    self.out_specs = [(static_shape(o), o.dtype) for o in outs]
     m, n = (sum(int(np.prod(s, dtype=np.int64)) for s, _ in specs) for specs in (self.out_specs, self.in_specs))
     self.shape = self._matrix_shape(m, n)
     self.pattern = self._detect(phs, outs) if sparsity is None else _as_pattern(sparsity, self.shape)
@@ -91,20 +93,22 @@ class SparseJacobian:
     P, (m, n) = self.pattern, self.shape
     self.rows = np.repeat(np.arange(m), np.diff(P.indptr)).astype(np.int64)
     self.cols = P.indices.astype(np.int64)
-    ncol = lambda c: int(c.max()) + 1 if c is not None and len(c) else 0
+    def ncol(c): return int(c.max()) + 1 if c is not None and len(c) else 0
     fwd = color_columns(P) if mode in ("fwd", "auto") else None
     # auto: rows need at least (densest column) colors; if forward already has no more, reverse cannot win
     skip_rev = mode == "auto" and ncol(fwd) <= column_lower_bound(P.T)
     rev = color_rows(P) if mode == "rev" or (mode == "auto" and not skip_rev) else None
     self.mode = mode if mode != "auto" else ("fwd" if rev is None or ncol(fwd) <= ncol(rev) else "rev")
-    self.colors = fwd if self.mode == "fwd" else rev
-    self.ncolors = ncol(self.colors)
-    if self.mode == "fwd":
-      seeds = np.zeros((self.ncolors, n)); seeds[self.colors, np.arange(n)] = 1
-      index = self.colors[self.cols] * m + self.rows
-    else:
-      seeds = np.zeros((self.ncolors, m)); seeds[self.colors, np.arange(m)] = 1
-      index = self.colors[self.rows] * n + self.cols
+    colors = fwd if self.mode == "fwd" else rev
+    assert colors is not None
+    self.colors, self.ncolors = colors, ncol(colors)
+    if self.mode == "fwd": self._set_seeds(n, self.colors[self.cols] * m + self.rows)
+    else: self._set_seeds(m, self.colors[self.rows] * n + self.cols)
+
+  def _set_seeds(self, k: int, index: np.ndarray):
+    """Seed matrix (ncolors, k), one-hot by color, and the gather index of the nonzeros in the compressed result."""
+    seeds = np.zeros((self.ncolors, k))
+    seeds[self.colors, np.arange(k)] = 1
     self._seeds = Tensor(seeds).cast(self.dtype).realize()
     self._index = Tensor(index.astype(np.int32)).realize()
 
@@ -114,7 +118,7 @@ class SparseJacobian:
   def _compressed(self, x) -> Tensor:
     """All colors in one batched pass: (ncolors, m) = J @ seeds.T (fwd) or (ncolors, n) = seeds @ J (rev)."""
     fun, (it, ispecs), (ot, ospecs) = self.fun, (self.in_tree, self.in_specs), (self.out_tree, self.out_specs)
-    flat_out = lambda y: _flat([as_tensor(l) for l in tu.tree_leaves(y)], self.dtype)
+    def flat_out(y): return _flat([as_tensor(l) for l in tu.tree_leaves(y)], self.dtype)
     if self.mode == "fwd":
       return vmap(lambda s: flat_out(jvp(fun, (x,), (_unflat(s, ispecs, it),))[1]))(self._seeds)
     _, pullback = vjp(fun, x)
@@ -129,10 +133,10 @@ class SparseJacobian:
                        f"got {tree} with {got}: build one per input shape")
     # the batched JVP/VJP graph is traced once, on placeholders; each call only substitutes the inputs
     if self._template is None:
-      phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves)]
+      phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves, strict=True)]
       self._template = (phs, gather(self._compressed(tu.tree_unflatten(self.in_tree, phs)), self._index).uop)
     phs, vals = self._template
-    return Tensor(vals.substitute({p.uop: l.uop for p, l in zip(phs, leaves)}))
+    return Tensor(vals.substitute({p.uop: l.uop for p, l in zip(phs, leaves, strict=True)}))
 
   def to_scipy(self, x) -> sp.csr_matrix:
     return self.matrix(self(x))
@@ -184,7 +188,6 @@ class SparseHessian(SparseJacobian):
     self.cols = P.indices.astype(np.int64)
     self.mode, self.colors = "star", star_color(P)
     self.ncolors = int(self.colors.max()) + 1 if n else 0
-    seeds = np.zeros((self.ncolors, n)); seeds[self.colors, np.arange(n)] = 1
     # star coloring recovery: H_ij = B[color(j), i] when color(j) appears once among row i's off-diagonal
     # neighbours, else H_ij = B[color(i), j] (one of the two holds on every edge of a star coloring)
     r, c = self.rows, self.cols
@@ -193,9 +196,7 @@ class SparseHessian(SparseJacobian):
     uniq, counts = np.unique(key[off], return_counts=True)
     once = np.ones(len(r), dtype=bool)
     once[off] = counts[np.searchsorted(uniq, key[off])] == 1
-    index = np.where(once, self.colors[c] * n + r, self.colors[r] * n + c)
-    self._seeds = Tensor(seeds).cast(self.dtype).realize()
-    self._index = Tensor(index.astype(np.int32)).realize()
+    self._set_seeds(n, np.where(once, self.colors[c] * n + r, self.colors[r] * n + c))
 
   def _compressed(self, x) -> Tensor:
     it, ispecs = self.in_tree, self.in_specs

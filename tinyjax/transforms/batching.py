@@ -6,20 +6,18 @@ Keeping the batch leading makes the rules short; movement ops put it where the u
 """
 from __future__ import annotations
 from dataclasses import dataclass, field
-from typing import Hashable
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis, custom_rule_of, gather, \
-  gather_args, TracedMarker, _pending
-from tinyjax.core import interpret, table_rule
+from typing import Callable, Hashable
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis, custom_rule_of, gather, mop, rop, \
+  broadcast_to
+from tinyjax.core import interpret, table_rule, operands, rebuild, pending, TracedMarker, CUSTOM_CALL, GATHER, PASSTHROUGH
 
 # ---- the ambient batch index ----------------------------------------------------------------------------------------
 
 @dataclass(eq=False)
 class Axis:
-  """One vmap scope: the batch index. Nested vmaps have distinct axes; `level` is the nesting depth."""
+  """One vmap scope: the batch index. Nested vmaps have distinct axes."""
   size: int
   name: Hashable | None = None
-  level: int = 0
-  device: str | None = None
   env: dict = field(default_factory=dict, repr=False)   # traced node -> (uop, batched): the lowering's memo
   pending: list = field(default_factory=list, repr=False)  # its placeholders, guarded against reads until vmapout
 
@@ -28,10 +26,10 @@ class Axis:
     return isinstance(c, Collective) and c.axis is self
 
   def rule(self, u: UOp, vals: list) -> tuple[UOp, bool]:
-    pairs = [(s, False) if v is None else v for s, v in zip(u.src, vals)]
+    pairs = [(s, False) if v is None else v for s, v in zip(operands(u), vals, strict=True)]
     if self.is_source(u): return COLLECTIVE_RULES[u.arg.kind](self, pairs[0])
-    if not any(b for _, b in pairs): return u.replace(src=tuple(s for s, _ in pairs)), False
-    return batch_rule(u.op)(u, pairs, self.size)
+    if not any(b for _, b in pairs): return rebuild(u, [s for s, _ in pairs]), False
+    return batch_rule(u)(u, pairs, self.size)
 
 
 @dataclass(frozen=True)
@@ -53,13 +51,13 @@ def vmapin(x: Tensor, in_axis: int, axis: Axis) -> Tensor:
     raise ValueError(f"vmapin: axis {in_axis} of shape {tuple(x.shape)} has size {x.shape[in_axis]}, not the axis size {axis.size}")
   ph = placeholder(tuple(s for i, s in enumerate(x.shape) if i != in_axis), x.dtype, x.device)
   axis.env[ph.uop] = (move_axis(x.uop, in_axis, 0), True)
-  _pending.add(ph.uop)   # reading it before vmapout raises
+  pending.add(ph.uop)   # reading it before vmapout raises
   axis.pending.append(ph.uop)
   return ph
 
 def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
   """Leave the vmap scope `axis`: the batch reappears, with size axis.size, at `out_axis` (None: y must be unbatched)."""
-  while axis.pending: _pending.discard(axis.pending.pop())
+  while axis.pending: pending.discard(axis.pending.pop())
   val, = interpret([y.uop], axis.env, axis.rule, axis.is_source)
   u, batched = (y.uop, False) if val is None else val
   if out_axis is None:
@@ -67,7 +65,7 @@ def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
     return Tensor(u)
   nd = u.ndim + (0 if batched else 1)
   if not -nd <= out_axis < nd: raise ValueError(f"axis {out_axis} is out of bounds for array of dimension {nd}")
-  if not batched: u = u._broadcast_to((axis.size,) + u.shape)
+  if not batched: u = broadcast_to(u, (axis.size,) + u.shape)
   return Tensor(move_axis(u, 0, out_axis % nd))
 
 
@@ -94,7 +92,7 @@ def _movement(fn):
 
 def _expand(u, v, B):
   m = u.marg   # EXPAND adds leading dims: (*m, B, *s) -> move the batch back in front
-  return move_axis(v._mop(Ops.EXPAND, m), len(m), 0)
+  return move_axis(mop(v, Ops.EXPAND, m), len(m), 0)
 
 def _reduce(u, pairs, B):
   (v, _), = pairs
@@ -102,7 +100,7 @@ def _reduce(u, pairs, B):
   return u.replace(src=(move_axis(v, 0, k),)), True
 
 def _stack(u, pairs, B):
-  srcs = tuple(v if b else v._broadcast_to((B,) + v.shape) for v, b in pairs)
+  srcs = tuple(v if b else broadcast_to(v, (B,) + v.shape) for v, b in pairs)
   return move_axis(u.replace(src=srcs), 1, 0), True
 
 def _custom_call(u, pairs, B):
@@ -111,32 +109,27 @@ def _custom_call(u, pairs, B):
   return rule.call_node([Tensor(v) for v, _ in pairs[1:]]), True
 
 def _gather(u, pairs, B):
-  # tinyjax's gather kernel (a CALL; its value is the AFTER that follows): offset each example's indices
-  if gather_args(u) is None: raise NotImplementedError("tinyjax.vmap: no vmap rule for an opaque tinygrad CALL")
-  (src, sb), (idx, ib) = pairs[2], pairs[3]
+  # tinyjax's gather kernel: offset each example's indices (pairs: (src, idx))
+  (src, sb), (idx, ib) = pairs
   n = int(src.numel()) // (B if sb else 1)
-  idx = Tensor(idx if ib else idx._broadcast_to((B,) + idx.shape))
+  idx = Tensor(idx if ib else broadcast_to(idx, (B,) + idx.shape))
   if sb: idx = idx + (Tensor.arange(B, dtype=dtypes.int32) * n).reshape(B, *([1] * (idx.ndim - 1)))
   return gather(Tensor(src), idx).uop, True
 
-def _after(u, pairs, B):
-  if gather_args(u.src[1]) is not None: return pairs[1]
-  raise NotImplementedError("tinyjax.vmap: no vmap rule for tinygrad op AFTER (an assign or kernel output)")
-
-BATCH_RULES = {
-  Ops.FUNCTION: _custom_call,
-  Ops.CALL: _gather, Ops.AFTER: _after,
+BATCH_RULES: dict[Ops | str, Callable] = {
+  CUSTOM_CALL: _custom_call,
+  GATHER: _gather,
   Ops.GETTUPLE: lambda u, pairs, B: (pairs[0][0].gettuple(u.arg), True),
   **{op: _elementwise for op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.CUSTOM}},
-  Ops.RESHAPE: _movement(lambda u, v, B: v._mop(Ops.RESHAPE, (B,) + u.marg)),
+  Ops.RESHAPE: _movement(lambda u, v, B: mop(v, Ops.RESHAPE, (B,) + u.marg)),
   Ops.EXPAND: _movement(_expand),
-  Ops.PERMUTE: _movement(lambda u, v, B: v._mop(Ops.PERMUTE, (0,) + tuple(p + 1 for p in u.marg))),
-  Ops.PAD: _movement(lambda u, v, B: v._mop(Ops.PAD, ((0, B),) + u.marg)),
-  Ops.SHRINK: _movement(lambda u, v, B: v._mop(Ops.SHRINK, ((0, B),) + u.marg)),
-  Ops.FLIP: _movement(lambda u, v, B: v._mop(Ops.FLIP, (False,) + u.marg)),
+  Ops.PERMUTE: _movement(lambda u, v, B: mop(v, Ops.PERMUTE, (0,) + tuple(p + 1 for p in u.marg))),
+  Ops.PAD: _movement(lambda u, v, B: mop(v, Ops.PAD, ((0, B),) + u.marg)),
+  Ops.SHRINK: _movement(lambda u, v, B: mop(v, Ops.SHRINK, ((0, B),) + u.marg)),
+  Ops.FLIP: _movement(lambda u, v, B: mop(v, Ops.FLIP, (False,) + u.marg)),
   Ops.REDUCE: _reduce,
   Ops.STACK: _stack,
-  **{op: _passthrough for op in (Ops.CONTIGUOUS, Ops.CONTIGUOUS_BACKWARD, Ops.DETACH, Ops.COPY)},
+  **{op: _passthrough for op in PASSTHROUGH | {Ops.DETACH}},
 }
 batch_rule = table_rule(BATCH_RULES, "vmap")
 
@@ -145,8 +138,8 @@ batch_rule = table_rule(BATCH_RULES, "vmap")
 
 def _min0(v): return Tensor(v).min(0).uop
 COLLECTIVE_RULES = {
-  "psum": lambda ax, p: ((p[0]._rop(Ops.ADD, (0,)), False) if p[1] else ((Tensor(p[0]) * ax.size).uop, False)),
-  "pmax": lambda ax, p: ((p[0]._rop(Ops.MAX, (0,)), False) if p[1] else (p[0], False)),
+  "psum": lambda ax, p: ((rop(p[0], Ops.ADD, (0,)), False) if p[1] else ((Tensor(p[0]) * ax.size).uop, False)),
+  "pmax": lambda ax, p: ((rop(p[0], Ops.MAX, (0,)), False) if p[1] else (p[0], False)),
   "pmin": lambda ax, p: ((_min0(p[0]), False) if p[1] else (p[0], False)),
   "pmean": lambda ax, p: ((Tensor(p[0]).mean(0).uop, False) if p[1] else (p[0], False)),
   "axis_index": lambda ax, p: (Tensor.arange(ax.size, dtype=dtypes.int32).uop, True),

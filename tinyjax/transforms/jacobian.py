@@ -7,7 +7,8 @@ from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import dtype_name, Tensor, dtypes
 from tinyjax import tree_util as tu
-from tinyjax.transforms.vmap import vmap, as_tensor
+from tinyjax.core import as_tensor
+from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp, _argnums
 
@@ -21,7 +22,7 @@ def _basis_uops(specs: tuple) -> tuple:
   # cached: building Tensor.eye's graph costs milliseconds per call, and graphs are immutable
   sizes = [int(np.prod(s, dtype=np.int64)) for s, _ in specs]
   n, out, off = sum(sizes), [], 0
-  for (shape, dt), s in zip(specs, sizes):
+  for (shape, dt), s in zip(specs, sizes, strict=True):
     out.append(Tensor.eye(n, dtype=dt)[:, off:off + s].reshape(n, *shape).uop)
     off += s
   return tuple(out)
@@ -47,7 +48,7 @@ def _dyn(args, argnums, transform: str, float_only_msg: str):
   def f_flat(fun, kwargs):
     def f(*flat):
       full = list(args)
-      for i, a in zip(nums, tu.tree_unflatten(tree, flat)): full[i] = a
+      for i, a in zip(nums, tu.tree_unflatten(tree, flat), strict=True): full[i] = a
       return fun(*full, **kwargs)
     return f
   in_struct = tu.tree_structure(dyn[0] if isinstance(argnums, int) else dyn)
@@ -75,7 +76,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     tans, aux = vmap(push, out_axes=(0, None))(*_basis(leaves))
     t_leaves, out_tree = tu.tree_flatten(tans)
     # each tangent leaf is (N, *out_shape): split N per input leaf and put the input axes last
-    jac = [[move_axis_block(blk, len(l.shape)) for blk, l in zip(_split(t, leaves, tuple(t.shape[1:])), leaves)]
+    jac = [[move_axis_block(blk, len(l.shape)) for blk, l in zip(_split(t, leaves, tuple(t.shape[1:])), leaves, strict=True)]
            for t in t_leaves]
     out = _assemble(out_tree, in_struct, jac)
     return (out, aux) if has_aux else out

@@ -6,14 +6,12 @@ buffers into the TinyJit as extra inputs and the function assigns its results in
 straight into a new buffer (no copy kernel) and results of successive calls are independent Tensors.
 """
 from __future__ import annotations
-import functools, re
+import functools
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, Ops, TinyJit, placeholder, trace_scope, jit_capturing, allocated_buffer, assign_into, _active
+from tinyjax._tg import Tensor, TinyJit, static_shape, placeholder, jit_capturing, jit_kernel_names, allocated_buffer, assign_into
+from tinyjax.core import trace_scope, trace_state, is_tracing, as_tensor
 from tinyjax import tree_util as tu
-from tinyjax.transforms.vmap import as_tensor
-
-_running: list = []   # jitted functions executing (their inner jitted calls are inlined)
 
 def _is_dynamic(x) -> bool: return isinstance(x, (Tensor, np.ndarray))
 
@@ -30,21 +28,22 @@ class _Entry:
       if not isinstance(l, (Tensor, int, float, bool, np.ndarray, np.generic)):
         raise TypeError(f"jit: output {l!r} of type {type(l)} is not a valid Tensor type")
     outs = [as_tensor(l) for l in leaves]
-    self.out_specs = [(tuple(o.shape), o.dtype, o.device if isinstance(o.device, str) else tensors[0].device
+    self.out_specs = [(static_shape(o), o.dtype, o.device if isinstance(o.device, str) else tensors[0].device
                        if tensors else None) for o in outs]
     self.tinyjit = TinyJit(self._flat)
 
   def _flat(self, *bufs: Tensor):
     n = len(bufs) - len(self.out_specs)
     outs = [as_tensor(l) for l in tu.tree_leaves(self.call(list(bufs[:n])))]
-    return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs))
+    return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs, strict=True))
 
   def __call__(self, tensors: list[Tensor]):
     # flat buffers as TinyJit inputs (cheap for it to prepare), shaped views of them as the results
-    flats, views = zip(*[allocated_buffer(s, d, dev) for s, d, dev in self.out_specs]) if self.out_specs else ((), ())
-    _running.append(self)
+    flats, views = zip(*[allocated_buffer(s, d, dev) for s, d, dev in self.out_specs], strict=True) if self.out_specs else ((), ())
+    running = trace_state().running_jit
+    running.append(self)   # jitted functions it calls are inlined
     try: self.tinyjit(*tensors, *flats)
-    finally: _running.remove(self)
+    finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, list(views))
 
 
@@ -63,7 +62,7 @@ class jit:
 
   def __call__(self, *args, **kwargs):
     # inside another jit or a transform's trace, a jitted function is just its function (inlined)
-    if _running or _active or jit_capturing(): return self.fun(*args, **kwargs)
+    if trace_state().running_jit or is_tracing() or jit_capturing(): return self.fun(*args, **kwargs)
     entry, tensors = self._entry(args, kwargs)
     return entry(tensors)
 
@@ -83,7 +82,9 @@ class jit:
     where = []
     for t in tensors:
       k = next((j for j, u in enumerate(uniq) if u is t), None)
-      if k is None: uniq.append(t); k = len(uniq) - 1
+      if k is None:
+        uniq.append(t)
+        k = len(uniq) - 1
       where.append(k)
     statics = tuple(l for i, l in enumerate(leaves) if i not in set(pos))
     key = (treedef, tuple(where), tuple((tuple(t.shape), t.dtype, str(t.device)) for t in uniq), statics, static)
@@ -95,7 +96,7 @@ class jit:
       nargs, static_pos, static_kw = len(args), {i: args[i] for i in nums}, dict(static[len(nums):])
       def call(flat: list[Tensor]):
         full = list(template)
-        for i, k in zip(pos, where): full[i] = flat[k]
+        for i, k in zip(pos, where, strict=True): full[i] = flat[k]
         dargs, dkw = tu.tree_unflatten(treedef, full)
         it = iter(dargs)
         return self.fun(*[static_pos[i] if i in static_pos else next(it) for i in range(nargs)], **dkw, **static_kw)
@@ -106,7 +107,4 @@ class jit:
     """Names of the kernels a call with these arguments replays (captures the signature first if needed)."""
     entry, tensors = self._entry(args, kwargs)
     while entry.tinyjit.captured is None: entry(tensors)
-    names = []
-    for u in entry.tinyjit.captured.linear.toposort():
-      if u.op is Ops.PROGRAM: names.append(re.sub(r"\x1b\[[0-9;]*m", "", u.arg.name))
-    return names
+    return jit_kernel_names(entry.tinyjit)

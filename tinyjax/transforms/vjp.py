@@ -1,31 +1,30 @@
 """Reverse mode: tinyjax.vjp, grad, value_and_grad, on tinygrad's own gradient of the traced graph."""
 from __future__ import annotations
 from typing import Callable, Sequence
-from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of, TracedMarker
+from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
 from tinyjax.errors import no_rule
 from tinyjax import tree_util as tu
-from tinyjax.transforms.jvp import trace_flat, substitute, substitute_with_aux, jax_conventions
-from tinyjax.transforms.vmap import as_tensor
+from tinyjax.core import trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, as_tensor, TracedMarker
 
 
 def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
   phs, outs, out_tree, aux = trace_flat(fun, transform, p_leaves, p_tree, has_aux)
-  subs = {ph.uop: p.uop for ph, p in zip(phs, p_leaves) if ph is not p}
+  subs = placeholder_subs(phs, p_leaves)
   traced = jax_conventions([o.uop for o in outs])
   for u in UOp.sink(*traced).toposort():   # tinygrad's gradient has no rule for collective markers: say so clearly
     if isinstance(u.arg, TracedMarker): raise no_rule(u.op, transform) from None
   primals_out, aux = substitute_with_aux([o.uop for o in outs], aux, subs)
 
   def vjp_flat(cts: list[Tensor]) -> list[Tensor]:
-    pairs = [(o, c.uop) for o, c in zip(traced, cts) if dtypes.is_float(o.dtype)]
+    pairs = [(o, c.uop) for o, c in zip(traced, cts, strict=True) if dtypes.is_float(o.dtype)]
     # tinygrad hands a custom call's grad_fxn only the cotangents of outputs that have one, without their positions:
     # give every output of a multi-output custom call a (zero) cotangent, so the positions are all there
     pairs += [(fn.gettuple(i), fn.gettuple(i).const_like(0)) for fn in UOp.sink(*traced).toposort()
               if custom_rule_of(fn) is not None and len(fn.src[0].src) > 1 for i in range(len(fn.src[0].src))]
-    targets = {ph.uop for ph, p in zip(phs, p_leaves) if ph is not p}
+    targets = set(subs)
     grads = compute_gradient(UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), targets) \
       if pairs and targets else {}
-    res = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves)]
+    res = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves, strict=True)]
     return [Tensor(u) for u in substitute(res, subs)]
   return primals_out, out_tree, vjp_flat, aux
 
@@ -41,8 +40,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     if c_tree != out_tree:
       raise ValueError(f"unexpected tree structure of argument to vjp function: got {c_tree}, but expected to match "
                        f"the structure of the differentiated function's output {out_tree}")
-    c_leaves = [as_tensor(c, like=o) for o, c in zip(outs, c_leaves)]
-    for o, c in zip(outs, c_leaves):
+    c_leaves = [as_tensor(c, like=o) for o, c in zip(outs, c_leaves, strict=True)]
+    for o, c in zip(outs, c_leaves, strict=True):
       if tuple(o.shape) != tuple(c.shape) or (dtypes.is_float(o.dtype) and o.dtype != c.dtype):
         raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {dtype_name(c.dtype)}"
                          f"{list(c.shape)}, but expected {dtype_name(o.dtype)}{list(o.shape)} because the corresponding output "
@@ -80,7 +79,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                         f"allow_int to True.")
     def f(*d):
       full = list(args)
-      for i, x in zip(nums, d): full[i] = x
+      for i, x in zip(nums, d, strict=True): full[i] = x
       return fun(*full, **kwargs)
     out, pullback, *aux = vjp(f, *diff, has_aux=has_aux)
     if not isinstance(out, Tensor) or out.shape != ():

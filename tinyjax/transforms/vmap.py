@@ -2,32 +2,16 @@
 from __future__ import annotations
 import functools
 from typing import Any, Callable, Hashable
-import numpy as np
-from tinyjax._tg import Tensor, trace_scope, dtypes, strong_dtype, dtype_name, poison_leaks
+from tinyjax.core import trace_scope, trace_state, poison_leaks, as_tensor, is_array, type_str
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
 
-_axis_stack: list[Axis] = []   # vmap scopes being traced, innermost last (collectives resolve names here)
-
 def bound_axis(name: Hashable, collective: str) -> Axis:
-  for ax in reversed(_axis_stack):
+  """The innermost vmap being traced whose axis_name is `name` (collectives resolve names here)."""
+  for ax in reversed(trace_state().axes):
     if name is not None and ax.name == name: return ax
   raise NameError(f"Found an unbound axis name: {name}. To fix this, please call {collective} under `tinyjax.vmap` "
                   f"with axis_name={name!r}.")
-
-def as_tensor(x, like: Tensor | None = None) -> Tensor:
-  """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax. A weakly typed
-  Tensor (tinygrad's Tensor(2.0)) gets a concrete dtype: `like`'s if given, as JAX's weak types do."""
-  if isinstance(x, Tensor):
-    return x.cast(like.dtype if like is not None else strong_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
-  if isinstance(x, (np.ndarray, np.generic, bool, int, float)): return Tensor(np.asarray(x))
-  raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
-
-def _is_array(x) -> bool: return isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float))
-
-def type_str(t: Tensor) -> str:
-  """JAX's short type string, e.g. float32[3,4]."""
-  return f"{dtype_name(t.dtype)}[{','.join(str(d) for d in t.shape)}]"
 
 def _keystr(path) -> str: return "".join(f"[{k}]" if isinstance(k, int) else f"[{k!r}]" for k in path)
 
@@ -42,8 +26,8 @@ def _size_error(fun, args, kwargs, leaves, mapped, axis_size) -> ValueError:
   paths = [arg_name((i, *p)) for i, a in enumerate(args) for p in tu.optree.tree_paths(a, namespace=tu.NAMESPACE)]
   paths += [f"kwargs{_keystr(p)}" for p in tu.optree.tree_paths(kwargs, namespace=tu.NAMESPACE)]
   sizes = [leaves[i].shape[ax] for i, ax in mapped]
-  first = {}
-  for (i, ax), sz in zip(mapped, sizes): first.setdefault(sz, (i, ax))
+  first: dict[int, tuple[int, int]] = {}
+  for (i, ax), sz in zip(mapped, sizes, strict=True): first.setdefault(sz, (i, ax))
   msg = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
   if axis_size is not None: msg.append(f"  * the `axis_size` argument was {axis_size};\n")
   for n, (sz, ct) in enumerate(collections.Counter(sizes).most_common()):
@@ -61,7 +45,8 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
   if not (in_axes is None or type(in_axes) is int or isinstance(in_axes, tuple)):
     raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
                     f"arguments passed to the function, but got {in_axes}.")
-  if any(a is not None and type(a) is not int for a in tu.optree.tree_leaves(in_axes, none_is_leaf=True, namespace=tu.NAMESPACE)):
+  axis_leaves: list = tu.optree.tree_leaves(in_axes, none_is_leaf=True, namespace=tu.NAMESPACE)  # type: ignore[arg-type]
+  if any(a is not None and type(a) is not int for a in axis_leaves):
     raise TypeError("vmap in_axes must be an int, None, or (nested) container with those types as leaves, but got "
                     f"{in_axes}.")
 
@@ -74,7 +59,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
     arg_axes = tu.broadcast_prefix(in_axes, args, "vmap in_axes")
     axes = arg_axes + [0] * (len(leaves) - len(arg_axes))   # keyword arguments are mapped over axis 0, as in JAX
     mapped = []
-    for i, (leaf, ax) in enumerate(zip(leaves, axes)):
+    for i, (leaf, ax) in enumerate(zip(leaves, axes, strict=True)):
       if ax is None: continue
       t = leaves[i] = as_tensor(leaf)
       if not -t.ndim <= ax < t.ndim:
@@ -92,24 +77,25 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
       raise _size_error(fun, args, kwargs, leaves, mapped, axis_size)
     size = axis_size if axis_size is not None else sizes.pop()
 
-    axis = Axis(size, axis_name, len(_axis_stack), leaves[mapped[0][0]].device if mapped else None)
+    axis = Axis(size, axis_name)
     for i, ax in mapped: leaves[i] = vmapin(leaves[i], ax, axis)
-    _axis_stack.append(axis)
+    in_scope = trace_state().axes
+    in_scope.append(axis)
     try:
       with trace_scope("vmap", [leaves[i].uop for i, _ in mapped]):
         fargs, fkwargs = tu.tree_unflatten(treedef, leaves)
         out = fun(*fargs, **fkwargs)
     finally:
-      _axis_stack.remove(axis)
+      in_scope.remove(axis)
 
     out_leaves, out_tree = tu.tree_flatten(out)
     for i, leaf in enumerate(out_leaves):
-      if not _is_array(leaf):
+      if not is_array(leaf):
         raise TypeError(f"Output from batched function {leaf!r} with type {type(leaf)} is not a valid Tensor type")
       out_leaves[i] = as_tensor(leaf)
     oaxes = tu.broadcast_prefix(out_axes, out, "vmap out_axes")
     try:
-      return tu.tree_unflatten(out_tree, [vmapout(t, ax, axis) for t, ax in zip(out_leaves, oaxes)])
+      return tu.tree_unflatten(out_tree, [vmapout(t, ax, axis) for t, ax in zip(out_leaves, oaxes, strict=True)])
     except Exception:
       poison_leaks([leaves[i].uop for i, _ in mapped])
       raise
