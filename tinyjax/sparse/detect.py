@@ -73,7 +73,7 @@ class Detector:
   def elementwise(self, u, deps):
     return Dep(_union([self.operand(u, i, d)[0] for i, d in enumerate(deps) if d is not None]))
 
-  def add(self, u, deps):   # ADD / SUB: zero where both terms are
+  def add(self, u, deps):   # zero where both terms are
     (Da, Za), (Db, Zb) = (self.operand(u, i, d) if d is not None else (None, None) for i, d in enumerate(deps))
     return Dep(_union([D for D in (Da, Db) if D is not None]), Za & Zb if Za is not None and Zb is not None else None)
 
@@ -81,11 +81,7 @@ class Detector:
     (Da, Za), (Db, Zb) = (self.operand(u, i, d) for i, d in enumerate(deps))
     return Dep(_union([_mask_rows(D, ~Zo) for D, Zo in ((Da, Zb), (Db, Za)) if D is not None]), Za | Zb)
 
-  def fdiv(self, u, deps):  # zero where the numerator is
-    (Da, Za), (Db, _) = (self.operand(u, i, d) for i, d in enumerate(deps))
-    return Dep(_union([D for D in (Da, Db) if D is not None]), Za)
-
-  def unary_zero_preserving(self, u, deps):   # NEG, SIN, SQRT: f(0) = 0
+  def unary_zero_preserving(self, u, deps):   # SIN, SQRT: f(0) = 0
     return Dep(deps[0].D, deps[0].Z)
 
   def where(self, u, deps):
@@ -145,8 +141,8 @@ def _empty(self, u, deps): return self.empty(u)
 def _same(self, u, deps): return deps[0]
 SPARSITY_RULES: dict[Ops | str, Callable] = {
   **{op: Detector.elementwise for op in GroupOp.ALU | {Ops.CAST}},
-  Ops.ADD: Detector.add, Ops.SUB: Detector.add, Ops.MUL: Detector.mul, Ops.FDIV: Detector.fdiv, Ops.WHERE: Detector.where,
-  **{op: Detector.unary_zero_preserving for op in (Ops.NEG, Ops.SIN, Ops.SQRT)},
+  Ops.ADD: Detector.add, Ops.MUL: Detector.mul, Ops.WHERE: Detector.where,
+  **{op: Detector.unary_zero_preserving for op in (Ops.SIN, Ops.SQRT)},
   **{op: Detector.movement for op in GroupOp.Movement},
   Ops.REDUCE: Detector.reduce, Ops.STACK: Detector.stack,
   **{op: _same for op in PASSTHROUGH | {Ops.CUSTOM}},
@@ -159,7 +155,7 @@ sparsity_rule = table_rule(SPARSITY_RULES, "sparsity")
 def detect(outs: list[UOp], inputs: list[UOp]) -> sp.csr_matrix:
   """Boolean (sum of output sizes) x (sum of input sizes) pattern of d outs / d inputs (flattened, concatenated)."""
   sizes = [_numel(u.shape) for u in inputs]
-  n, offs = sum(sizes), np.cumsum([0] + sizes)
+  n, offs = sum(sizes), np.cumsum([0] + sizes)[:-1]   # each input's first column
   env = {u: Dep(sp.csr_matrix((np.ones(s, dtype=bool), (np.arange(s), o + np.arange(s))), shape=(s, n)))
          for u, s, o in zip(inputs, sizes, offs, strict=True)}
   vals = interpret(outs, env, Detector(n).rule, inline_custom=True)

@@ -55,13 +55,11 @@ def _collective(u, ts):
 def _zero(u, ts): return None
 def _same_op(u, ts): return u.replace(src=(ts[0],) + u.src[1:])   # linear ops: apply the op to the tangent
 
-# rule(u, tangents) with a, b, c = u.src (the primals); each returns u's tangent or None (zero)
+# rule(u, tangents) with a, b, c = u.src (the primals); each returns u's tangent or None (zero). The ops are those
+# tinygrad 0.14's Tensor methods emit: -x, a - b and a / b are written with MUL, ADD and RECIPROCAL (no NEG/SUB/FDIV).
 JVP_RULES: dict[Ops | str, Callable] = {
   Ops.ADD: lambda u, t: _add(*t),
-  Ops.SUB: lambda u, t: _add(t[0], _scale(t[1], -1)),
   Ops.MUL: lambda u, t: _add(_scale(t[0], u.src[1]), _scale(t[1], u.src[0])),
-  Ops.FDIV: lambda u, t: _add(_scale(t[0], u.src[1].reciprocal()), _scale(t[1], -u / u.src[1])),
-  Ops.NEG: lambda u, t: -t[0],
   Ops.RECIPROCAL: lambda u, t: -t[0] * u * u,
   Ops.SQRT: lambda u, t: t[0] / (u * 2),
   Ops.EXP2: lambda u, t: t[0] * u * LN2,
@@ -73,7 +71,6 @@ JVP_RULES: dict[Ops | str, Callable] = {
     _scale(t[1], u.src[0].eq(0).where(0, u * u.src[0].log2() * LN2))),
   Ops.WHERE: lambda u, t: None if t[1] is None and t[2] is None else u.src[0].where(
     u.const_like(0) if t[1] is None else t[1], u.const_like(0) if t[2] is None else t[2]),
-  Ops.MULACC: lambda u, t: _add(_scale(t[0], u.src[1]), _scale(t[1], u.src[0]), t[2]),
   Ops.CAST: lambda u, t: t[0].cast(u.dtype) if dtypes.is_float(u.dtype) else None,
   Ops.REDUCE: _reduce,
   Ops.STACK: _stack,
