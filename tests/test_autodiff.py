@@ -11,78 +11,13 @@ import pytest
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jsp
-import jax.tree_util as jtu
-from tinygrad.helpers import Context
 from tinygrad import Tensor, dtypes
 
 import tinyjax
 from tinyjax import tree_util as tu
+from conftest import RTOL, ATOL, rnd, tg, to_np, ref, assert_close, raises, same_error
 
-jax.config.update("jax_enable_x64", True)
-
-
-@pytest.fixture(autouse=True)
-def _compile_in_process():
-  """Compile kernels in this process: tinygrad's compile worker pool (respawned every 16 kernels) costs more than it
-  saves on these many small graphs."""
-  with Context(PARALLEL=0): yield
-
-RTOL, ATOL = 1e-9, 1e-11
-
-
-# ---- helpers --------------------------------------------------------------------------------------------------------
-
-def rnd(*shape, seed=0, scale=1.0):
-  return np.random.default_rng(seed).standard_normal(shape) * scale
-
-def tg(tree):
-  """numpy leaves -> tinygrad (float64) Tensors; other leaves untouched."""
-  return tu.tree_map(lambda a: Tensor(a) if isinstance(a, np.ndarray) else a, tree)
-
-def to_np(tree):
-  """Tensor leaves -> numpy, realizing all of them in one schedule."""
-  ts = [t for t in tu.tree_leaves(tree) if isinstance(t, Tensor)]
-  if ts: Tensor.realize(*ts)
-  return tu.tree_map(lambda t: t.numpy() if isinstance(t, Tensor) else np.asarray(t), tree)
-
-def assert_close(got, want, rtol=RTOL, atol=ATOL):
-  """got (Tensors) == want (numpy / JAX arrays, or a thunk computing them with JAX, run under jax.jit)."""
-  if callable(want): want = ref(want)
-  got = to_np(got)
-  gs, ws = jtu.tree_structure(got), jtu.tree_structure(want)
-  assert gs == ws, (gs, ws)
-  for g, w in zip(jtu.tree_leaves(got), jtu.tree_leaves(want)):
-    w = np.asarray(w)
-    assert g.shape == w.shape, (g.shape, w.shape)
-    assert g.dtype == w.dtype, (g.dtype, w.dtype)
-    np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
-
-def ref(thunk):
-  """JAX's answer, computed under jax.jit (one XLA compile instead of one per primitive). Some JAX versions reject
-  closed-over numpy constants under jit + vmap of custom_jvp/custom_vjp ("non-canonical constant"): then eagerly."""
-  try: return jax.jit(thunk)()
-  except AssertionError: return thunk()
-
-def raises(fn):
-  with pytest.raises(Exception) as ei: fn()
-  return ei.value
-
-def norm_msg(msg: str) -> str:
-  """The parts of an error message that necessarily differ between tinyjax and JAX: the package name in advice,
-  and the pytree repr (optree's PyTreeSpec vs JAX's PyTreeDef)."""
-  return msg.replace("tinyjax.", "jax.").replace("PyTreeSpec(", "PyTreeDef(")
-
-def same_error(tj_fn, jax_fn, upto: str | None = None):
-  """tinyjax raises what JAX raises: same exception type, same message (up to and including `upto` if given)."""
-  tj, jx = raises(tj_fn), raises(jax_fn)
-  assert type(tj).__name__ == type(jx).__name__, (type(tj), type(jx), str(tj))
-  want = str(jx)
-  if upto is not None:
-    assert upto in want, f"test bug: {upto!r} not in JAX's message {want!r}"
-    want = want[:want.index(upto) + len(upto)]
-  got = norm_msg(str(tj))
-  assert got.startswith(want), f"\n tinyjax: {got!r}\n     JAX: {want!r}"
-  return tj
+pytestmark = pytest.mark.usefixtures("compile_in_process")
 
 
 # ---- the functions (each twice: tinygrad Tensor methods and jnp) ----------------------------------------------------
@@ -136,7 +71,9 @@ def elem_jx(x):
   return jnp.stack([jax.nn.sigmoid(a), jnp.sqrt(a * a + 1), jnp.log(b * b + 1), jnp.exp(a * 0.5), 1 / (1 + b * b),
                     a / (b * b + 2), a ** 3, (a * a + 0.5) ** b, jnp.cos(b) - jnp.tanh(a)])
 
-PRODZ = rnd(3, 4, seed=5); PRODZ[1, 0] = 0.0; PRODZ[0, 2] = PRODZ[2, 2] = 0.0   # one zero in column 0, two in column 2
+PRODZ = rnd(3, 4, seed=5)
+PRODZ[1, 0] = 0.0
+PRODZ[0, 2] = PRODZ[2, 2] = 0.0   # one zero in column 0, two in column 2
 
 CASES = {
   "mlp": (mlp_tg, mlp_jx, rnd(3, seed=1)),
@@ -158,8 +95,8 @@ def _case(name):
   c = rnd(*out_shape, seed=101)
   u = rnd(*out_shape, seed=102)
   # a scalar, nonlinear in f even for linear f, with weights so that the Hessian is not symmetric in the outputs
-  loss_tg = lambda x: (f_tg(x) * f_tg(x) * Tensor(c)).sum() + (f_tg(x) * Tensor(u)).sum()
-  loss_jx = lambda x: (f_jx(x) * f_jx(x) * c).sum() + (f_jx(x) * u).sum()
+  def loss_tg(x): return (f_tg(x) * f_tg(x) * Tensor(c)).sum() + (f_tg(x) * Tensor(u)).sum()
+  def loss_jx(x): return (f_jx(x) * f_jx(x) * c).sum() + (f_jx(x) * u).sum()
   return f_tg, f_jx, x, v, u, loss_tg, loss_jx
 
 
@@ -253,8 +190,12 @@ def tree_jx(p, x):
   h = jnp.tanh(p["w"] @ x + p["b"])
   return {"h": h, "stats": (h.sum(), (h * x).max())}
 
-def tree_loss_tg(p, x): o = tree_tg(p, x); return (o["h"] * o["h"]).sum() + o["stats"][0] * o["stats"][1]
-def tree_loss_jx(p, x): o = tree_jx(p, x); return (o["h"] * o["h"]).sum() + o["stats"][0] * o["stats"][1]
+def tree_loss_tg(p, x):
+  o = tree_tg(p, x)
+  return (o["h"] * o["h"]).sum() + o["stats"][0] * o["stats"][1]
+def tree_loss_jx(p, x):
+  o = tree_jx(p, x)
+  return (o["h"] * o["h"]).sum() + o["stats"][0] * o["stats"][1]
 
 def test_jvp_pytree_in_and_out():
   tp, tx = {"w": rnd(3, 3, seed=23), "b": rnd(3, seed=24)}, rnd(3, seed=25)
@@ -290,8 +231,12 @@ def test_value_and_grad_argnums(argnums):
   assert_close(tinyjax.value_and_grad(tree_loss_tg, argnums=argnums)(tg(P), Tensor(X3)), want)
 
 def test_grad_has_aux():
-  def f_tg(p, x): o = tree_tg(p, x); return o["stats"][0] * o["stats"][1], {"h": o["h"], "n": 3}
-  def f_jx(p, x): o = tree_jx(p, x); return o["stats"][0] * o["stats"][1], {"h": o["h"], "n": 3}
+  def f_tg(p, x):
+    o = tree_tg(p, x)
+    return o["stats"][0] * o["stats"][1], {"h": o["h"], "n": 3}
+  def f_jx(p, x):
+    o = tree_jx(p, x)
+    return o["stats"][0] * o["stats"][1], {"h": o["h"], "n": 3}
   g, aux = tinyjax.grad(f_tg, argnums=(0, 1), has_aux=True)(tg(P), Tensor(X3))
   jg, jaux = ref(lambda: jax.grad(f_jx, argnums=(0, 1), has_aux=True)(P, X3))
   assert_close(g, jg)
@@ -302,8 +247,8 @@ def test_grad_has_aux():
   assert_close((val, aux["h"], g), (jval, jaux["h"], jg))
 
 def test_jvp_and_vjp_has_aux():
-  f_tg = lambda x: (mlp_tg(x), {"sq": x * x})
-  f_jx = lambda x: (mlp_jx(x), {"sq": x * x})
+  def f_tg(x): return (mlp_tg(x), {"sq": x * x})
+  def f_jx(x): return (mlp_jx(x), {"sq": x * x})
   v = rnd(3, seed=27)
   assert_close(tinyjax.jvp(f_tg, (Tensor(X3),), (Tensor(v),), has_aux=True), lambda: jax.jvp(f_jx, (X3,), (v,), has_aux=True))
   out, pull, aux = tinyjax.vjp(f_tg, Tensor(X3), has_aux=True)
@@ -320,8 +265,8 @@ def test_jacobian_pytrees_and_argnums(jac):
 
 @pytest.mark.parametrize("jac", ["jacfwd", "jacrev"])
 def test_jacobian_has_aux(jac):
-  f_tg = lambda x: (mlp_tg(x), x.sum())
-  f_jx = lambda x: (mlp_jx(x), x.sum())
+  def f_tg(x): return (mlp_tg(x), x.sum())
+  def f_jx(x): return (mlp_jx(x), x.sum())
   assert_close(getattr(tinyjax, jac)(f_tg, has_aux=True)(Tensor(X3)), getattr(jax, jac)(f_jx, has_aux=True)(X3))
 
 def test_hessian_pytree_argnums():
@@ -336,14 +281,14 @@ def test_jacobians_of_scalar_to_scalar_function():
 
 def test_jacobians_with_scalar_leaves():
   p = {"a": np.array(0.4), "b": np.array([0.3, -0.8])}
-  f_tg = lambda p: ((p["a"] * p["b"]).sin().sum(), p["b"] * 2)
-  f_jx = lambda p: (jnp.sin(p["a"] * p["b"]).sum(), p["b"] * 2)
+  def f_tg(p): return ((p["a"] * p["b"]).sin().sum(), p["b"] * 2)
+  def f_jx(p): return (jnp.sin(p["a"] * p["b"]).sum(), p["b"] * 2)
   assert_close(tinyjax.jacfwd(f_tg)(tg(p)), lambda: jax.jacfwd(f_jx)(p))
   assert_close(tinyjax.jacrev(f_tg)(tg(p)), lambda: jax.jacrev(f_jx)(p))
 
 def test_grad_of_scalar_input_and_kwargs():
-  f_tg = lambda x, y, *, k: (x * y * k).sin()
-  f_jx = lambda x, y, *, k: jnp.sin(x * y * k)
+  def f_tg(x, y, *, k): return (x * y * k).sin()
+  def f_jx(x, y, *, k): return jnp.sin(x * y * k)
   x, y = np.array(0.3), np.array(-1.2)
   assert_close(tinyjax.grad(f_tg, argnums=(0, 1))(Tensor(x), Tensor(y), k=Tensor(np.array(2.0))),
                lambda: jax.grad(f_jx, argnums=(0, 1))(x, y, k=2.0))
@@ -420,7 +365,7 @@ VB = rnd(4, 3, seed=41)
 
 def test_vmap_of_curried_jvp_over_tangents():
   got = tinyjax.vmap(tinyjax.jvp(mlp_tg), in_axes=(None, 0))((Tensor(X3),), (Tensor(VB),))
-  want = lambda: jax.vmap(lambda p, t: jax.jvp(mlp_jx, p, t), in_axes=(None, 0))((X3,), (VB,))
+  def want(): return jax.vmap(lambda p, t: jax.jvp(mlp_jx, p, t), in_axes=(None, 0))((X3,), (VB,))
   assert_close(got, want)
 
 def test_vmap_of_jvp_over_primals_and_tangents():
@@ -434,8 +379,12 @@ def test_jvp_of_vmap():
 def test_vmap_of_grad_per_example_gradients():
   W = rnd(2, 3, seed=42)
   ys = rnd(4, 2, seed=43)
-  def loss_tg(w, x, y): r = (w @ x).tanh() - y; return (r * r).sum()
-  def loss_jx(w, x, y): r = jnp.tanh(w @ x) - y; return (r * r).sum()
+  def loss_tg(w, x, y):
+    r = (w @ x).tanh() - y
+    return (r * r).sum()
+  def loss_jx(w, x, y):
+    r = jnp.tanh(w @ x) - y
+    return (r * r).sum()
   got = tinyjax.vmap(tinyjax.grad(loss_tg), in_axes=(None, 0, 0))(Tensor(W), Tensor(XB), Tensor(ys))
   assert_close(got, lambda: jax.vmap(jax.grad(loss_jx), in_axes=(None, 0, 0))(W, XB, ys))
   got = tinyjax.vmap(tinyjax.value_and_grad(loss_tg, argnums=(0, 1)), in_axes=(None, 0, 0))(Tensor(W), Tensor(XB), Tensor(ys))
@@ -481,12 +430,12 @@ def test_vmap_of_hessian():
 
 def test_jvp_of_jvp():
   v, w = rnd(3, seed=48), rnd(3, seed=49)
-  inner_tg = lambda x: tinyjax.jvp(mlp_tg, (x,), (Tensor(v),))[1]
-  inner_jx = lambda x: jax.jvp(mlp_jx, (x,), (v,))[1]
+  def inner_tg(x): return tinyjax.jvp(mlp_tg, (x,), (Tensor(v),))[1]
+  def inner_jx(x): return jax.jvp(mlp_jx, (x,), (v,))[1]
   assert_close(tinyjax.jvp(inner_tg, (Tensor(X3),), (Tensor(w),)), lambda: jax.jvp(inner_jx, (X3,), (w,)))
   # the tangent of the inner jvp is itself a primal of the outer one
-  both_tg = lambda x, t: tinyjax.jvp(mlp_tg, (x,), (t,))[1]
-  both_jx = lambda x, t: jax.jvp(mlp_jx, (x,), (t,))[1]
+  def both_tg(x, t): return tinyjax.jvp(mlp_tg, (x,), (t,))[1]
+  def both_jx(x, t): return jax.jvp(mlp_jx, (x,), (t,))[1]
   assert_close(tinyjax.jvp(both_tg, (Tensor(X3), Tensor(v)), (Tensor(w), Tensor(X3))),
                lambda: jax.jvp(both_jx, (X3, v), (w, X3)))
 
@@ -496,8 +445,8 @@ def test_vmap_of_vmap_of_jvp():
   assert_close(got, lambda: jax.vmap(jax.vmap(lambda x, t: jax.jvp(mlp_jx, (x,), (t,))))(X, V))
 
 def test_grad_of_vmap_and_grad_of_grad():
-  f_tg = lambda x: tinyjax.vmap(mlp_tg)(x).sum()
-  f_jx = lambda x: jax.vmap(mlp_jx)(x).sum()
+  def f_tg(x): return tinyjax.vmap(mlp_tg)(x).sum()
+  def f_jx(x): return jax.vmap(mlp_jx)(x).sum()
   assert_close(tinyjax.grad(f_tg)(Tensor(XB)), lambda: jax.grad(f_jx)(XB))
   g2_tg = tinyjax.grad(lambda x: tinyjax.grad(lambda y: (y.sin() * y).sum())(x).exp().sum())
   g2_jx = jax.grad(lambda x: jnp.exp(jax.grad(lambda y: (jnp.sin(y) * y).sum())(x)).sum())
@@ -528,8 +477,8 @@ def test_inner_transforms_closing_over_outer_inputs():
                lambda: jax.grad(lambda s: jax.vjp(lambda r: jnp.sin(r * s), r)[1](w)[0].sum())(s))
 
 def test_vmap_of_jvp_batched_primals_fixed_tangent_and_out_axes():
-  f_tg = lambda x: (x.sin() * x).flip(0) * x
-  f_jx = lambda x: jnp.flip(jnp.sin(x) * x, 0) * x
+  def f_tg(x): return (x.sin() * x).flip(0) * x
+  def f_jx(x): return jnp.flip(jnp.sin(x) * x, 0) * x
   assert_close(tinyjax.vmap(tinyjax.jvp(f_tg), in_axes=(0, None))((Tensor(XB),), (Tensor(X3),)),
                lambda: jax.vmap(lambda p, t: jax.jvp(f_jx, p, t), in_axes=(0, None))((XB,), (X3,)))
   assert_close(tinyjax.vmap(tinyjax.jacrev(f_tg), in_axes=1, out_axes=1)(Tensor(XB)),
@@ -598,8 +547,8 @@ def test_custom_jvp_log1pexp_grad_is_safe():
 def test_custom_jvp_log1pexp_vs_jax():
   x, v = np.array([-3.0, 0.0, 2.5, 30.0]), rnd(4, seed=60)
   assert_close(tinyjax.jvp(log1pexp_tg, (Tensor(x),), (Tensor(v),)), lambda: jax.jvp(log1pexp_jx, (x,), (v,)))
-  loss_tg = lambda x: (log1pexp_tg(x * x) * x).sum()
-  loss_jx = lambda x: (log1pexp_jx(x * x) * x).sum()
+  def loss_tg(x): return (log1pexp_tg(x * x) * x).sum()
+  def loss_jx(x): return (log1pexp_jx(x * x) * x).sum()
   assert_close(tinyjax.grad(loss_tg)(Tensor(x)), lambda: jax.grad(loss_jx)(x))
   assert_close(tinyjax.grad(lambda x: tinyjax.vmap(log1pexp_tg)(x).sum())(Tensor(x)),
                lambda: jax.grad(lambda x: jax.vmap(log1pexp_jx)(x).sum())(x))
@@ -796,13 +745,13 @@ def test_error_jvp_dtype_mismatch():
 
 @pytest.mark.parametrize("argnums", [1, (0, 2), -2])
 def test_error_argnums_out_of_range(argnums):
-  f = lambda x: x.sum()
+  def f(x): return x.sum()
   same_error(lambda: tinyjax.grad(f, argnums=argnums)(Tensor(XE)), lambda: jax.grad(f, argnums=argnums)(XE))
   same_error(lambda: tinyjax.value_and_grad(f, argnums=argnums)(Tensor(XE)),
              lambda: jax.value_and_grad(f, argnums=argnums)(XE))
 
 def test_error_argnums_out_of_range_jacobians():
-  f = lambda x: x * 2
+  def f(x): return x * 2
   for name in ("jacfwd", "jacrev"):
     same_error(lambda: getattr(tinyjax, name)(f, argnums=(0, 1))(Tensor(XE)),
                lambda: getattr(jax, name)(f, argnums=(0, 1))(XE))
@@ -896,7 +845,7 @@ def test_jvp_of_constant_output_is_zero():
   assert_close((out, t), (C * 2, np.zeros((2, 3))))
   assert Tensor(v).uop not in t.uop.toposort()
   out, t = tinyjax.jvp(lambda x: {"a": x.shape[0] * Tensor(C), "b": (x > 0).cast(dtypes.float64) * 3}, (Tensor(x),), (Tensor(v),))
-  want = lambda: jax.jvp(lambda x: {"a": x.shape[0] * C, "b": (x > 0).astype(jnp.float64) * 3}, (x,), (v,))
+  def want(): return jax.jvp(lambda x: {"a": x.shape[0] * C, "b": (x > 0).astype(jnp.float64) * 3}, (x,), (v,))
   assert_close((out, t), want)
 
 def test_grad_of_unused_argument_is_zero():
@@ -907,8 +856,8 @@ def test_grad_of_unused_argument_is_zero():
 
 def test_stop_gradient_via_detach():
   x, v = rnd(3, seed=100), rnd(3, seed=101)
-  f_tg = lambda x: x * x.detach() + x.sin().detach()
-  f_jx = lambda x: x * jax.lax.stop_gradient(x) + jax.lax.stop_gradient(jnp.sin(x))
+  def f_tg(x): return x * x.detach() + x.sin().detach()
+  def f_jx(x): return x * jax.lax.stop_gradient(x) + jax.lax.stop_gradient(jnp.sin(x))
   assert_close(tinyjax.jvp(f_tg, (Tensor(x),), (Tensor(v),)), lambda: jax.jvp(f_jx, (x,), (v,)))
   assert_close(tinyjax.grad(lambda x: f_tg(x).sum())(Tensor(x)), lambda: jax.grad(lambda x: f_jx(x).sum())(x))
 

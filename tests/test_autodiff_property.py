@@ -15,19 +15,11 @@ import pytest
 import jax
 import jax.numpy as jnp
 from hypothesis import given, settings, strategies as st, HealthCheck
-from tinygrad.helpers import Context
 from tinygrad import Tensor
 
 import tinyjax
 
-jax.config.update("jax_enable_x64", True)
-
-
-@pytest.fixture(autouse=True)
-def _compile_in_process():
-  """Compile kernels in this process: tinygrad's compile worker pool (respawned every 16 kernels) costs more than it
-  saves on these many small graphs."""
-  with Context(PARALLEL=0): yield
+pytestmark = pytest.mark.usefixtures("compile_in_process")
 
 SETTINGS = dict(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 

@@ -5,8 +5,6 @@ Patterns are checked against the nonzeros of jax.jacfwd at random points: the de
 Values are float64 and compared tightly. The built-in problems live in examples/problems.py (tinygrad functions with
 jnp twins).
 """
-import sys
-from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -17,17 +15,10 @@ from tinygrad import Tensor
 
 import tinyjax
 import tinyjax.sparse.jacobian as spjac_mod
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-import problems as P  # noqa: E402
-
-jax.config.update("jax_enable_x64", True)
+from examples import problems as P
+from conftest import rnd
 
 RTOL, ATOL = 1e-10, 1e-10
-
-
-def rnd(*shape, seed=0, scale=1.0):
-  return np.random.default_rng(seed).standard_normal(shape) * scale
 
 _jitted = {}
 def dense_jac(fj, x) -> np.ndarray:
@@ -307,8 +298,12 @@ def test_sphessian_grid_pattern_is_five_point():
 # ---- exactness of the detection, op by op ----------------------------------------------------------------------------
 
 W_DENSE = rnd(4, 5, seed=20)
-W_ZEROS = rnd(4, 5, seed=21); W_ZEROS[np.abs(W_ZEROS) < 0.6] = 0.0; W_ZEROS[:, 3] = 0.0; W_ZEROS[2, :] = 0.0
-M_VEC = rnd(6, 12, seed=22); M_VEC[np.abs(M_VEC) < 0.8] = 0.0
+W_ZEROS = rnd(4, 5, seed=21)
+W_ZEROS[np.abs(W_ZEROS) < 0.6] = 0.0
+W_ZEROS[:, 3] = 0.0
+W_ZEROS[2, :] = 0.0
+M_VEC = rnd(6, 12, seed=22)
+M_VEC[np.abs(M_VEC) < 0.8] = 0.0
 IDX = [3, 1, 1, 7, 0]
 MASK = np.arange(12) % 3 == 0
 
@@ -395,14 +390,15 @@ def test_index_patterns_by_hand():
   n = 12
   for f in (lambda x: x[IDX], lambda x: x[Tensor(IDX)], lambda x: Tensor.stack(*[x[i] for i in IDX])):
     S = tinyjax.sparsity(f, Tensor(rnd(n))).toarray()
-    want = np.zeros((len(IDX), n), dtype=bool); want[np.arange(len(IDX)), IDX] = True
+    want = np.zeros((len(IDX), n), dtype=bool)
+    want[np.arange(len(IDX)), IDX] = True
     np.testing.assert_array_equal(S, want)
 
 def test_where_input_dependent_condition():
   """cond depends on x[n-1-i], the branches on x[i] and x[i-1]: both branches, never the condition."""
   n = 12
-  f = lambda x: (x.flip(0) > 0).where(x.sin(), x.pad((1, 0))[:-1].exp())
-  fj = lambda x: jnp.where(jnp.flip(x, 0) > 0, jnp.sin(x), jnp.exp(jnp.pad(x, (1, 0))[:-1]))
+  def f(x): return (x.flip(0) > 0).where(x.sin(), x.pad((1, 0))[:-1].exp())
+  def fj(x): return jnp.where(jnp.flip(x, 0) > 0, jnp.sin(x), jnp.exp(jnp.pad(x, (1, 0))[:-1]))
   S = tinyjax.sparsity(f, Tensor(rnd(n)))
   want = np.eye(n, dtype=bool) | np.eye(n, k=-1, dtype=bool)
   np.testing.assert_array_equal(S.toarray(), want)
@@ -447,7 +443,8 @@ def test_product_with_structurally_zero_entries():
   f, fj = (lambda x: x * x[1:].pad((0, 1))), (lambda x: x * jnp.pad(x[1:], (0, 1)))
   S = tinyjax.sparsity(f, Tensor(rnd(n)))
   check_pattern(S, fj, (n,), exact=False)
-  want = (np.eye(n, dtype=bool) | np.eye(n, k=1, dtype=bool)); want[n - 1, n - 1] = False
+  want = (np.eye(n, dtype=bool) | np.eye(n, k=1, dtype=bool))
+  want[n - 1, n - 1] = False
   np.testing.assert_array_equal(S.toarray(), want)
 
 def test_where_const_cond_pattern_by_hand():
@@ -483,7 +480,7 @@ def tree_tg(d):
 @pytest.mark.parametrize("mode", ["fwd", "rev"])
 def test_pytree_input_and_output(mode):
   d0 = _tree_in(30)
-  tg_in = lambda d: {k: Tensor(v) for k, v in d.items()}
+  def tg_in(d): return {k: Tensor(v) for k, v in d.items()}
   J = tinyjax.spjacobian(tree_tg, tg_in(d0), mode=mode)
   assert J.shape == (2 + 4 + 1, 3 + 4)
   d = _tree_in(31)
@@ -543,8 +540,8 @@ def test_repr():
 
 
 def test_call_with_other_shapes_is_an_error_and_repeated_calls_reuse_the_trace():
-  F = lambda u: u.pad(((1, 1),))[:-2] - 2 * u + u.pad(((1, 1),))[2:] + u.exp()
-  Fj = lambda u: jnp.pad(u, (1, 1))[:-2] - 2 * u + jnp.pad(u, (1, 1))[2:] + jnp.exp(u)
+  def F(u): return u.pad(((1, 1),))[:-2] - 2 * u + u.pad(((1, 1),))[2:] + u.exp()
+  def Fj(u): return jnp.pad(u, (1, 1))[:-2] - 2 * u + jnp.pad(u, (1, 1))[2:] + jnp.exp(u)
   J = tinyjax.spjacobian(F, Tensor(np.zeros(6)))
   with pytest.raises(ValueError, match="was built for inputs"):
     J(Tensor(np.zeros(7)))

@@ -5,6 +5,7 @@ Every test runs the same numpy data through tinyjax and (where JAX has the featu
 error tests check the exception type and message (JAX's wording where tinyjax copies it).
 """
 import re
+from functools import partial
 import numpy as np
 import pytest
 import jax
@@ -16,32 +17,17 @@ import tinyjax
 from tinyjax import tree_util as tu
 from tinyjax import lax as tl
 from tinyjax import Axis, vmapin, vmapout
-
-jax.config.update("jax_enable_x64", True)
+import conftest
+from conftest import tg, raises
 
 
 # ---- helpers --------------------------------------------------------------------------------------------------------
 
-def rnd(*shape, seed=0, dtype=np.float32):
-  return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+rnd = partial(conftest.rnd, dtype=np.float32)
+assert_tree_close = partial(conftest.assert_close, rtol=1e-5, atol=1e-5, dtype=False)   # any dtypes, float32 tolerances
 
 def rint(*shape, seed=0, lo=-9, hi=10, dtype=np.int32):
   return np.random.default_rng(seed).integers(lo, hi, size=shape).astype(dtype)
-
-def tg(tree):
-  """numpy leaves -> tinygrad Tensors (other leaves untouched); works on tinyjax-registered custom nodes too."""
-  return tu.tree_map(lambda a: Tensor(a) if isinstance(a, np.ndarray) else a, tree)
-
-def to_np(tree):
-  return tu.tree_map(lambda t: t.numpy() if isinstance(t, Tensor) else np.asarray(t), tree)
-
-def assert_tree_close(got, want, rtol=1e-5, atol=1e-5):
-  got = to_np(got)
-  assert jtu.tree_structure(got) == jtu.tree_structure(want), (jtu.tree_structure(got), jtu.tree_structure(want))
-  for g, w in zip(jtu.tree_leaves(got), jtu.tree_leaves(want)):
-    w = np.asarray(w)
-    assert g.shape == w.shape, (g.shape, w.shape)
-    np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol)
 
 def check(f_tg, f_jax, args, kwargs=None, **vmap_kw):
   """tinyjax.vmap(f_tg, **vmap_kw) on Tensors == jax.vmap(f_jax, **vmap_kw) on the same numpy data."""
@@ -50,10 +36,6 @@ def check(f_tg, f_jax, args, kwargs=None, **vmap_kw):
   want = jax.vmap(f_jax if f_jax is not None else f_tg, **vmap_kw)(*args, **kwargs)
   assert_tree_close(got, want)
   return got
-
-def jax_error(fn):
-  with pytest.raises(Exception) as ei: fn()
-  return ei.value
 
 
 # ---- in_axes ----------------------------------------------------------------------------------------------------------
@@ -77,7 +59,7 @@ def test_in_axes_top_level_list_is_treated_like_a_tuple():
 
 def test_in_axes_nested_dict_and_tuple_prefix():
   args = ({"w": (rnd(4, 6), rnd(4, seed=1)), "b": rnd(6, 4, seed=2)}, rnd(4, seed=3))
-  f = lambda p, s: (p["w"][0] * p["w"][1]).sum() + p["b"] * s
+  def f(p, s): return (p["w"][0] * p["w"][1]).sum() + p["b"] * s
   check(f, None, args, in_axes=({"w": (1, None), "b": 0}, None))
 
 def test_in_axes_leaf_per_dict_key():
@@ -86,7 +68,7 @@ def test_in_axes_leaf_per_dict_key():
 
 def test_in_axes_int_leaf_applies_to_a_whole_subtree():
   args = ({"a": rnd(4, 3), "b": [rnd(2, 3, seed=1), rnd(3, seed=2)]}, rnd(3, 2, seed=3))
-  f = lambda d, y: (d["a"].sum(0) + d["b"][0].sum(0) * d["b"][1], y * 2)
+  def f(d, y): return (d["a"].sum(0) + d["b"][0].sum(0) * d["b"][1], y * 2)
   check(f, None, args, in_axes=({"a": 1, "b": -1}, 0))
 
 def test_in_axes_nested_list_prefix_for_a_list_argument():
@@ -158,22 +140,22 @@ def test_negative_out_axes_for_scalar_per_example_output():
   check(lambda a: a.sum(), None, (rnd(5, 3),), out_axes=-1)
 
 def test_out_axes_none_for_an_unbatched_output():
-  f = lambda a, w: (a * w, w * 2)
+  def f(a, w): return (a * w, w * 2)
   check(f, None, (rnd(3, 4), rnd(4, seed=1)), in_axes=(0, None), out_axes=(0, None))
 
 def test_out_axes_tuple_prefix_for_multiple_outputs():
-  f = lambda a: (a + 1, (a * 2, a.sum()))
+  def f(a): return (a + 1, (a * 2, a.sum()))
   check(f, None, (rnd(3, 4, 2),), out_axes=(1, (-1, 0)))
 
 def test_out_axes_int_applies_to_every_output():
   check(lambda a: (a + 1, [a * 2, {"z": a - 1}]), None, (rnd(3, 4),), out_axes=1)
 
 def test_out_axes_dict_for_dict_outputs():
-  f = lambda a: {"s": a.sum(), "t": (a, a * 2), "u": {"v": a.T}}
+  def f(a): return {"s": a.sum(), "t": (a, a * 2), "u": {"v": a.T}}
   check(f, None, (rnd(3, 4, 2),), out_axes={"s": 0, "t": (1, -1), "u": {"v": 2}})
 
 def test_out_axes_dict_leaf_applies_to_subtree():
-  f = lambda a: {"s": a.sum(), "l": (a, a * 2)}
+  def f(a): return {"s": a.sum(), "l": (a, a * 2)}
   check(f, None, (rnd(3, 4),), out_axes={"s": 0, "l": 1})
 
 def test_out_axes_list_prefix_for_list_outputs():
@@ -219,7 +201,7 @@ jtu.register_pytree_node(Point, _flatten, _unflatten)
 
 def test_custom_pytree_node_as_input_and_output():
   x, y = rnd(3, 4), rnd(3, 4, seed=1)
-  f = lambda p: Point(p.x * p.y, p.y.sum() + p.x, tag=p.tag + "!")
+  def f(p): return Point(p.x * p.y, p.y.sum() + p.x, tag=p.tag + "!")
   got = tinyjax.vmap(f)(Point(Tensor(x), Tensor(y), "q"))
   want = jax.vmap(f)(Point(x, y, "q"))
   assert isinstance(got, Point) and got.tag == "q!" == want.tag
@@ -228,7 +210,7 @@ def test_custom_pytree_node_as_input_and_output():
 
 def test_custom_pytree_node_as_in_axes_and_out_axes_prefix():
   x, y = rnd(3, 4), rnd(4, seed=1)
-  f = lambda p: Point(p.x * p.y, p.y + 1, tag=p.tag)
+  def f(p): return Point(p.x * p.y, p.y + 1, tag=p.tag)
   vm = dict(in_axes=(Point(0, None, "q"),), out_axes=Point(1, None, "q"))
   got = tinyjax.vmap(f, **vm)(Point(Tensor(x), Tensor(y), "q"))
   want = jax.vmap(f, **vm)(Point(x, y, "q"))
@@ -246,7 +228,7 @@ def test_nested_vmap_closing_over_the_outer_value():
 
 def test_nested_vmap_with_in_and_out_axes():
   X = rnd(2, 3, 4)
-  inner = lambda vm: vm(lambda r: r * 2 + r.max(), in_axes=0, out_axes=1)
+  def inner(vm): return vm(lambda r: r * 2 + r.max(), in_axes=0, out_axes=1)
   got = tinyjax.vmap(lambda a: inner(tinyjax.vmap)(a), in_axes=1, out_axes=2)(Tensor(X))
   want = jax.vmap(lambda a: inner(jax.vmap)(a), in_axes=1, out_axes=2)(X)
   assert_tree_close(got, want)
@@ -285,13 +267,13 @@ _SIZE_CASES = {
 @pytest.mark.parametrize("case", list(_SIZE_CASES))
 def test_error_inconsistent_sizes_message_is_jaxs(case):
   f, args, kwargs = _SIZE_CASES[case]
-  want = str(jax_error(lambda: jax.vmap(f)(*args, **kwargs)))
+  want = str(raises(lambda: jax.vmap(f)(*args, **kwargs)))
   with pytest.raises(ValueError) as ei:
     tinyjax.vmap(f)(*tg(args), **tg(kwargs))
   assert str(ei.value) == want
 
 def test_error_in_axes_tuple_length_mismatch():
-  want = str(jax_error(lambda: jax.vmap(lambda a, b: a, in_axes=(0,))(rnd(3), rnd(3))))
+  want = str(raises(lambda: jax.vmap(lambda a, b: a, in_axes=(0,))(rnd(3), rnd(3))))
   with pytest.raises(ValueError, match=re.escape("but got len(in_axes)=1, len(args)=2")) as ei:
     tinyjax.vmap(lambda a, b: a, in_axes=(0,))(Tensor(rnd(3)), Tensor(rnd(3)))
   assert str(ei.value) == want
@@ -312,7 +294,7 @@ def test_error_in_axes_tuple_where_a_list_is_passed():
 def test_error_in_axes_out_of_range(axis):
   msg = (f"vmap was requested to map its argument along axis {axis}, which implies that its rank should be at least "
          f"{axis + 1 if axis >= 0 else -axis}, but is only 2 (its shape is (3, 4))")
-  assert str(jax_error(lambda: jax.vmap(lambda a: a, in_axes=axis)(rnd(3, 4)))) == msg
+  assert str(raises(lambda: jax.vmap(lambda a: a, in_axes=axis)(rnd(3, 4)))) == msg
   with pytest.raises(ValueError, match=re.escape(msg)):
     tinyjax.vmap(lambda a: a, in_axes=axis)(Tensor(rnd(3, 4)))
 
@@ -321,7 +303,7 @@ def test_error_in_axes_out_of_range(axis):
 def test_error_scalar_argument_with_in_axes_0(scalar):
   msg = ("vmap was requested to map its argument along axis 0, which implies that its rank should be at least 1, "
          "but is only 0 (its shape is ())")
-  assert str(jax_error(lambda: jax.vmap(lambda a: a)(2.0))) == msg
+  assert str(raises(lambda: jax.vmap(lambda a: a)(2.0))) == msg
   with pytest.raises(ValueError, match=re.escape(msg)):
     tinyjax.vmap(lambda a: a)(scalar())
 
@@ -331,14 +313,14 @@ def test_error_keyword_scalar_is_mapped_over_axis_0():
 
 def test_error_no_mapped_argument_and_no_axis_size():
   msg = "vmap must have at least one non-None value in in_axes or axis_size must be specified"
-  assert str(jax_error(lambda: jax.vmap(lambda a: a, in_axes=None)(rnd(3)))) == msg
+  assert str(raises(lambda: jax.vmap(lambda a: a, in_axes=None)(rnd(3)))) == msg
   with pytest.raises(ValueError, match=re.escape(msg)):
     tinyjax.vmap(lambda a: a, in_axes=None)(Tensor(rnd(3)))
   with pytest.raises(ValueError, match=re.escape(msg)):
     tinyjax.vmap(lambda a, b: a, in_axes=(None, None))(Tensor(rnd(3)), Tensor(rnd(3)))
 
 def test_error_no_arguments_and_no_axis_size():
-  want = str(jax_error(lambda: jax.vmap(lambda: 1.0)()))
+  want = str(raises(lambda: jax.vmap(lambda: 1.0)()))
   assert want.startswith("vmap wrapped function must be passed at least one argument containing an array")
   with pytest.raises(ValueError) as ei:
     tinyjax.vmap(lambda: 1.0)()
@@ -346,7 +328,7 @@ def test_error_no_arguments_and_no_axis_size():
 
 def test_error_out_axes_none_for_a_batched_output():
   msg = "at vmap out_axes, got axis spec None but output was batched on axis 0"
-  assert str(jax_error(lambda: jax.vmap(lambda a: a, out_axes=None)(rnd(3, 4)))) == msg
+  assert str(raises(lambda: jax.vmap(lambda a: a, out_axes=None)(rnd(3, 4)))) == msg
   with pytest.raises(ValueError, match=re.escape(msg)):
     tinyjax.vmap(lambda a: a, out_axes=None)(Tensor(rnd(3, 4)))
 
@@ -357,7 +339,7 @@ def test_error_out_axes_none_for_one_batched_output_of_several():
 @pytest.mark.parametrize("out_axes", [2, 3, -3])
 def test_error_out_axes_out_of_range(out_axes):
   msg = f"axis {out_axes} is out of bounds for array of dimension 2"
-  assert str(jax_error(lambda: jax.vmap(lambda a: a, out_axes=out_axes)(rnd(3, 4)))) == msg
+  assert str(raises(lambda: jax.vmap(lambda a: a, out_axes=out_axes)(rnd(3, 4)))) == msg
   with pytest.raises(ValueError, match=re.escape(msg)):
     tinyjax.vmap(lambda a: a, out_axes=out_axes)(Tensor(rnd(3, 4)))
 
@@ -371,14 +353,14 @@ def test_error_out_axes_tree_mismatch():
 
 def test_error_out_axes_list_against_a_tuple_output():
   # JAX: a ValueError (a list prefix does not match a tuple output)
-  assert isinstance(jax_error(lambda: jax.vmap(lambda a: (a, a), out_axes=[0, 1])(rnd(3, 4))), ValueError)
+  assert isinstance(raises(lambda: jax.vmap(lambda a: (a, a), out_axes=[0, 1])(rnd(3, 4))), ValueError)
   with pytest.raises(ValueError, match="vmap out_axes specification must be a tree prefix of the corresponding value"):
     tinyjax.vmap(lambda a: (a, a), out_axes=[0, 1])(Tensor(rnd(3, 4)))
 
 @pytest.mark.parametrize("out", ["hi", ("ok", "hi")], ids=["leaf", "in_tuple"])
 def test_error_non_tensor_output_leaf(out):
   f = (lambda a: "hi") if out == "hi" else (lambda a: (a, "hi"))
-  jmsg = str(jax_error(lambda: jax.vmap(f)(rnd(3))))
+  jmsg = str(raises(lambda: jax.vmap(f)(rnd(3))))
   assert jmsg == "Output from batched function 'hi' with type <class 'str'> is not a valid JAX type"
   with pytest.raises(TypeError, match=re.escape("Output from batched function 'hi' with type <class 'str'> is not a valid")):
     tinyjax.vmap(f)(Tensor(rnd(3)))
@@ -387,25 +369,25 @@ def test_error_non_tensor_output_leaf(out):
 def test_error_bad_in_axes_type(bad):
   msg = ("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional arguments passed "
          f"to the function, but got {bad}.")
-  assert str(jax_error(lambda: jax.vmap(lambda a: a, in_axes=bad)(rnd(3)))) == msg
+  assert str(raises(lambda: jax.vmap(lambda a: a, in_axes=bad)(rnd(3)))) == msg
   with pytest.raises(TypeError, match=re.escape(msg)):
     tinyjax.vmap(lambda a: a, in_axes=bad)(Tensor(rnd(3)))
 
 def test_error_top_level_dict_in_axes_is_a_type_error():
   msg = ("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional arguments passed "
          "to the function, but got {'a': 0}.")
-  assert str(jax_error(lambda: jax.vmap(lambda a: a, in_axes={"a": 0})(rnd(3)))) == msg
+  assert str(raises(lambda: jax.vmap(lambda a: a, in_axes={"a": 0})(rnd(3)))) == msg
   with pytest.raises(TypeError, match=re.escape(msg)):
     tinyjax.vmap(lambda a: a, in_axes={"a": 0})(Tensor(rnd(3)))
 
 def test_error_float_leaf_in_in_axes():
   msg = "vmap in_axes must be an int, None, or (nested) container with those types as leaves, but got (0.5,)."
-  assert str(jax_error(lambda: jax.vmap(lambda a: a, in_axes=(0.5,)))) == msg   # JAX raises when vmap is called
+  assert str(raises(lambda: jax.vmap(lambda a: a, in_axes=(0.5,)))) == msg   # JAX raises when vmap is called
   with pytest.raises(TypeError, match=re.escape(msg)):
     tinyjax.vmap(lambda a: a, in_axes=(0.5,))(Tensor(rnd(3)))
 
 def test_error_unbound_axis_name_in_psum():
-  assert "unbound axis name: j" in str(jax_error(lambda: jax.vmap(lambda a: jax.lax.psum(a, "j"), axis_name="i")(rnd(3))))
+  assert "unbound axis name: j" in str(raises(lambda: jax.vmap(lambda a: jax.lax.psum(a, "j"), axis_name="i")(rnd(3))))
   with pytest.raises(NameError, match="Found an unbound axis name: j"):
     tinyjax.vmap(lambda a: tl.psum(a, "j"), axis_name="i")(Tensor(rnd(3)))
 
@@ -422,7 +404,7 @@ def test_error_unbound_axis_name_in_axis_index_and_in_a_tuple_of_names():
 
 def test_error_axis_name_none_is_not_bound_by_an_unnamed_vmap():
   # an unnamed vmap binds no name: JAX raises NameError for psum(x, None) / axis_index(None)
-  assert "unbound axis name: None" in str(jax_error(lambda: jax.vmap(lambda a: jax.lax.psum(a, None))(rnd(3))))
+  assert "unbound axis name: None" in str(raises(lambda: jax.vmap(lambda a: jax.lax.psum(a, None))(rnd(3))))
   with pytest.raises(NameError, match="unbound axis name: None"):
     tinyjax.vmap(lambda a: tl.psum(a, None))(Tensor(rnd(3)))
   with pytest.raises(NameError, match="unbound axis name: None"):
@@ -465,8 +447,8 @@ def test_collective_on_a_pytree(name):
 
 def test_collective_result_used_downstream():
   # softmax over the mapped axis
-  ft = lambda a: (a - tl.pmax(a, "i")).exp() / tl.psum((a - tl.pmax(a, "i")).exp(), "i")
-  fj = lambda a: jnp.exp(a - jax.lax.pmax(a, "i")) / jax.lax.psum(jnp.exp(a - jax.lax.pmax(a, "i")), "i")
+  def ft(a): return (a - tl.pmax(a, "i")).exp() / tl.psum((a - tl.pmax(a, "i")).exp(), "i")
+  def fj(a): return jnp.exp(a - jax.lax.pmax(a, "i")) / jax.lax.psum(jnp.exp(a - jax.lax.pmax(a, "i")), "i")
   check(ft, fj, (rnd(5, 3),), axis_name="i")
 
 def test_psum_result_with_out_axes_none():
@@ -526,12 +508,12 @@ def test_nested_vmaps_with_names(case):
 
 def test_nested_vmaps_over_one_argument_with_names():
   X = rnd(2, 3, 4)
-  f = lambda lax, vm: vm(vm(lambda v: v - lax.pmean(v, "i") + lax.psum(v, "j"), axis_name="j"), axis_name="i")
+  def f(lax, vm): return vm(vm(lambda v: v - lax.pmean(v, "i") + lax.psum(v, "j"), axis_name="j"), axis_name="i")
   assert_tree_close(f(tl, tinyjax.vmap)(Tensor(X)), f(jax.lax, jax.vmap)(X))
 
 def test_inner_name_shadows_the_outer_one():
   A, B = rnd(3, 4), rnd(2, 4, seed=1)
-  f = lambda lax, vm, A, B: vm(lambda a: vm(lambda b: lax.psum(a * b, "i"), axis_name="i")(B), axis_name="i")(A)
+  def f(lax, vm, A, B): return vm(lambda a: vm(lambda b: lax.psum(a * b, "i"), axis_name="i")(B), axis_name="i")(A)
   assert_tree_close(f(tl, tinyjax.vmap, Tensor(A), Tensor(B)), f(jax.lax, jax.vmap, A, B))
 
 
@@ -559,7 +541,7 @@ def test_vmapout_reinserts_the_axis_at_out_axis(in_axis, out_axis):
 
 def test_hand_built_vmap_from_the_primitives_equals_tinyjax_vmap():
   X, W = rnd(3, 5, 4), rnd(5, 2, seed=1)
-  f = lambda a, w: (a @ w).max(0) + a.sum()
+  def f(a, w): return (a @ w).max(0) + a.sum()
   ax = Axis(4)
   a = vmapin(Tensor(X), 2, ax)                    # (3, 5) per example
   assert a.shape == (3, 5)
@@ -639,7 +621,7 @@ def test_concretization_error_is_catchable_as_type_error():
 def test_reading_a_closed_over_weight_inside_vmap_works():
   w = Tensor(rnd(4, seed=1))
   lazy = Tensor(rnd(4, seed=2)) * 2           # an unrealized closed-over value
-  f = lambda a: a * float(w.sum().item()) + Tensor(w.numpy()) + lazy.realize() + Tensor(lazy.tolist())
+  def f(a): return a * float(w.sum().item()) + Tensor(w.numpy()) + lazy.realize() + Tensor(lazy.tolist())
   X = rnd(3, 4)
   wn, ln = rnd(4, seed=1), rnd(4, seed=2) * 2
   np.testing.assert_allclose(tinyjax.vmap(f)(Tensor(X)).numpy(), X * wn.sum() + wn + 2 * ln, rtol=1e-5)
@@ -655,7 +637,7 @@ def test_reading_an_inner_result_that_does_not_depend_on_the_outer_input_works()
 
 def test_reading_a_value_derived_from_axis_index_raises_concretization_error():
   # JAX: int(jax.lax.axis_index("i")) inside vmap is a ConcretizationTypeError (the value is batched)
-  assert type(jax_error(lambda: jax.vmap(lambda a: a * int(jax.lax.axis_index("i")), axis_name="i")(rnd(3, 4)))).__name__ \
+  assert type(raises(lambda: jax.vmap(lambda a: a * int(jax.lax.axis_index("i")), axis_name="i")(rnd(3, 4)))).__name__ \
     == "ConcretizationTypeError"
   with pytest.raises(tinyjax.ConcretizationTypeError, match=r"tinyjax\.vmap"):
     tinyjax.vmap(lambda a: a * (tl.axis_index("i") + 1).numpy(), axis_name="i")(Tensor(rnd(3, 4)))
@@ -727,13 +709,13 @@ def test_tree_map_matches_jax(tree):
 
 def test_tree_map_is_leaf_matches_jax():
   tree = TREES[0]
-  is_leaf = lambda x: isinstance(x, tuple)
+  def is_leaf(x): return isinstance(x, tuple)
   assert tu.tree_leaves(tree, is_leaf=is_leaf) == jtu.tree_leaves(tree, is_leaf=is_leaf)
-  f = lambda x: len(x) if isinstance(x, tuple) else -x
+  def f(x): return len(x) if isinstance(x, tuple) else -x
   assert tu.tree_map(f, tree, is_leaf=is_leaf) == jtu.tree_map(f, tree, is_leaf=is_leaf)
 
 def test_tree_map_structure_mismatch_is_a_value_error():
-  assert isinstance(jax_error(lambda: jtu.tree_map(lambda a, b: a + b, [1, 2], [1])), ValueError)
+  assert isinstance(raises(lambda: jtu.tree_map(lambda a, b: a + b, [1, 2], [1])), ValueError)
   with pytest.raises(ValueError, match="arity mismatch"):
     tu.tree_map(lambda a, b: a + b, [1, 2], [1])
 

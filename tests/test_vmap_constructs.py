@@ -32,10 +32,10 @@ def loopmap(fn, in_axes=0, out_axes=0):
   def mapped(*args):
     arrs = [_np(a) for a in args]
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(arrs)
-    size = next(a.shape[ax] for a, ax in zip(arrs, axes) if ax is not None)
+    size = next(a.shape[ax] for a, ax in zip(arrs, axes, strict=True) if ax is not None)
     outs = []
     for b in range(size):
-      sl = [Tensor(a) if ax is None else Tensor(np.array(np.take(a, b, axis=ax))) for a, ax in zip(arrs, axes)]
+      sl = [Tensor(a) if ax is None else Tensor(np.array(np.take(a, b, axis=ax))) for a, ax in zip(arrs, axes, strict=True)]
       outs.append(_np(fn(*sl)))
     return Tensor(np.stack(outs, axis=out_axes))
   return mapped
@@ -53,8 +53,8 @@ def check_vmap(fn, *arrays, in_axes=0, out_axes=0, np_fn=None, rtol=1e-5, atol=1
   assert_same(got, want, rtol, atol)
   if np_fn is not None:
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(arrays)
-    size = next(a.shape[ax] for a, ax in zip(arrays, axes) if ax is not None)
-    ref = np.stack([np_fn(*[a if ax is None else np.take(a, b, axis=ax) for a, ax in zip(arrays, axes)])
+    size = next(a.shape[ax] for a, ax in zip(arrays, axes, strict=True) if ax is not None)
+    ref = np.stack([np_fn(*[a if ax is None else np.take(a, b, axis=ax) for a, ax in zip(arrays, axes, strict=True)])
                     for b in range(size)], axis=out_axes)
     np.testing.assert_allclose(got, ref.astype(got.dtype), rtol=max(rtol, 1e-5), atol=max(atol, 1e-5))
   return got
@@ -300,15 +300,15 @@ def test_axes(name, fn, arrays, in_axes, out_axes):
 
 def nest(mapper, fn, in_axes_per_level, out_axes_per_level=None):
   out_axes_per_level = out_axes_per_level or [0] * len(in_axes_per_level)
-  for ia, oa in zip(reversed(in_axes_per_level), reversed(out_axes_per_level)): fn = mapper(fn, ia, oa)
+  for ia, oa in zip(reversed(in_axes_per_level), reversed(out_axes_per_level), strict=True): fn = mapper(fn, ia, oa)
   return fn
 
 def np_loopmap(fn, in_axes=0, out_axes=0):
   """loopmap for a pure numpy fn (cheap enough to nest 6 deep: 64 calls)."""
   def mapped(*arrs):
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(arrs)
-    size = next(a.shape[ax] for a, ax in zip(arrs, axes) if ax is not None)
-    return np.stack([np.asarray(fn(*[a if ax is None else np.take(a, b, axis=ax) for a, ax in zip(arrs, axes)]))
+    size = next(a.shape[ax] for a, ax in zip(arrs, axes, strict=True) if ax is not None)
+    return np.stack([np.asarray(fn(*[a if ax is None else np.take(a, b, axis=ax) for a, ax in zip(arrs, axes, strict=True)]))
                      for b in range(size)], axis=out_axes)
   return mapped
 
@@ -334,14 +334,14 @@ def test_nested_6_levels(name, fn, np_fn, in_axes, out_axes):
 def test_nested_6_levels_loop_reference():
   # the same tinygrad function as reference (per-example loop at the innermost level only, 2 levels of 6)
   x = f32(2, 3, 2, 2, 2, 2, 3)
-  fn = lambda v: (v.pad((1, 1)) * 2).cumsum().max() - v.sum()
+  def fn(v): return (v.pad((1, 1)) * 2).cumsum().max() - v.sum()
   got = nest(tinyjax.vmap, fn, [0] * 6)(Tensor(x)).numpy()
   want = loopmap(loopmap(nest(tinyjax.vmap, fn, [0] * 4)))(x).numpy()
   assert_same(got, want)
 
 def test_nested_7_levels_mapped_and_broadcast_args():
   x, y = f32(2, 2, 2, 2, 2, 2, 2, 3), f32(2, 3)
-  f = lambda a, b: (a * b + Tensor(C5[:3])).softmax()
+  def f(a, b): return (a * b + Tensor(C5[:3])).softmax()
   for _ in range(6): f = tinyjax.vmap(f, in_axes=(0, None))
   f = tinyjax.vmap(f, in_axes=(0, 0))
   z = x * y.reshape(2, 1, 1, 1, 1, 1, 1, 3) + C5[:3]
@@ -350,7 +350,7 @@ def test_nested_7_levels_mapped_and_broadcast_args():
 
 def test_nested_closure_over_outer_mapped_value():
   x, y = f32(B, 4), f32(5, 4)
-  f = lambda xi: tinyjax.vmap(lambda yj: (xi * yj).sum() + xi.max())(Tensor(y))
+  def f(xi): return tinyjax.vmap(lambda yj: (xi * yj).sum() + xi.max())(Tensor(y))
   got = check_vmap(f, x)
   np.testing.assert_allclose(got, x @ y.T + x.max(1, keepdims=True), rtol=1e-5, atol=1e-5)
 

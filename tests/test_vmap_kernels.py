@@ -12,9 +12,9 @@ from typing import Callable
 import numpy as np
 import pytest
 from tinygrad import Tensor
-from tinygrad.helpers import GlobalCounters
 
 import tinyjax
+from conftest import kernel_count
 
 RNG = np.random.default_rng(0)
 def f32(*shape): return RNG.standard_normal(shape).astype(np.float32)
@@ -38,10 +38,7 @@ def fresh(arrays: dict) -> dict:
   return p
 
 def kernels(t: Tensor) -> tuple[int, np.ndarray]:
-  GlobalCounters.reset()
-  t.realize()
-  n = GlobalCounters.kernel_count
-  return n, t.numpy()
+  return kernel_count(t.realize), t.numpy()
 
 
 W, Bias = f32(8, 6), f32(6)

@@ -8,12 +8,14 @@ TINYJAX_SHRINK=1 is set. A failing example prints its program (hypothesis `note`
 """
 import os
 import math
+from functools import partial
 import numpy as np
 from hypothesis import given, settings, note, strategies as st, HealthCheck, Phase
 from tinygrad import Tensor, dtypes
 
 import tinyjax
 from tinyjax import lax as tl
+import conftest
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=list(HealthCheck),
                 phases=list(Phase) if os.environ.get("TINYJAX_SHRINK") else [Phase.explicit, Phase.generate])
@@ -128,7 +130,7 @@ def draw_step(draw, shape, is_float, nested=True):
   if nested and r < MAX_RANK and grow: ops += ["stack"]
   if nested and r >= 1 and grow: ops += ["cat"]
   op = draw(st.sampled_from(ops))
-  axis = lambda: draw(st.integers(-r, r - 1))
+  def axis(): return draw(st.integers(-r, r - 1))
   if op == "unary": return ("unary", draw(st.sampled_from(sorted(UNARY) if is_float else INT_UNARY)))
   if op == "bconst":
     return ("bconst", draw(st.sampled_from(sorted(BINARY_CONST) if is_float else INT_BINARY)),
@@ -195,11 +197,9 @@ def data_for(draw, shape, is_float=True):
 
 def loop(f, xs):
   """The reference: f on each example, stacked along a new leading axis."""
-  return np.stack([f(*(Tensor(np.ascontiguousarray(x)) for x in ex)).numpy() for ex in zip(*xs)])
+  return np.stack([f(*(Tensor(np.ascontiguousarray(x)) for x in ex)).numpy() for ex in zip(*xs, strict=True)])
 
-def assert_close(got, want):
-  assert got.shape == want.shape, (got.shape, want.shape)
-  np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-4, atol=2e-4, equal_nan=True)
+assert_close = partial(conftest.assert_close, rtol=2e-4, atol=2e-4, dtype=False)   # any dtypes; NaN == NaN
 
 
 # ---- properties ----------------------------------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ def test_nested_vmap_equals_a_double_loop(data):
   prog, _ = draw_program(draw, shape, max_ops=4)
   outer_axis = draw(st.sampled_from([0, 1]), label="outer_in_axes")
   X = data_for(draw, (B1, B2) + shape)
-  g = lambda x: run(prog, x)
+  def g(x): return run(prog, x)
   got = tinyjax.vmap(tinyjax.vmap(g), in_axes=outer_axis)(Tensor(X)).numpy()
   Xo = X if outer_axis == 0 else np.swapaxes(X, 0, 1)     # outer examples first
   want = np.stack([loop(g, [Xo[i]]) for i in range(Xo.shape[0])])
