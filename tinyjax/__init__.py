@@ -4,7 +4,8 @@ __version__ = "0.1.0"   # the one place: pyproject.toml reads it from here
 from tinyjax import core   # noqa: F401  (installs the guards against reading traced values)
 from tinyjax import tree_util, lax
 from tinyjax.core import is_tracing
-from tinyjax.errors import ConcretizationTypeError, UnexpectedTracerError
+from tinyjax.config import config
+from tinyjax.errors import ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
 from tinyjax.transforms.jvp import jvp, linearize
@@ -16,4 +17,5 @@ from tinyjax.transforms.jit import jit
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
            "jacobian", "hessian", "custom_jvp", "custom_vjp", "sparsity", "spjacobian", "sphessian", "SparseJacobian",
-           "SparseHessian", "jit", "tree_util", "lax", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError"]
+           "SparseHessian", "jit", "tree_util", "lax", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
+           "TracerArrayConversionError"]

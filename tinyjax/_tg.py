@@ -4,20 +4,21 @@ Everything tinyjax needs from tinygrad's UOp IR is imported or wrapped here, so 
 tinygrad upgrade is this file's work. See docs/design.md, "tinygrad 0.14 IR facts".
 """
 from __future__ import annotations
-import functools, re
+import functools, re, threading, types
 from typing import Callable
 from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
 from tinygrad.dtype import DType, strong_dtype
 from tinygrad.helpers import GlobalCounters
+import tinygrad.helpers as _helpers
+import sqlite3 as _sqlite3
 from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
-from tinygrad.tensor import all_tensors
 
 __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
            "static_shape", "placeholder", "allocated_buffer", "assign_into", "jit_capturing", "jit_kernel_names", "gather", "gather_args",
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
-           "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "any_live_tensor_depends_on"]
+           "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
 
@@ -134,6 +135,21 @@ def move_axis(u: UOp, src: int, dst: int) -> UOp:
 
 # ---- reading traced values ------------------------------------------------------------------------------------------
 # tinyjax.core keeps the trace state; here the Tensor methods that read data are wrapped to ask it first.
+# tinygrad is not thread-safe (its Context flags and compile cache connection are process-global): realizing from two
+# threads at once fails inside it ("usage of device CPU disallowed", sqlite objects used across threads). tinyjax
+# serialises what it does with tinygrad, and the reads it wraps, on one re-entrant lock.
+TINYGRAD_LOCK = threading.RLock()
+
+def _shared_db_connection(orig=_helpers.db_connection):
+  # tinygrad opens its compile cache's sqlite connection in whichever thread compiles first, and sqlite refuses it in
+  # any other thread; under TINYGRAD_LOCK one connection can serve every thread
+  if _helpers._db_connection is None:
+    _helpers.sqlite3 = types.SimpleNamespace(connect=functools.partial(_sqlite3.connect, check_same_thread=False),  # type: ignore[assignment]
+                                             OperationalError=_sqlite3.OperationalError)
+    try: return orig()
+    finally: _helpers.sqlite3 = _sqlite3
+  return orig()
+_helpers.db_connection = _shared_db_connection
 
 _READS = ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer")
 
@@ -142,13 +158,13 @@ def install_read_guards(check: Callable[[str, tuple], None]) -> None:
   def guard(method: str, orig: Callable):
     @functools.wraps(orig)
     def guarded(self, *args, **kwargs):
-      check(method, (self,) + tuple(a for a in args if isinstance(a, Tensor)))
-      return orig(self, *args, **kwargs)
+      with TINYGRAD_LOCK:
+        check(method, (self,) + tuple(a for a in args if isinstance(a, Tensor)))
+        return orig(self, *args, **kwargs)
     return guarded
   for m in _READS: setattr(Tensor, m, guard(m, getattr(Tensor, m)))
-
-def any_live_tensor_depends_on(uops: set[UOp]) -> bool:
-  """Does some live Tensor's graph contain one of `uops`?"""
-  for ref in list(all_tensors):
-    if (t := ref()) is not None and not uops.isdisjoint(t.uop.toposort()): return True
-  return False
+  # numpy functions applied to a Tensor (np.asarray(t), np.sin(t)) read it through __array__, which tinygrad lacks
+  def __array__(self, dtype=None, copy=None):
+    a = self.numpy()
+    return a if dtype is None else a.astype(dtype)
+  Tensor.__array__ = guard("__array__", __array__)  # type: ignore[attr-defined]

@@ -7,14 +7,16 @@ over the traced graph in which only the nodes that depend on the transform's sou
 puts the real inputs in place of the placeholders.
 """
 from __future__ import annotations
+import functools, weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, UOp, Ops, dtypes, placeholder, strong_dtype, dtype_name
-from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError
+from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
 from tinyjax import tree_util as tu
+from tinyjax.config import config
 
 # ---- trace state ------------------------------------------------------------------------------------------------------
 # While a transform traces a user function, its placeholders stand for values that do not exist yet. Reading one
@@ -37,43 +39,55 @@ def trace_state() -> TraceState:
   if (s := _state.get()) is None: _state.set(s := TraceState())
   return s
 
+def serialized(fn: Callable) -> Callable:
+  """A transform's entry point: one thread at a time works with tinygrad (see _tg.TINYGRAD_LOCK); re-entrant, so
+  transforms nest."""
+  @functools.wraps(fn)
+  def locked(*args, **kwargs):
+    with _tg.TINYGRAD_LOCK: return fn(*args, **kwargs)
+  return locked
+
 def is_tracing() -> bool:
   """True inside a function being traced by a tinyjax transform (its Tensors may be placeholders)."""
   return bool(trace_state().active)
 
-leaked: set[UOp] = set()    # placeholders that Tensors still referred to when their transform raised
-pending: set[UOp] = set()   # placeholders of tinyjax.vmapin calls whose vmapout has not run yet
+# Every node that stands for a traced value (the placeholders of trace scopes and vmapin, collective markers) is
+# remembered weakly: it leaves the set when no graph refers to it any more, so the set stays as small as the traced
+# values still reachable, and a read costs nothing once they are gone. A remembered node that belongs to no active
+# transform is a leak: a Tensor that escaped its transform (stored in a list or a global, assigned to a buffer)
+# and whose data never existed; reading it raises UnexpectedTracerError, as in JAX.
+traced_nodes: weakref.WeakSet[UOp] = weakref.WeakSet()
+pending: weakref.WeakSet[UOp] = weakref.WeakSet()   # placeholders of tinyjax.vmapin calls whose vmapout has not run yet
+
+def remember_traced(*uops: UOp) -> None: traced_nodes.update(uops)
 
 class trace_scope:
   """`with trace_scope("vmap", placeholders):` marks the placeholders as traced values of that transform."""
-  def __init__(self, transform: str, placeholders): self.entry = (transform, frozenset(placeholders))
+  def __init__(self, transform: str, placeholders):
+    self.entry = (transform, frozenset(placeholders))
+    remember_traced(*self.entry[1])
   def __enter__(self): trace_state().active.append(self.entry)
-  def __exit__(self, exc_type, *exc):
-    trace_state().active.remove(self.entry)
-    if exc_type is not None: poison_leaks(self.entry[1])
-
-def poison_leaks(placeholders) -> None:
-  """After a transform failed: a Tensor the function assigned to (buf.assign(traced)) still holds the traced value.
-  Remember the placeholders, so that reading such a Tensor later raises instead of reading an unallocated buffer."""
-  if placeholders and _tg.any_live_tensor_depends_on(set(placeholders)): leaked.update(placeholders)
+  def __exit__(self, *exc): trace_state().active.remove(self.entry)
 
 def traced_by(t: Tensor) -> str | None:
-  """Name of the innermost active transform whose placeholders (or markers) `t` depends on, or None."""
+  """Name of the innermost active transform whose placeholders (or markers) `t` depends on, "leaked" for a traced
+  value whose transform has ended, or None."""
+  if not traced_nodes and not pending: return None
   active = trace_state().active
-  if not active and not leaked and not pending: return None
   deps = t.uop.toposort()
   for name, phs in reversed(active):
     if any(p in deps for p in phs): return name
   if pending and any(p in deps for p in pending): return "vmap"
-  if active and any(u.op is Ops.CUSTOM and isinstance(u.arg, TracedMarker) for u in deps): return "vmap"
-  if leaked and any(p in deps for p in leaked): return "leaked"
+  if any(u.op is Ops.CUSTOM and isinstance(u.arg, TracedMarker) for u in deps): return "vmap" if active else "leaked"
+  if any(u in traced_nodes for u in deps): return "leaked"
   return None
 
 def _check_read(method: str, tensors: Sequence[Tensor]) -> None:
-  if not (trace_state().active or leaked or pending): return
+  if not traced_nodes and not pending: return
   for t in tensors:
     if (name := traced_by(t)) is not None:
-      raise UnexpectedTracerError(method) if name == "leaked" else ConcretizationTypeError(name, method, t)
+      if name == "leaked": raise UnexpectedTracerError(method)
+      raise TracerArrayConversionError(name, t) if method == "__array__" else ConcretizationTypeError(name, method, t)
 
 _tg.install_read_guards(_check_read)
 
@@ -81,12 +95,27 @@ _tg.install_read_guards(_check_read)
 
 def is_array(x) -> bool: return isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float))
 
+# with x64 off (JAX's default), 64-bit numpy data enters as 32-bit, as jnp.asarray does
+_NARROW = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32, np.dtype(np.uint64): np.uint32}
+
+def canonical_array(x) -> np.ndarray:
+  """A Python scalar, numpy scalar or array as JAX would take it in: Python floats/ints are float32/int32 (64-bit with
+  x64), 64-bit numpy data is narrowed to 32 bits unless x64 is on."""
+  a = np.asarray(x)
+  if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+    a = np.asarray(x, dtype=np.bool_ if isinstance(x, bool) else np.int64 if isinstance(x, int) else np.float64)
+  return a if config.jax_enable_x64 or a.dtype not in _NARROW else a.astype(_NARROW[a.dtype])
+
 def as_tensor(x, like: Tensor | None = None) -> Tensor:
-  """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax. A weakly typed
-  Tensor (tinygrad's Tensor(2.0)) gets a concrete dtype: `like`'s if given, as JAX's weak types do."""
+  """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax, with JAX's dtypes
+  (`canonical_array`). A tinygrad Tensor keeps its dtype; a weakly typed one (tinygrad's Tensor(2.0)) gets a concrete
+  dtype: `like`'s if given, as JAX's weak types do."""
   if isinstance(x, Tensor):
     return x.cast(like.dtype if like is not None else strong_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
-  if isinstance(x, (np.ndarray, np.generic, bool, int, float)): return Tensor(np.asarray(x))
+  if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+    a = canonical_array(x)
+    if like is not None and isinstance(x, (int, float)) and dtypes.is_float(like.dtype): return Tensor(a).cast(like.dtype)  # weak
+    return Tensor(a)
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
 
 def type_str(t: Tensor) -> str:

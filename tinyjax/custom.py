@@ -5,40 +5,149 @@ the primal function over PARAMs and whose CallInfo carries a `CustomRule` (`_tg.
 rule for it (vmap: a new custom call whose functions are vmapped; jvp: the user's jvp; reverse mode: tinygrad calls the
 FUNCTION's grad_fxn, which runs the user's bwd, or transposes the user's jvp). Outside transforms the function just
 runs.
+
+Closure conversion: traced values the body closes over (a vmapped value, an argument of an enclosing custom function,
+a traced Tensor among custom_jvp's nondiff_argnums) become extra, hidden arguments of the FUNCTION, so every transform
+sees them. As in JAX, the custom rule says nothing about them: differentiating with respect to one is an error.
 """
 from __future__ import annotations
 import functools, inspect
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, dtypes, custom_call, param_like
-from tinyjax.core import traced_by, is_tracing
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, dtype_name, custom_call, param_like, placeholder
+from tinyjax.core import traced_by, is_tracing, as_tensor, trace_scope, trace_state, pending, substitute, operands, TracedMarker, ZERO_DERIVATIVE
+from tinyjax.errors import UnexpectedTracerError
 from tinyjax import tree_util as tu
+
+DIFFERENTIATING = ("jvp", "vjp")   # transforms whose traced values carry derivatives (grad, jacfwd... trace with these)
+
+# values a running closure-converted rule stands in for: nested custom calls inside the rule hoist them too
+_rule_closure: ContextVar[frozenset[UOp]] = ContextVar("tinyjax_rule_closure", default=frozenset())
+
+def _traced_now() -> set[UOp]:
+  """Every value that stands for a traced one at this moment: placeholders of active transforms and of custom function
+  bodies being traced, vmapin's, and the closed-over values of running rules."""
+  return set().union(*(phs for _, phs in trace_state().active), pending, _rule_closure.get())
+
+def _closure(outs: list[UOp], own: set[UOp]) -> list[UOp]:
+  """The traced values a custom function's body (over its placeholders `own`) closes over: placeholders, and, as whole
+  units, collective markers (their vmap lowers them) and DETACHes of traced values (they keep a traced value, e.g. a
+  custom_jvp nondiff argument, out of differentiation). In the order of the body's graph."""
+  srcs, hoisted = _traced_now() - own, dict[UOp, None]()
+  def unit(u: UOp) -> bool:
+    if not (u.op is Ops.DETACH or (u.op is Ops.CUSTOM and isinstance(u.arg, TracedMarker))): return False
+    deps = u.toposort(enter_calls=False)
+    return own.isdisjoint(deps) and (u.op is Ops.CUSTOM or not srcs.isdisjoint(deps) or
+                                     any(isinstance(d.arg, TracedMarker) and d.op is Ops.CUSTOM for d in deps))
+  def gate(u: UOp) -> bool:
+    if u in own: return False
+    if u in srcs or unit(u):
+      hoisted[u] = None
+      return False
+    return True
+  UOp.sink(*outs).toposort(gate=gate, enter_calls=False)
+  return list(hoisted)
+
+def _perturbed(roots: list[UOp], seeds: set[UOp]) -> set[UOp]:
+  """The nodes under roots with a derivative with respect to seeds, as the jvp interpreter sees them (zero-derivative
+  ops, DETACH and non-float values end it)."""
+  out: set[UOp] = set()
+  for u in UOp.sink(*roots).toposort(enter_calls=False):
+    if u in seeds: out.add(u)
+    elif u.op is Ops.FUNCTION:
+      if any(s in out for s in u.src[1:]): out.add(u)
+    elif dtypes.is_float(u.dtype) and u.op not in ZERO_DERIVATIVE and any(s in out for s in operands(u)): out.add(u)
+  return out
+
+def _type_str(t: Tensor) -> str:
+  """JAX's short type string (float32[3,4]); a weakly typed Tensor shows a Python number's dtype, as JAX."""
+  dt = as_tensor(0.0 if dtypes.is_float(t.dtype) else 0).dtype if t.dtype in dtypes.weaks else t.dtype   # a Python number's
+  return f"{dtype_name(dt)}[{','.join(str(d) for d in t.shape)}]"
+
+def _tracer_error(msg: str) -> UnexpectedTracerError:
+  e = UnexpectedTracerError.__new__(UnexpectedTracerError)   # its __init__ words the leaked-buffer case; JAX's class
+  Exception.__init__(e, msg)
+  return e
+
+def _fun_name(f: Callable) -> str:
+  """JAX's name for a function in messages: __name__, a partial's function's, else <unknown>."""
+  if (name := getattr(f, "__name__", None)) is not None: return name
+  return _fun_name(f.func) if isinstance(f, functools.partial) else "<unknown>"
 
 
 @dataclass(eq=False)
 class CustomRule:
   """A custom function on flat lists of Tensors. fun(xs) -> outs; jvp(xs, ts) -> tangent outs;
-  fwd(xs) -> (outs, residuals); bwd(residuals, cts) -> arg cotangents (None: zero)."""
+  fwd(xs) -> (outs, residuals); bwd(residuals, cts) -> arg cotangents (None: zero). Arguments from position `nuser` on
+  are closed-over values (closure conversion): the rules ignore their tangents and give them no cotangent."""
   name: str
+  kind: str   # "jvp" or "vjp"
   fun: Callable[[list], list]
   jvp: Callable[[list, list], list] | None = None
   fwd: Callable[[list], tuple[list, Any]] | None = None
   bwd: Callable[[Any, list], list] | None = None
+  nuser: int | None = None   # None: all arguments are the user's
 
   def call_node(self, xs: list[Tensor]) -> UOp:
     """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""
-    outs = self.fun([Tensor(param_like(x.uop, i)) for i, x in enumerate(xs)])
-    # the body must depend on its arguments only: a traced value it closes over (or a Tensor among nondiff_argnums)
-    # would be invisible to the transforms (its FUNCTION looks independent of them) and silently wrong
-    if any(traced_by(o) is not None for o in outs):
-      raise NotImplementedError(f"tinyjax.{self.name}: a custom_jvp/custom_vjp function that closes over a traced value "
-                                "(or gets a traced Tensor through nondiff_argnums) is not supported; pass it as a "
-                                "differentiable argument")
-    return custom_call([o.uop for o in outs], [x.uop for x in xs], self, self.grad_fxn)
+    # the body is traced on placeholders in a scope of its own: reading one is a ConcretizationTypeError, and a custom
+    # call nested in the body sees them as traced values (it hoists them, rather than capturing this FUNCTION's PARAMs)
+    phs = [placeholder(tuple(x.shape), x.dtype, x.device) for x in xs]
+    with trace_scope(f"custom_{self.kind}", [p.uop for p in phs]):
+      outs = [o.uop for o in self.fun(phs)]
+    hidden = _closure(outs, {p.uop for p in phs})
+    args = [x.uop for x in xs] + hidden
+    params = [param_like(a, i) for i, a in enumerate(args)]
+    body = substitute(outs, dict(zip([p.uop for p in phs] + hidden, params, strict=True)))
+    nuser = len(xs) if self.nuser is None else self.nuser
+    self._check_not_differentiated(args[nuser:], params[nuser:], body)
+    rule = self._bound(body, params, hidden, nuser)
+    return custom_call(body, args, rule, rule.grad_fxn)
 
   def call(self, xs: list[Tensor]) -> list[Tensor]:
     fn = self.call_node(xs)
     return [Tensor(fn.gettuple(i)) for i in range(len(fn.src[0].src))]
+
+  def _check_not_differentiated(self, vals: list[UOp], params: list[UOp], body: list[UOp]) -> None:
+    """JAX raises when a custom function is differentiated with respect to a value it closes over: its rule does not
+    cover that value. A closed-over value that only reaches the outputs through zero-derivative ops is fine."""
+    if not vals: return
+    for transform, phs in reversed(trace_state().active):
+      if transform not in DIFFERENTIATING: continue
+      pert = _perturbed(vals, set(phs))
+      seeds = {p for v, p in zip(vals, params, strict=True) if v in pert}
+      if seeds and not _perturbed(body, seeds).isdisjoint(body):
+        v = next(v for v in vals if v in pert)
+        raise _tracer_error(
+          f"Encountered an unexpected tracer: the custom_{self.kind} function {self.name} closes over a value of type "
+          f"{_type_str(Tensor(v))} that tinyjax.{transform} differentiates (directly, or through a function or Tensor among "
+          f"its nondiff_argnums). A custom_{self.kind} rule only says how to differentiate with respect to the function's "
+          f"arguments, so JAX refuses this too: pass the value as an argument instead.")
+
+  def _bound(self, body: list[UOp], params: list[UOp], hidden: list[UOp], nuser: int) -> "CustomRule":
+    """The rule of one custom-call node: its functions take all the node's arguments, `hidden` last. fun inlines the
+    traced body; the user's rules still close over `hidden`, which is replaced in what they return by the values passed
+    for it (the same values when a transform runs them on this node; vmap passes new ones)."""
+    n, context = len(params) - len(hidden), _traced_now()
+    def fun(xs: list[Tensor]) -> list[Tensor]:
+      return [Tensor(u) for u in substitute(body, {p: x.uop for p, x in zip(params, xs, strict=True)})]
+    def closed(f: Callable, vals: list[Tensor], *a):
+      token = _rule_closure.set(_rule_closure.get() | set(hidden))
+      try: out = f(*a)
+      finally: _rule_closure.reset(token)
+      return _replace(out, {h: v.uop for h, v in zip(hidden, vals, strict=True)}, context, (a, vals), self)
+    jvp = fwd = bwd = None
+    if (ujvp := self.jvp) is not None:
+      def jvp(xs, ts): return closed(ujvp, xs[n:], xs[:n], ts[:n])
+    if (ufwd := self.fwd) is not None and (ubwd := self.bwd) is not None:
+      def fwd(xs):
+        outs, res = closed(ufwd, xs[n:], xs[:n])
+        return outs, (res, xs[n:])   # the residuals carry the closed-over values to bwd
+      def bwd(res, cts):
+        r, vals = res
+        return list(closed(ubwd, vals, r, cts)) + [None] * len(hidden)
+    return CustomRule(self.name, self.kind, fun, jvp, fwd, bwd, nuser)
 
   def batched(self, flags: list[int | None], size: int) -> "CustomRule":
     """The rule of this custom function vmapped over arguments with batch dims `flags` (0 or None): what vmap
@@ -60,12 +169,14 @@ class CustomRule:
       assert f is not None
       gs = vmap(lambda r, c: f(r, list(c)), axis_size=size)(res, tuple(cts))
       return [None if g is None else g if b is not None else g.sum(0) for g, b in zip(gs, fl, strict=True)]   # unbatched args: sum
-    return CustomRule(self.name, fun, jvp if self.jvp else None, fwd if self.fwd else None, bwd if self.bwd else None)
+    return CustomRule(self.name, self.kind, fun, jvp if self.jvp else None, fwd if self.fwd else None, bwd if self.bwd else None,
+                      self.nuser)
 
   # tinygrad's compute_gradient calls grad_fxn(ct, call) for one output, grad_fxn(*cts, call=call) for several
   def grad_fxn(self, *args: UOp, call: UOp | None = None) -> tuple[UOp | None, ...]:
     cts, call = (args, call) if call is not None else (args[:-1], args[-1])
     xs = [Tensor(a) for a in call.src[1:]]
+    n = len(xs) if self.nuser is None else self.nuser
     ct = [Tensor(c) for c in cts]
     if self.fwd is not None and self.bwd is not None:
       _, res = self.fwd(xs)
@@ -73,23 +184,53 @@ class CustomRule:
     else:   # reverse mode of a custom_jvp: transpose its (linear) tangent map, as JAX does
       from tinyjax.transforms.vjp import vjp
       assert self.jvp is not None
-      jvp = self.jvp
-      _, pullback = vjp(lambda *ts: jvp(xs, list(ts)), *[x.zeros_like() for x in xs])
-      grads = pullback(ct)
+      jvp, rest = self.jvp, [x.zeros_like() for x in xs[n:]]   # closed-over values: no tangent
+      _, pullback = vjp(lambda *ts: jvp(xs, list(ts) + rest), *[x.zeros_like() for x in xs[:n]])
+      grads = list(pullback(ct)) + [None] * len(rest)
     return tuple(None if g is None or not dtypes.is_float(x.dtype) else g.uop for x, g in zip(xs, grads, strict=True))
 
 
-def _resolve_kwargs(fun: Callable, args: tuple, kwargs: dict) -> tuple:
-  """Keyword arguments and defaults become positional arguments, as JAX's custom_jvp/custom_vjp do."""
-  if not kwargs and not any(p.default is not inspect.Parameter.empty for p in _params(fun)): return args
-  ba = inspect.signature(fun).bind(*args, **kwargs)
-  ba.apply_defaults()
-  if ba.kwargs: raise TypeError("keyword-only arguments are not supported by custom_jvp/custom_vjp functions")
+def _replace(tree, subs: dict[UOp, UOp], context: set[UOp], inputs, rule: CustomRule):
+  """tree with the Tensor leaves' closed-over values replaced per `subs`. A value that was traced when the node was
+  built, is no longer traced and is still in there without coming from the rule's `inputs` (its arguments and the
+  node's closed-over values), was closed over by the rule but not by the function: it is not an argument of the node, so
+  it cannot be replaced, and its transform has ended. Say so rather than compute on an unallocated buffer."""
+  leaves, tree_def = tu.tree_flatten(tree)
+  pos = [i for i, l in enumerate(leaves) if isinstance(l, Tensor)]
+  if not pos: return tree
+  uops = substitute([leaves[i].uop for i in pos], subs)
+  if (stale := context - _traced_now()) and not stale.isdisjoint(out := UOp.sink(*uops).toposort(enter_calls=False)):
+    given = UOp.sink(*[t.uop for t in tu.tree_leaves(inputs) if isinstance(t, Tensor)]).toposort(enter_calls=False)
+    if any(u in out and u not in given for u in stale):
+      raise NotImplementedError(f"tinyjax.custom_{rule.kind}: a rule of {rule.name} closes over a traced value that the "
+                                f"function {rule.name} itself does not use, and runs after the transform that traced it has "
+                                "ended (e.g. differentiated outside a vmap); pass the value as an argument")
+  for i, u in zip(pos, uops, strict=True): leaves[i] = Tensor(u)
+  return tu.tree_unflatten(tree_def, leaves)
+
+
+# ---- the user-facing classes ----------------------------------------------------------------------------------------
+
+def _resolve_kwargs(fun: Callable, sig: inspect.Signature | None, args: tuple, kwargs: dict, kind: str, name: str) -> tuple:
+  """Keyword arguments and defaults become positional arguments, as JAX's custom_jvp/custom_vjp do (a partial's
+  signature is opaque: no keyword arguments)."""
+  try:
+    if sig is None:
+      if kwargs: raise TypeError(f"The following keyword arguments could not be resolved to positions: {', '.join(kwargs)}")
+      return args
+    ba = sig.bind(*args, **kwargs)
+    ba.apply_defaults()
+    if passed := [k for k in ba.kwargs if k in kwargs]:
+      raise TypeError(f"The following keyword arguments could not be resolved to positions: {', '.join(passed)}")
+  except TypeError as e:
+    raise TypeError(f"The input arguments to the custom_{kind}-decorated function {name} could not be resolved to "
+                    f"positional-only arguments. Binding failed with the error:\n{e}") from e
   return ba.args
 
-def _params(fun: Callable):
-  try: return inspect.signature(fun).parameters.values()
-  except (TypeError, ValueError): return ()
+def _signature(fun: Callable) -> inspect.Signature | None:
+  if isinstance(fun, functools.partial): return None
+  try: return inspect.signature(fun)
+  except (TypeError, ValueError): return None
 
 
 class _FlatCall:
@@ -102,6 +243,8 @@ class _FlatCall:
     self.dyn = [a for i, a in enumerate(args) if i not in self.nondiff]
     self.leaves, self.tree = tu.tree_flatten(tuple(self.dyn))
     self.pos = [i for i, l in enumerate(self.leaves) if isinstance(l, Tensor)]
+    for i in self.pos:   # a weakly typed Tensor (Tensor(2.0)) gets a concrete dtype to be a placeholder's
+      if self.leaves[i].dtype in dtypes.weaks: self.leaves[i] = self.leaves[i].cast(strong_dtype(self.leaves[i].dtype))
     self.xs = [self.leaves[i] for i in self.pos]
 
   def rebuild(self, xs: Sequence[Tensor]) -> tuple:
@@ -109,44 +252,86 @@ class _FlatCall:
     full = list(self.leaves)
     for i, x in zip(self.pos, xs, strict=True): full[i] = x
     dyn = iter(tu.tree_unflatten(self.tree, full))
-    return tuple(a if i in self.nondiff else next(dyn) for i, a in enumerate(self.args))
+    nd = iter(self.nd)
+    return tuple(next(nd) if i in self.nondiff else next(dyn) for i in range(len(self.args)))
 
   def diff_args(self, full: tuple) -> tuple: return tuple(a for i, a in enumerate(full) if i not in self.nondiff)
 
 
-def _out_flat(out, box: dict) -> list[Tensor]:
-  o_leaves, o_tree = tu.tree_flatten(out)
-  box["tree"] = o_tree
-  return [o if isinstance(o, Tensor) else Tensor(o) for o in o_leaves]
+def _as_leaf(x) -> Tensor:
+  return x if isinstance(x, Tensor) else Tensor(x)
+
+def _matches(t: Tensor, shape: tuple, dtype) -> bool:
+  """Same shape, and same dtype unless one is weak (a Python number or Tensor(2.0) takes the other's)."""
+  return tuple(t.shape) == tuple(shape) and (t.dtype == dtype or t.dtype in dtypes.weaks or dtype in dtypes.weaks)
+
+def _ty_tree(tree, leaves: list[Tensor]) -> str:
+  """JAX's rendering of an output's types in its container: {a: float32[], b: (float32[3],)}."""
+  return str(tu.tree_unflatten(tree, [_type_str(l) for l in leaves])).replace("'", "")
+
+def _keystr(path) -> str: return "".join(f"[{k!r}]" for k in path)
 
 
 class _CustomFunction:
   """What custom_jvp and custom_vjp share: outside transforms the function just runs; inside one, a call becomes one
   custom-call node built from the subclass's CustomRule."""
   kind = ""
-  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()):
     functools.update_wrapper(self, fun)
-    self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+    self.fun, self._sig = fun, _signature(fun)
+    nums = set(nondiff_argnums)
+    if nondiff_argnames:
+      if self._sig is None: raise ValueError(f"nondiff_argnames needs a function with a signature, got {fun!r}")
+      names = list(self._sig.parameters)
+      nums |= {names.index(a) for a in nondiff_argnames}
+    self.nondiff_argnums = tuple(sorted(nums))
 
   def _defined(self) -> bool: raise NotImplementedError
-  def _rule(self, name: str, call: _FlatCall, box: dict) -> CustomRule: raise NotImplementedError
+  def _rule(self, name: str, call: _FlatCall, box: dict, fun: Callable) -> CustomRule: raise NotImplementedError
+  def _nondiff(self, name: str, call: _FlatCall) -> None: pass
 
   def __call__(self, *args, **kwargs):
-    name = getattr(self.fun, "__name__", f"custom_{self.kind}")
+    name = _fun_name(self.fun)
     if not self._defined():
       raise AttributeError(f"No {self.kind.upper()} defined for custom_{self.kind} function {name} using def{self.kind}.")
-    args = _resolve_kwargs(self.fun, args, kwargs)
+    args = _resolve_kwargs(self.fun, self._sig, args, kwargs, self.kind, name)
     if not is_tracing(): return self.fun(*args)
-    call, box = _FlatCall(self.nondiff_argnums, args), dict[str, Any]()   # box["tree"]: the output tree, once traced
-    outs = self._rule(name, call, box).call(call.xs)
+    call = _FlatCall(self.nondiff_argnums, args)
+    self._nondiff(name, call)
+    box = dict[str, Any]()   # the function's output: box["tree"] and box["outs"], once traced
+    def fun(xs: list[Tensor]) -> list[Tensor]:
+      o_leaves, box["tree"] = tu.tree_flatten(self.fun(*call.rebuild(xs)))
+      box["outs"] = [_as_leaf(o) for o in o_leaves]
+      return box["outs"]
+    outs = self._rule(name, call, box, fun).call(call.xs)
     return tu.tree_unflatten(box["tree"], outs)
+
+  def _check_primal(self, rule: str, name: str, out, box: dict) -> list[Tensor]:
+    """The primal output a rule returns has the function's output structure, shapes and dtypes (JAX checks this when
+    the function was traced first, as tinyjax always does). `rule`: "JVP rule f_jvp" or "VJP fwd rule f_fwd"."""
+    p_leaves, p_tree = tu.tree_flatten(out)
+    ps = [_as_leaf(p) for p in p_leaves]
+    k = self.kind
+    def msg(what: str, of: str, end: str) -> str:
+      head = (f"(equal in value to the output of the custom_jvp-decorated function {name}, and in particular {what}), but "
+              "instead the JVP rule output's first element had " if k == "jvp" else
+              f"(equal to the output of the custom_vjp-decorated function {name}) and the second element represents "
+              "residuals (i.e. values stored from the forward pass for use on the backward pass), but instead the fwd rule "
+              "output's first element had ")
+      return (f"Custom {rule} for function {name} must produce a pair (list or tuple of length two) where the first element "
+              f"represents the primal output {head}{of}:\n    {_ty_tree(p_tree, ps)}\nwhile the custom_{k}-decorated "
+              f"function {name} had output {of}:\n    {_ty_tree(box['tree'], box['outs'])}{end}")
+    if p_tree != box["tree"]: raise TypeError(msg("of the same container/pytree structure", "container/pytree structure", "."))
+    if not all(_matches(p, o.shape, o.dtype) for p, o in zip(ps, box["outs"], strict=True)):
+      raise TypeError(msg("with leaves of the same shape/dtype", "shapes/dtypes of", ""))
+    return ps
 
 
 class custom_jvp(_CustomFunction):
   """jax.custom_jvp: f = custom_jvp(f); @f.defjvp def f_jvp(primals, tangents): return primal_out, tangent_out."""
   kind = "jvp"
-  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-    super().__init__(fun, nondiff_argnums)
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()):
+    super().__init__(fun, nondiff_argnums, nondiff_argnames)
     self.jvp: Callable | None = None
 
   def defjvp(self, jvp: Callable) -> Callable:
@@ -154,58 +339,130 @@ class custom_jvp(_CustomFunction):
     return jvp
 
   def defjvps(self, *jvps: Callable | None) -> None:
-    """One function per argument: jvp_i(tangent_i, primal_out, *primals) -> its contribution to the tangent out."""
+    """One function per argument: jvp_i(tangent_i, primal_out, *primals) -> its contribution to the tangent out (None:
+    the argument does not contribute)."""
+    if self.nondiff_argnums: raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
     def jvp(primals, tangents):
       out = self.fun(*primals)
       parts = [j(t, out, *primals) for j, t in zip(jvps, tangents, strict=False) if j is not None]
-      return out, functools.reduce(lambda a, b: tu.tree_map(lambda x, y: x + y, a, b), parts)
+      zero = tu.tree_map(lambda o: _as_leaf(o).zeros_like(), out)
+      return out, functools.reduce(lambda a, b: tu.tree_map(lambda x, y: x + y, a, b), parts, zero)
     self.defjvp(jvp)
 
   def _defined(self) -> bool: return self.jvp is not None
 
-  def _rule(self, name: str, call: _FlatCall, box: dict) -> CustomRule:
+  def _nondiff(self, name: str, call: _FlatCall) -> None:
+    # JAX stops the gradient of nondiff arguments: a traced Tensor among them is a closed-over constant of the rule
+    call.nd = tu.tree_map(lambda l: l.detach() if isinstance(l, Tensor) and traced_by(l) is not None else l, call.nd)
+
+  def _rule(self, name: str, call: _FlatCall, box: dict, fun: Callable) -> CustomRule:
     # non-Tensor arguments (Python numbers) are constants: their tangent is zero, as in JAX
     zeros = [type(l)(0) if isinstance(l, (int, float)) and not isinstance(l, bool) else l for l in call.leaves]
     jvp = self.jvp
     assert jvp is not None
+    jname = _fun_name(jvp)
     def jvp_flat(ps, ts):
       full_t = list(zeros)
       for i, t in zip(call.pos, ts, strict=True): full_t[i] = t
-      _, t_out = jvp(*call.nd, call.diff_args(call.rebuild(ps)), tu.tree_unflatten(call.tree, full_t))
-      return [o if isinstance(o, Tensor) else Tensor(o) for o in tu.tree_leaves(t_out)]
-    return CustomRule(name, lambda xs: _out_flat(self.fun(*call.rebuild(xs)), box), jvp=jvp_flat)
+      pair = jvp(*call.nd, call.diff_args(call.rebuild(ps)), tu.tree_unflatten(call.tree, full_t))
+      if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        raise TypeError(f"Custom JVP rule {jname} for function {name} must produce a pair (list or tuple of length two) "
+                        f"representing primal and tangent outputs, but got {pair}.")
+      t_leaves, t_tree = tu.tree_flatten(pair[1])
+      if (p_tree := tu.tree_structure(pair[0])) != t_tree:
+        raise TypeError(f"Custom JVP rule {jname} for function {name} must produce primal and tangent outputs with equal "
+                        f"container (pytree) structures, but got {p_tree} and {t_tree} respectively.")
+      p_out = self._check_primal(f"JVP rule {jname}", name, pair[0], box)
+      return _check_tangents(p_out, [_as_leaf(t) for t in t_leaves])
+    return CustomRule(name, "jvp", fun, jvp=jvp_flat)
+
+
+def _check_tangents(ps: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
+  """A float output's tangent has its shape and dtype (JAX's TypeError otherwise); an integer or bool output has none
+  (JAX's float0): whatever the rule returns for it is replaced by zeros."""
+  bad = [(p, t) for p, t in zip(ps, ts, strict=True) if dtypes.is_float(p.dtype) and not _matches(t, p.shape, p.dtype)]
+  if len(bad) == 1 and len(ps) == 1:
+    (p, t), = bad
+    raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes. "
+                    f"Expected {_type_str(p)} (tangent type of {_type_str(p)}) but got {_type_str(t)}.")
+  if bad:
+    raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes, but got:\n"
+                    + "\n".join(f"  primal {_type_str(p)} with tangent {_type_str(t)}, expecting tangent {_type_str(p)}" for p, t in bad))
+  return [t.cast(p.dtype) if dtypes.is_float(p.dtype) and t.dtype != p.dtype else t if dtypes.is_float(p.dtype) else p.zeros_like()
+          for p, t in zip(ps, ts, strict=True)]
 
 
 class custom_vjp(_CustomFunction):
   """jax.custom_vjp: f = custom_vjp(f); f.defvjp(fwd, bwd), fwd(*args) -> (out, res), bwd(res, g) -> arg cotangents."""
   kind = "vjp"
-  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-    super().__init__(fun, nondiff_argnums)
+  def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (), nondiff_argnames: Sequence[str] = ()):
+    super().__init__(fun, nondiff_argnums, nondiff_argnames)
     self.fwd: Callable | None = None
     self.bwd: Callable | None = None
 
   def defvjp(self, fwd: Callable, bwd: Callable) -> None:
     self.fwd, self.bwd = fwd, bwd
 
-  def _defined(self) -> bool: return self.fwd is not None
+  def _defined(self) -> bool: return self.fwd is not None and self.bwd is not None
 
-  def _rule(self, name: str, call: _FlatCall, box: dict) -> CustomRule:
+  def _nondiff(self, name: str, call: _FlatCall) -> None:
+    if any(isinstance(l, Tensor) and traced_by(l) is not None for l in tu.tree_leaves(call.nd)):
+      raise _tracer_error(
+        "Found a tinyjax tracer (a Tensor that depends on a traced value) passed as an argument to a custom_vjp function "
+        "in a position indicated by nondiff_argnums as non-differentiable. Tracers cannot be passed as non-differentiable "
+        "arguments to custom_vjp functions; instead, nondiff_argnums should only be used for arguments that can't be or "
+        "contain tracers, e.g. function-valued arguments. In particular, array-valued arguments should typically not be "
+        "indicated as nondiff_argnums.")
+
+  def _rule(self, name: str, call: _FlatCall, box: dict, fun: Callable) -> CustomRule:
     fwd, bwd = self.fwd, self.bwd
     assert fwd is not None and bwd is not None
+    fname = _fun_name(fwd)
     def fwd_flat(xs):
-      out, res = fwd(*call.rebuild(xs))
-      return _out_flat(out, {}), res
+      pair = fwd(*call.rebuild(xs))
+      if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        raise TypeError(f"Custom VJP fwd rule {fname} for function {name} must produce a pair (list or tuple of length two) "
+                        f"where the first element represents the primal output (equal to those of the custom_vjp-decorated "
+                        f"function {name}) and the second element represents residuals (i.e. values stored from the forward "
+                        f"pass for use on the backward pass), but instead of a pair the fwd rule {fname} produced {pair}.")
+      return self._check_primal(f"VJP fwd rule {fname}", name, pair[0], box), pair[1]
     def bwd_flat(res, cts):
       g = bwd(*call.nd, res, tu.tree_unflatten(box["tree"], cts))
-      if not isinstance(g, tuple): raise TypeError(f"Custom VJP bwd rule must produce a tuple, got {type(g).__name__}")
-      if len(g) != len(call.dyn):
-        raise TypeError(f"Custom VJP bwd rule must produce an output with the same container (pytree) structure as the "
-                        f"args tuple of the primal function, and in particular must produce a tuple of length equal to "
-                        f"the number of arguments to the primal function, but got bwd output of length {len(g)} for "
-                        f"{len(call.dyn)} arguments.")
-      flat = []   # one entry per leaf of the differentiable args; None (a zero) may stand for a whole argument
-      for a, gi in zip(call.dyn, g, strict=True):
-        flat += [None] * len(tu.tree_leaves(a)) if gi is None else \
-          tu.optree.tree_leaves(gi, none_is_leaf=True, namespace=tu.NAMESPACE)
-      return [flat[i] for i in call.pos]
-    return CustomRule(name, lambda xs: _out_flat(self.fun(*call.rebuild(xs)), box), fwd=fwd_flat, bwd=bwd_flat)
+      return _bwd_cotangents(g, call)
+    return CustomRule(name, "vjp", fun, fwd=fwd_flat, bwd=bwd_flat)
+
+
+def _bwd_cotangents(g, call: _FlatCall) -> list[Tensor | None]:
+  """JAX's checks of what bwd returns, and its cotangents, one per Tensor argument (None: zero). None may stand for a
+  whole argument (or any subtree of it), and a single array for a subtree; a cotangent of another float dtype is cast."""
+  if isinstance(g, list) and len(g) == len(call.dyn): g = tuple(g)
+  zero = object()
+  dummy = tu.tree_unflatten(call.tree, [object()] * len(call.leaves))
+  flat: list = []
+  def add(x, d):
+    k = len(tu.tree_leaves(d))
+    if x is None and d is not None: flat.extend([zero] * k)
+    elif x is not None: flat.extend([x] * k)
+  try:
+    if not isinstance(g, tuple): raise ValueError
+    tu.optree.tree_map(add, g, dummy, is_leaf=lambda x: x is None, namespace=tu.NAMESPACE)  # type: ignore[arg-type]
+  except ValueError:
+    raise TypeError("Custom VJP bwd rule must produce an output with the same container (pytree) structure as the args "
+                    "tuple of the primal function, and in particular must produce a tuple of length equal to the number of "
+                    f"arguments to the primal function, but got bwd output structure {tu.tree_structure(g)} for primal input "
+                    f"structure {call.tree}.") from None
+  paths = tu.optree.tree_paths(dummy, namespace=tu.NAMESPACE)
+  out: list[Tensor | None] = []
+  for i in call.pos:
+    x, ct = call.leaves[i], flat[i]
+    if ct is zero or not dtypes.is_float(x.dtype):   # integer arguments have no cotangent (JAX's float0)
+      out.append(None)
+      continue
+    ct = _as_leaf(ct)
+    if tuple(ct.shape) != tuple(x.shape):
+      why = (["the dtypes do not match"] if ct.dtype != x.dtype and ct.dtype not in dtypes.weaks else []) + ["the shapes do not match"]
+      raise ValueError("Custom VJP bwd rule must produce an output with the same type as the args tuple of the primal "
+                       f"function, but at output{_keystr(paths[i])} the bwd rule produced an output of type {_type_str(ct)} "
+                       f"corresponding to an input of type {_type_str(x)}, so {', and '.join(why)}")
+    out.append(ct if ct.dtype == x.dtype else ct.cast(x.dtype))
+  return out

@@ -1,11 +1,12 @@
 """Errors tinyjax raises, with JAX's names where JAX has one."""
+from tinyjax._tg import dtype_name
 
 
 class ConcretizationTypeError(TypeError):
   """A traced value was read (like JAX's ConcretizationTypeError)."""
   def __init__(self, transform: str, method: str, tensor=None):
     what = "bool()" if method == "__bool__" else f".{method}()"
-    shape = f" of shape {tuple(tensor.shape)} and dtype {tensor.dtype}" if tensor is not None else ""
+    shape = f" of shape {tuple(tensor.shape)} and dtype {dtype_name(tensor.dtype)}" if tensor is not None else ""
     super().__init__(
       f"Abstract tracer value encountered where a concrete value is expected: {what} was called on a Tensor{shape} "
       f"that depends on the arguments of a function transformed by tinyjax.{transform}. Inside a transform such a "
@@ -14,12 +15,23 @@ class ConcretizationTypeError(TypeError):
     self.transform, self.method = transform, method
 
 
+class TracerArrayConversionError(TypeError):
+  """A numpy function was applied to a traced value (like JAX's TracerArrayConversionError)."""
+  def __init__(self, transform: str, tensor):
+    super().__init__(
+      f"The numpy.ndarray conversion method __array__() was called on a traced Tensor of shape {tuple(tensor.shape)} and "
+      f"dtype {dtype_name(tensor.dtype)} inside tinyjax.{transform}: a numpy function (np.asarray, np.sin, ...) was applied to a "
+      f"value that has no data yet. Use the Tensor's own methods (x.sin(), tinyjax.numpy) inside transformed functions.")
+    self.transform = transform
+
+
 class UnexpectedTracerError(Exception):
   """A Tensor refers to a value traced inside a transform that has ended (JAX's UnexpectedTracerError)."""
   def __init__(self, method: str):
     super().__init__(f"Encountered an unexpected tracer: .{method}() was called on a Tensor that refers to a value "
-                     "traced inside a tinyjax transform that has since ended with an error (for example a buffer "
-                     "assigned a traced value, buf.assign(x), inside the transformed function). Its data never existed.")
+                     "traced inside a tinyjax transform that has ended: it escaped the transformed function (stored in "
+                     "a list or a global, or assigned to a buffer with buf.assign(x)). Its data never existed; return "
+                     "the value from the function instead.")
 
 
 def no_rule(op, transform: str) -> NotImplementedError:

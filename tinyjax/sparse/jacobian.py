@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from tinyjax._tg import Tensor, UOp, dtypes, static_shape, placeholder, gather
 from tinyjax import tree_util as tu
-from tinyjax.core import trace_scope, as_tensor
+from tinyjax.core import serialized, trace_scope, as_tensor
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp, grad
@@ -41,6 +41,7 @@ def _inputs(x):
   return leaves, tree
 
 
+@serialized
 def sparsity(fun: Callable, x) -> sp.csr_matrix:
   """The structural sparsity pattern of fun's Jacobian at x's shapes (boolean scipy CSR), from the traced graph:
   d flatten(outputs) / d flatten(inputs), leaves concatenated in tree order. No numerical probing of x."""
@@ -67,6 +68,7 @@ class SparseJacobian:
   """Nonzeros of a sparse Jacobian (or Hessian) in a fixed CSR pattern. See tinyjax.spjacobian."""
   kind = "Jacobian"
 
+  @serialized
   def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto"):
     self.fun = fun
     self._template: tuple[list[Tensor], UOp] | None = None
@@ -124,6 +126,7 @@ class SparseJacobian:
     _, pullback = vjp(fun, x)
     return vmap(lambda s: _flat(tu.tree_leaves(pullback(_unflat(s, ospecs, ot))[0]), self.dtype))(self._seeds)
 
+  @serialized
   def __call__(self, x) -> Tensor:
     """The nonzero values at x, a lazy Tensor of length nnz in the fixed CSR order (self.rows, self.cols)."""
     leaves, tree = _inputs(x)

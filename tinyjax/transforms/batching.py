@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Hashable
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis, custom_rule_of, gather, mop, rop, \
   broadcast_to
-from tinyjax.core import interpret, table_rule, operands, rebuild, pending, TracedMarker, CUSTOM_CALL, GATHER, PASSTHROUGH
+from tinyjax.core import interpret, table_rule, operands, rebuild, pending, remember_traced, TracedMarker, CUSTOM_CALL, GATHER, PASSTHROUGH
 
 # ---- the ambient batch index ----------------------------------------------------------------------------------------
 
@@ -20,6 +20,9 @@ class Axis:
   name: Hashable | None = None
   env: dict = field(default_factory=dict, repr=False)   # traced node -> (uop, batched): the lowering's memo
   pending: list = field(default_factory=list, repr=False)  # its placeholders, guarded against reads until vmapout
+
+  def release(self):
+    while self.pending: pending.discard(self.pending.pop())
 
   def is_source(self, u: UOp) -> bool:
     c = marker_arg(u)
@@ -52,12 +55,13 @@ def vmapin(x: Tensor, in_axis: int, axis: Axis) -> Tensor:
   ph = placeholder(tuple(s for i, s in enumerate(x.shape) if i != in_axis), x.dtype, x.device)
   axis.env[ph.uop] = (move_axis(x.uop, in_axis, 0), True)
   pending.add(ph.uop)   # reading it before vmapout raises
+  remember_traced(ph.uop)
   axis.pending.append(ph.uop)
   return ph
 
 def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
   """Leave the vmap scope `axis`: the batch reappears, with size axis.size, at `out_axis` (None: y must be unbatched)."""
-  while axis.pending: pending.discard(axis.pending.pop())
+  axis.release()
   val, = interpret([y.uop], axis.env, axis.rule, axis.is_source)
   u, batched = (y.uop, False) if val is None else val
   if out_axis is None:

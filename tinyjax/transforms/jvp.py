@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to
-from tinyjax.core import interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, substitute_with_aux, \
+from tinyjax.core import serialized, interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, substitute_with_aux, \
   jax_conventions, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Collective
@@ -105,8 +105,8 @@ def _check_pair(primals, tangents):
   if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
     raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
                     f"found {type(primals).__name__} and {type(tangents).__name__}.")
-  p_leaves, p_tree = tu.tree_flatten(tuple(primals))
-  t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
+  p_leaves, p_tree = tu.tree_flatten(primals)   # as given: a tuple of primals with a list of tangents is an error
+  t_leaves, t_tree = tu.tree_flatten(tangents)
   if p_tree != t_tree:
     raise TypeError("primal and tangent arguments to jax.jvp must have the same tree structure; primals have tree "
                     f"structure {p_tree} whereas tangents have tree structure {t_tree}.")
@@ -134,6 +134,7 @@ def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
   return done[:n], done[n:], out_tree, aux
 
 
+@serialized
 def jvp(fun: Callable, primals=None, tangents=None, has_aux: bool = False):
   """jax.jvp: (primals_out, tangents_out) of fun at primals along tangents. `jvp(fun)` alone is the curried function
   (primals, tangents) -> (primals_out, tangents_out), e.g. for vmap(jvp(f), in_axes=(None, 0))."""
@@ -145,13 +146,15 @@ def jvp(fun: Callable, primals=None, tangents=None, has_aux: bool = False):
   return res + (aux,) if has_aux else res
 
 
-def linearize(fun: Callable, *primals):
-  """jax.linearize: (primals_out, f_jvp) where f_jvp(*tangents) evaluates the JVP at primals (traced once)."""
+@serialized
+def linearize(fun: Callable, *primals, has_aux: bool = False):
+  """jax.linearize: (primals_out, f_jvp[, aux]) where f_jvp(*tangents) evaluates the JVP at primals (traced once)."""
   p_leaves, p_tree = tu.tree_flatten(primals)
   p_leaves = [as_tensor(p) for p in p_leaves]
   t_phs = [placeholder(tuple(p.shape), p.dtype, p.device) for p in p_leaves]
-  outs, tans, out_tree, _ = _jvp_flat(lambda *a: fun(*a), p_leaves, t_phs, p_tree, False)
+  outs, tans, out_tree, aux = _jvp_flat(lambda *a: fun(*a), p_leaves, t_phs, p_tree, has_aux)
 
+  @serialized
   def f_jvp(*tangents):
     t_leaves, t_tree = tu.tree_flatten(tangents)
     if t_tree != p_tree:
@@ -164,4 +167,5 @@ def linearize(fun: Callable, *primals):
                          f"got tangent {dtype_name(t.dtype)}{list(t.shape)} for primal {dtype_name(p.dtype)}{list(p.shape)}")
     res = substitute([t.uop for t in tans], {ph.uop: t.uop for ph, t in zip(t_phs, t_leaves, strict=True)})
     return tu.tree_unflatten(out_tree, [Tensor(u) for u in res])
-  return tu.tree_unflatten(out_tree, outs), f_jvp
+  res = (tu.tree_unflatten(out_tree, outs), f_jvp)
+  return res + (aux,) if has_aux else res

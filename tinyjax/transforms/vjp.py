@@ -4,7 +4,7 @@ from typing import Callable, Sequence
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
 from tinyjax.errors import no_rule
 from tinyjax import tree_util as tu
-from tinyjax.core import trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, as_tensor, TracedMarker
+from tinyjax.core import serialized, trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, as_tensor, TracedMarker
 
 
 def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
@@ -29,14 +29,39 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
   return primals_out, out_tree, vjp_flat, aux
 
 
+_VJP_ARGS_MSG = """
+The function returned by `tinyjax.vjp` applied to {name} was called with {n} arguments,
+but functions returned by `tinyjax.vjp` must be called with a single argument
+corresponding to the single value returned by the function being differentiated
+(even if that returned value is a tuple or other container).
+
+For example, if we have:
+
+  def f(x):
+    return (x, x)
+  _, f_vjp = tinyjax.vjp(f, 1.0)
+
+the function `f` returns a single tuple as output, and so we call `f_vjp` with a
+single tuple as its argument:
+
+  x_bar, = f_vjp((2.0, 2.0))
+
+If we instead call `f_vjp(2.0, 2.0)`, with the values 'splatted out' as
+arguments rather than in a tuple, this error can arise.
+"""
+
+
+@serialized
 def vjp(fun: Callable, *primals, has_aux: bool = False):
   """jax.vjp: (primals_out, vjp_fn[, aux]); vjp_fn(cotangents) returns one cotangent per primal, as a tuple."""
   p_leaves, p_tree = tu.tree_flatten(primals)
   p_leaves = [as_tensor(p) for p in p_leaves]
   outs, out_tree, vjp_flat, aux = _vjp_flat(fun, p_leaves, p_tree, has_aux)
 
-  def vjp_fn(cotangents):
-    c_leaves, c_tree = tu.tree_flatten(cotangents)
+  @serialized
+  def vjp_fn(*args):
+    if len(args) != 1: raise TypeError(_VJP_ARGS_MSG.format(name=getattr(fun, "__name__", "the function"), n=len(args)))
+    c_leaves, c_tree = tu.tree_flatten(args[0])
     if c_tree != out_tree:
       raise ValueError(f"unexpected tree structure of argument to vjp function: got {c_tree}, but expected to match "
                        f"the structure of the differentiated function's output {out_tree}")
@@ -68,6 +93,7 @@ def _argnums(argnums, nargs: int, positional_check: bool = False) -> tuple[int, 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
   """jax.value_and_grad: fun must return a float scalar (or (scalar, aux) with has_aux)."""
+  @serialized
   def vg(*args, **kwargs):
     nums = _argnums(argnums, len(args))
     diff = tuple(args[i] for i in nums)
@@ -83,8 +109,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
       return fun(*full, **kwargs)
     out, pullback, *aux = vjp(f, *diff, has_aux=has_aux)
     if not isinstance(out, Tensor) or out.shape != ():
-      shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-      raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
+      what = f"had shape: {tuple(out.shape)}" if isinstance(out, Tensor) else f"was {out}"
+      raise TypeError(f"Gradient only defined for scalar-output functions. Output {what}.")
     if not dtypes.is_float(out.dtype):
       raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
                       f"{dtype_name(out.dtype)}. For differentiation of functions with integer outputs, use jax.vjp directly.")

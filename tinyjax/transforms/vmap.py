@@ -2,7 +2,7 @@
 from __future__ import annotations
 import functools
 from typing import Any, Callable, Hashable
-from tinyjax.core import trace_scope, trace_state, poison_leaks, as_tensor, is_array, type_str
+from tinyjax.core import serialized, trace_scope, trace_state, as_tensor, is_array, type_str
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
 
@@ -49,8 +49,15 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
   if any(a is not None and type(a) is not int for a in axis_leaves):
     raise TypeError("vmap in_axes must be an int, None, or (nested) container with those types as leaves, but got "
                     f"{in_axes}.")
+  out_axis_leaves: list = tu.optree.tree_leaves(out_axes, none_is_leaf=True, namespace=tu.NAMESPACE)
+  if any(a is not None and type(a) is not int for a in out_axis_leaves):
+    raise TypeError("vmap out_axes must be an int, None, or (nested) container with those types as leaves, but got "
+                    f"{out_axes}.")
+  if axis_size is not None and (type(axis_size) is not int or axis_size < 0):
+    raise ValueError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
 
   @functools.wraps(fun)
+  @serialized
   def vmapped(*args, **kwargs):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
       raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
@@ -87,6 +94,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
         out = fun(*fargs, **fkwargs)
     finally:
       in_scope.remove(axis)
+      axis.release()   # from here its placeholders are this vmap's dead tracers, not pending ones
 
     out_leaves, out_tree = tu.tree_flatten(out)
     for i, leaf in enumerate(out_leaves):
@@ -94,9 +102,5 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
         raise TypeError(f"Output from batched function {leaf!r} with type {type(leaf)} is not a valid Tensor type")
       out_leaves[i] = as_tensor(leaf)
     oaxes = tu.broadcast_prefix(out_axes, out, "vmap out_axes")
-    try:
-      return tu.tree_unflatten(out_tree, [vmapout(t, ax, axis) for t, ax in zip(out_leaves, oaxes, strict=True)])
-    except Exception:
-      poison_leaks([leaves[i].uop for i, _ in mapped])
-      raise
+    return tu.tree_unflatten(out_tree, [vmapout(t, ax, axis) for t, ax in zip(out_leaves, oaxes, strict=True)])
   return vmapped
