@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, strong_dtype, static_shape
-from tinyjax.core import interpret, table_rule, ZERO_DERIVATIVE, PASSTHROUGH
+from tinyjax.core import interpret, table_rule, operands, ZERO_DERIVATIVE, PASSTHROUGH, GATHER
 
 def _numel(shape) -> int: return int(np.prod(shape, dtype=np.int64))
 
@@ -131,6 +131,13 @@ class Detector:
         Zs.append(np.zeros(per, dtype=bool) if d.Z is None else d.Z)
     return Dep(sp.vstack(Ds, format="csr"), np.concatenate(Zs))
 
+  def gather(self, u, deps):   # out[k] = src.flatten()[idx[k]]: the rows idx of src's (the index is input-independent)
+    if deps[1] is not None: raise NotImplementedError("tinyjax.sparsity: a gather whose indices depend on the input")
+    src, idx = operands(u)
+    if deps[0] is None: return self.empty(u)
+    rows = self.value(idx).ravel().astype(np.int64)
+    return Dep(_gather_rows(deps[0].D, rows), None if deps[0].Z is None else deps[0].Z[rows])
+
   def rule(self, u: UOp, deps: list) -> Dep:
     # ints and bools carry no derivative; still mark them as input-dependent (an empty Dep), never as constants
     if u.op is not Ops.CUSTOM and not dtypes.is_float(u.dtype): return self.empty(u)
@@ -144,7 +151,7 @@ SPARSITY_RULES: dict[Ops | str, Callable] = {
   Ops.ADD: Detector.add, Ops.MUL: Detector.mul, Ops.WHERE: Detector.where,
   **{op: Detector.unary_zero_preserving for op in (Ops.SIN, Ops.SQRT)},
   **{op: Detector.movement for op in GroupOp.Movement},
-  Ops.REDUCE: Detector.reduce, Ops.STACK: Detector.stack,
+  Ops.REDUCE: Detector.reduce, Ops.STACK: Detector.stack, GATHER: Detector.gather,
   **{op: _same for op in PASSTHROUGH | {Ops.CUSTOM}},
   # zero derivative, but input-dependent values
   **{op: _empty for op in ZERO_DERIVATIVE},
