@@ -11,16 +11,18 @@ a traced Tensor among custom_jvp's nondiff_argnums) become extra, hidden argumen
 sees them. As in JAX, the custom rule says nothing about them: differentiating with respect to one is an error.
 """
 from __future__ import annotations
-import functools, inspect
+import dataclasses, functools, inspect, itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, dtype_name, custom_call, param_like, placeholder
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, dtype_name, custom_call, param_like
 from tinyjax.core import traced_by, is_tracing, as_tensor, trace_scope, trace_state, pending, substitute, operands, TracedMarker, ZERO_DERIVATIVE
 from tinyjax.errors import UnexpectedTracerError
 from tinyjax import tree_util as tu
 
 DIFFERENTIATING = ("jvp", "vjp")   # transforms whose traced values carry derivatives (grad, jacfwd... trace with these)
+
+_slots = itertools.count(1 << 24)   # PARAM slots to trace custom function bodies on: unique, see CustomRule.call_node
 
 # values a running closure-converted rule stands in for: nested custom calls inside the rule hoist them too
 _rule_closure: ContextVar[frozenset[UOp]] = ContextVar("tinyjax_rule_closure", default=frozenset())
@@ -65,10 +67,7 @@ def _type_str(t: Tensor) -> str:
   dt = as_tensor(0.0 if dtypes.is_float(t.dtype) else 0).dtype if t.dtype in dtypes.weaks else t.dtype   # a Python number's
   return f"{dtype_name(dt)}[{','.join(str(d) for d in t.shape)}]"
 
-def _tracer_error(msg: str) -> UnexpectedTracerError:
-  e = UnexpectedTracerError.__new__(UnexpectedTracerError)   # its __init__ words the leaked-buffer case; JAX's class
-  Exception.__init__(e, msg)
-  return e
+def _tracer_error(msg: str) -> UnexpectedTracerError: return UnexpectedTracerError(message=msg)
 
 def _fun_name(f: Callable) -> str:
   """JAX's name for a function in messages: __name__, a partial's function's, else <unknown>."""
@@ -82,27 +81,31 @@ class CustomRule:
   fwd(xs) -> (outs, residuals); bwd(residuals, cts) -> arg cotangents (None: zero). Arguments from position `nuser` on
   are closed-over values (closure conversion): the rules ignore their tangents and give them no cotangent."""
   name: str
-  kind: str   # "jvp" or "vjp"
   fun: Callable[[list], list]
   jvp: Callable[[list, list], list] | None = None
   fwd: Callable[[list], tuple[list, Any]] | None = None
   bwd: Callable[[Any, list], list] | None = None
   nuser: int | None = None   # None: all arguments are the user's
+  user_rules: bool = False   # the rules are user code, which may close over traced values: check what they return
+
+  @property
+  def kind(self) -> str: return "jvp" if self.jvp is not None else "vjp"
 
   def call_node(self, xs: list[Tensor]) -> UOp:
     """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""
-    # the body is traced on placeholders in a scope of its own: reading one is a ConcretizationTypeError, and a custom
-    # call nested in the body sees them as traced values (it hoists them, rather than capturing this FUNCTION's PARAMs)
-    phs = [placeholder(tuple(x.shape), x.dtype, x.device) for x in xs]
-    with trace_scope(f"custom_{self.kind}", [p.uop for p in phs]):
-      outs = [o.uop for o in self.fun(phs)]
-    hidden = _closure(outs, {p.uop for p in phs})
+    # the body is traced on PARAMs of unique slots in a scope of its own: reading one is a ConcretizationTypeError, and
+    # a custom call nested in the body sees them as traced values, which it hoists (PARAMs of the final slots would be
+    # the same nodes as the nested body's own)
+    tmp = [param_like(x.uop, next(_slots)) for x in xs]
+    with trace_scope(f"custom_{self.kind}", tmp):
+      outs = [o.uop for o in self.fun([Tensor(t) for t in tmp])]
+    hidden = _closure(outs, set(tmp))
     args = [x.uop for x in xs] + hidden
     params = [param_like(a, i) for i, a in enumerate(args)]
-    body = substitute(outs, dict(zip([p.uop for p in phs] + hidden, params, strict=True)))
+    body = substitute(outs, dict(zip(tmp + hidden, params, strict=True)))
     nuser = len(xs) if self.nuser is None else self.nuser
     self._check_not_differentiated(args[nuser:], params[nuser:], body)
-    rule = self._bound(body, params, hidden, nuser)
+    rule = self._bound(body, params, hidden, nuser) if hidden or self.user_rules else self
     return custom_call(body, args, rule, rule.grad_fxn)
 
   def call(self, xs: list[Tensor]) -> list[Tensor]:
@@ -121,8 +124,8 @@ class CustomRule:
         v = next(v for v in vals if v in pert)
         raise _tracer_error(
           f"Encountered an unexpected tracer: the custom_{self.kind} function {self.name} closes over a value of type "
-          f"{_type_str(Tensor(v))} that tinyjax.{transform} differentiates (directly, or through a function or Tensor among "
-          f"its nondiff_argnums). A custom_{self.kind} rule only says how to differentiate with respect to the function's "
+          f"{_type_str(Tensor(v))} that tinyjax.{transform} differentiates (directly, or through a function among its "
+          f"nondiff_argnums). A custom_{self.kind} rule only says how to differentiate with respect to the function's "
           f"arguments, so JAX refuses this too: pass the value as an argument instead.")
 
   def _bound(self, body: list[UOp], params: list[UOp], hidden: list[UOp], nuser: int) -> "CustomRule":
@@ -147,7 +150,7 @@ class CustomRule:
       def bwd(res, cts):
         r, vals = res
         return list(closed(ubwd, vals, r, cts)) + [None] * len(hidden)
-    return CustomRule(self.name, self.kind, fun, jvp, fwd, bwd, nuser)
+    return dataclasses.replace(self, fun=fun, jvp=jvp, fwd=fwd, bwd=bwd, nuser=nuser, user_rules=False)
 
   def batched(self, flags: list[int | None], size: int) -> "CustomRule":
     """The rule of this custom function vmapped over arguments with batch dims `flags` (0 or None): what vmap
@@ -169,8 +172,7 @@ class CustomRule:
       assert f is not None
       gs = vmap(lambda r, c: f(r, list(c)), axis_size=size)(res, tuple(cts))
       return [None if g is None else g if b is not None else g.sum(0) for g, b in zip(gs, fl, strict=True)]   # unbatched args: sum
-    return CustomRule(self.name, self.kind, fun, jvp if self.jvp else None, fwd if self.fwd else None, bwd if self.bwd else None,
-                      self.nuser)
+    return CustomRule(self.name, fun, jvp if self.jvp else None, fwd if self.fwd else None, bwd if self.bwd else None, self.nuser)
 
   # tinygrad's compute_gradient calls grad_fxn(ct, call) for one output, grad_fxn(*cts, call=call) for several
   def grad_fxn(self, *args: UOp, call: UOp | None = None) -> tuple[UOp | None, ...]:
@@ -199,7 +201,8 @@ def _replace(tree, subs: dict[UOp, UOp], context: set[UOp], inputs, rule: Custom
   pos = [i for i, l in enumerate(leaves) if isinstance(l, Tensor)]
   if not pos: return tree
   uops = substitute([leaves[i].uop for i in pos], subs)
-  if (stale := context - _traced_now()) and not stale.isdisjoint(out := UOp.sink(*uops).toposort(enter_calls=False)):
+  # (bodies of nested custom calls too: one the rule makes after the transform ended could not hoist such a value)
+  if (stale := context - _traced_now()) and not stale.isdisjoint(out := UOp.sink(*uops).toposort()):
     given = UOp.sink(*[t.uop for t in tu.tree_leaves(inputs) if isinstance(t, Tensor)]).toposort(enter_calls=False)
     if any(u in out and u not in given for u in stale):
       raise NotImplementedError(f"tinyjax.custom_{rule.kind}: a rule of {rule.name} closes over a traced value that the "
@@ -374,7 +377,7 @@ class custom_jvp(_CustomFunction):
                         f"container (pytree) structures, but got {p_tree} and {t_tree} respectively.")
       p_out = self._check_primal(f"JVP rule {jname}", name, pair[0], box)
       return _check_tangents(p_out, [_as_leaf(t) for t in t_leaves])
-    return CustomRule(name, "jvp", fun, jvp=jvp_flat)
+    return CustomRule(name, fun, jvp=jvp_flat, user_rules=True)
 
 
 def _check_tangents(ps: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
@@ -429,7 +432,7 @@ class custom_vjp(_CustomFunction):
     def bwd_flat(res, cts):
       g = bwd(*call.nd, res, tu.tree_unflatten(box["tree"], cts))
       return _bwd_cotangents(g, call)
-    return CustomRule(name, "vjp", fun, fwd=fwd_flat, bwd=bwd_flat)
+    return CustomRule(name, fun, fwd=fwd_flat, bwd=bwd_flat, user_rules=True)
 
 
 def _bwd_cotangents(g, call: _FlatCall) -> list[Tensor | None]:

@@ -27,7 +27,8 @@ class TracerArrayConversionError(TypeError):
 
 class UnexpectedTracerError(Exception):
   """A Tensor refers to a value traced inside a transform that has ended (JAX's UnexpectedTracerError)."""
-  def __init__(self, method: str):
+  def __init__(self, method: str = "", message: str | None = None):
+    if message is not None: return super().__init__(message)
     super().__init__(f"Encountered an unexpected tracer: .{method}() was called on a Tensor that refers to a value "
                      "traced inside a tinyjax transform that has ended: it escaped the transformed function (stored in "
                      "a list or a global, or assigned to a buffer with buf.assign(x)). Its data never existed; return "

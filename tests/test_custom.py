@@ -1,0 +1,535 @@
+"""custom_jvp / custom_vjp against JAX (x64): what the rules may return (JAX's errors, type and message), custom functions
+that close over traced values or take them through nondiff_argnums (closure conversion), functools.partial.
+
+JAX checks a rule's primal output against the function's only when the function was traced first (under jit); tinyjax
+always traces it first, so those cases are compared with `jax.jvp(jax.jit(f))` / `jax.grad(jax.jit(f))`."""
+import functools
+from functools import partial
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jnp
+from tinygrad import Tensor, dtypes
+import tinyjax
+from conftest import rnd, assert_close, same_error
+
+pytestmark = pytest.mark.usefixtures("compile_in_process")
+
+def S(v) -> Tensor: return Tensor(np.array(v, dtype=np.float64))
+def sin(a): return a.sin() if isinstance(a, Tensor) else jnp.sin(a)
+def cos(a): return a.cos() if isinstance(a, Tensor) else jnp.cos(a)
+def f32(a): return a.cast(dtypes.float32) if isinstance(a, Tensor) else a.astype(jnp.float32)
+def ones(*s): return np.ones(s)
+def both(lib): return lib is tinyjax
+def o(lib, *s): return Tensor(np.ones(s)) if both(lib) else jnp.ones(s)
+
+X2, X3 = ones(2), ones(3)
+
+
+# ---- custom_jvp: what the rule returns ------------------------------------------------------------------------------
+
+def jvp_fn(lib, fun, rule):
+  f = lib.custom_jvp(fun)
+  f.defjvp(rule)
+  return f
+
+def test_jvp_rule_tangent_structure_differs_from_primal():
+  # the issue's example: accepted silently before, giving [4.]
+  def mk(lib):
+    @lib.custom_jvp
+    def f(x): return (x ** 2,)
+    @f.defjvp
+    def f_jvp(primals, tangents):
+      (x,), (t,) = primals, tangents
+      return f(x), [2 * x * t, x]
+    return f if f_jvp else None
+  f, fj = mk(tinyjax), mk(jax)
+  same_error(lambda: tinyjax.jvp(f, (S(2.),), (S(1.),)), lambda: jax.jvp(fj, (2.,), (1.,)))
+  same_error(lambda: tinyjax.grad(lambda x: f(x)[0])(S(2.)), lambda: jax.grad(lambda x: fj(x)[0])(2.))
+  same_error(lambda: tinyjax.vmap(tinyjax.grad(lambda x: f(x)[0]))(Tensor(X3)), lambda: jax.vmap(jax.grad(lambda x: fj(x)[0]))(X3))
+  # a list for a tuple is a different structure too
+  g, gj = (jvp_fn(lib, lambda x: (x ** 2,), lambda p, t: ((p[0] ** 2,), [2 * p[0] * t[0]])) for lib in (tinyjax, jax))
+  same_error(lambda: tinyjax.jvp(g, (S(2.),), (S(1.),)), lambda: jax.jvp(gj, (2.,), (1.,)))
+  # (without the rule being used, the function is fine)
+  assert_close(tinyjax.vmap(f)(Tensor(X3)), (X3,))
+
+def test_jvp_rule_not_a_pair():
+  def bad_rule(p, t): return 2 * p[0] * t[0]
+  f, fj = (jvp_fn(lib, lambda x: x ** 2, bad_rule) for lib in (tinyjax, jax))
+  same_error(lambda: tinyjax.jvp(f, (Tensor(X3),), (Tensor(X3),)), lambda: jax.jvp(fj, (X3,), (X3,)), upto="outputs, but got ")
+  same_error(lambda: tinyjax.grad(lambda x: f(x).sum())(Tensor(X3)), lambda: jax.grad(lambda x: fj(x).sum())(X3), upto="but got ")
+  f, fj = (jvp_fn(lib, lambda x: x ** 2, lambda p, t: (p[0], t[0], t[0])) for lib in (tinyjax, jax))
+  same_error(lambda: tinyjax.jvp(f, (Tensor(X3),), (Tensor(X3),)), lambda: jax.jvp(fj, (X3,), (X3,)), upto="outputs, but got ")
+  f, fj = (jvp_fn(lib, lambda x: x ** 2, lambda p, t: 3.0) for lib in (tinyjax, jax))
+  same_error(lambda: tinyjax.jvp(f, (S(1.),), (S(1.),)), lambda: jax.jvp(fj, (1.,), (1.,)))   # the whole message
+
+@pytest.mark.parametrize("case", ["structure", "shape", "dtype", "dict"])
+def test_jvp_rule_primal_out_differs_from_function(case):
+  def mk(lib):
+    if case == "structure": return jvp_fn(lib, lambda x: x ** 2, lambda p, t: ((p[0] ** 2,), (2 * p[0] * t[0],)))
+    if case == "shape": return jvp_fn(lib, lambda x: x ** 2, lambda p, t: ((p[0] ** 2)[:1], (2 * p[0] * t[0])[:1]))
+    if case == "dtype": return jvp_fn(lib, lambda x: x ** 2, lambda p, t: (f32(p[0] ** 2), f32(2 * t[0])))
+    return jvp_fn(lib, lambda x: {"a": x ** 2, "b": (x, x)},
+                  lambda p, t: ({"a": p[0] ** 2, "b": (p[0], p[0][:1])}, {"a": t[0], "b": (t[0], t[0][:1])}))
+  f, fj = mk(tinyjax), mk(jax)
+  same_error(lambda: tinyjax.jvp(f, (Tensor(X2),), (Tensor(X2),)), lambda: jax.jvp(jax.jit(fj), (X2,), (X2,)))
+
+@pytest.mark.parametrize("case", ["vector", "scalar", "dtype", "two outputs", "weak scalar for a vector"])
+def test_jvp_rule_tangent_type_differs_from_primal(case):
+  def mk(lib):
+    if case in ("vector", "scalar"): return jvp_fn(lib, lambda x: x ** 2, lambda p, t: (p[0] ** 2, o(lib, 3)))
+    if case == "dtype": return jvp_fn(lib, lambda x: x ** 2, lambda p, t: (p[0] ** 2, f32(2 * t[0])))
+    if case == "two outputs": return jvp_fn(lib, lambda x: (x ** 2, x * 3), lambda p, t: ((p[0] ** 2, p[0] * 3), (t[0][:1], 3 * t[0])))
+    return jvp_fn(lib, lambda x: x ** 2, lambda p, t: (p[0] ** 2, 0.0))
+  x = S(2.) if case == "scalar" else Tensor(X2)
+  f, fj = mk(tinyjax), mk(jax)
+  same_error(lambda: tinyjax.jvp(f, (x,), (x,)), lambda: jax.jvp(fj, (x.numpy(),), (x.numpy(),)))
+
+def test_jvp_rule_accepted_returns():
+  # a Python number as the tangent of a scalar output, a list for a list output, a primal output of another (weak) dtype
+  f, fj = (jvp_fn(lib, lambda x: x ** 2, lambda p, t: (p[0] ** 2, 0.0)) for lib in (tinyjax, jax))
+  assert_close(tinyjax.jvp(f, (S(2.),), (S(1.),)), lambda: jax.jvp(fj, (2.,), (1.,)))
+  f, fj = (jvp_fn(lib, lambda x: [x, x * 2], lambda p, t: ([p[0], p[0] * 2], [t[0] * 5, t[0]])) for lib in (tinyjax, jax))
+  assert_close(tinyjax.jvp(f, (Tensor(X3),), (Tensor(X3),)), lambda: jax.jvp(fj, (X3,), (X3,)))
+  assert_close(tinyjax.jacrev(lambda x: f(x)[0])(Tensor(X2)), lambda: jax.jacrev(lambda x: fj(x)[0])(X2))
+
+def test_jvp_rule_integer_output_tangent_is_ignored():
+  # JAX wants float0 tangents for integer outputs (and raises for a float one); tinyjax has no float0: integer outputs
+  # have zero tangents whatever the rule returns
+  @tinyjax.custom_jvp
+  def f(x): return x ** 2, Tensor.arange(3)
+  f.defjvp(lambda p, t: (f(p[0]), (2 * t[0], Tensor(np.ones(3)))))
+  out, tan = tinyjax.jvp(f, (Tensor(X3),), (Tensor(X3),))
+  assert_close(tan[0], 2 * X3)
+  assert tan[1].numpy().tolist() == [0, 0, 0]
+
+def test_missing_rules():
+  for lib in (tinyjax, jax):
+    x = S(2.) if both(lib) else 2.
+    @lib.custom_jvp
+    def foo(x): return x ** 2
+    @lib.custom_vjp
+    def bar(x): return x ** 2
+    for f, kind in ((foo, "JVP"), (bar, "VJP")):
+      msg = f"No {kind} defined for custom_{kind.lower()} function {f.__name__} using def{kind.lower()}."
+      with pytest.raises(AttributeError, match=msg): f(x)
+      with pytest.raises(AttributeError, match=msg): lib.grad(f)(x)
+    bar.defvjp(lambda x: (x, x), None)
+    with pytest.raises(AttributeError, match="No VJP defined"): bar(x)   # JAX needs both fwd and bwd
+
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+def test_arguments_that_cannot_be_resolved(kind):
+  def mk(lib):
+    def f(x, y, *, z=None): return sin(x) * y
+    f = getattr(lib, f"custom_{kind}")(f)
+    if kind == "jvp": f.defjvp(lambda p, t: (f(*p), t[0]))
+    else: f.defvjp(lambda x, y: (f(x, y), None), lambda r, g: (g, g))
+    return f
+  f, fj = mk(tinyjax), mk(jax)
+  same_error(lambda: f(S(.5)), lambda: fj(.5))
+  same_error(lambda: f(S(.5), S(1.), z=3), lambda: fj(.5, 1., z=3))
+  same_error(lambda: f(S(.5), S(1.), S(2.)), lambda: fj(.5, 1., 2.))
+  assert_close(f(S(.5), y=S(2.)), lambda: fj(.5, y=2.))   # keyword arguments become positional
+  assert_close(tinyjax.grad(lambda x: f(x, S(2.)))(S(.5)), lambda: jax.grad(lambda x: fj(x, 2.))(.5))
+
+def test_defjvps_with_nondiff_argnums():
+  for lib in (tinyjax, jax):
+    f = lib.custom_jvp(lambda a, x: x * a, nondiff_argnums=(0,))
+    with pytest.raises(TypeError, match=r"^Can't use ``defjvps`` with ``nondiff_argnums``\.$"): f.defjvps(None)
+
+def test_defjvps_with_none_entries():
+  def mk(lib):
+    @lib.custom_jvp
+    def f(x, y): return sin(x) * y
+    f.defjvps(None, lambda ty, out, x, y: sin(x) * ty * 5)
+    return f
+  f, fj = mk(tinyjax), mk(jax)
+  x, y = rnd(3, seed=1), rnd(3, seed=2)
+  assert_close(tinyjax.jvp(f, (Tensor(x), Tensor(y)), (Tensor(X3), Tensor(X3))), lambda: jax.jvp(fj, (x, y), (X3, X3)))
+  assert_close(tinyjax.grad(lambda a, b: f(a, b).sum(), (0, 1))(Tensor(x), Tensor(y)),
+               lambda: jax.grad(lambda a, b: fj(a, b).sum(), (0, 1))(x, y))
+
+
+# ---- custom_vjp: what fwd and bwd return ----------------------------------------------------------------------------
+
+def vjp_fn(lib, fwd, bwd, fun=lambda x: x ** 2):
+  f = lib.custom_vjp(fun)
+  f.defvjp(fwd, bwd)
+  return f
+
+def test_fwd_not_a_pair():
+  def my_fwd(x): return x ** 2, x, 1
+  for fwd, upto in ((lambda x: x ** 2, "the fwd rule <lambda> produced "), (my_fwd, "the fwd rule my_fwd produced ")):
+    f, fj = (vjp_fn(lib, fwd, lambda r, g: (g,)) for lib in (tinyjax, jax))
+    same_error(lambda: tinyjax.grad(f)(S(3.)), lambda: jax.grad(fj)(3.), upto=upto)
+
+@pytest.mark.parametrize("case", ["structure", "shape", "dtype"])
+def test_fwd_primal_out_differs_from_function(case):
+  def mk(lib):
+    if case == "structure": return vjp_fn(lib, lambda x: ((x ** 2,), x), lambda r, g: (g,))
+    if case == "shape": return vjp_fn(lib, lambda x: ((x ** 2)[:1], x), lambda r, g: (g,))
+    return vjp_fn(lib, lambda x: (f32(x ** 2), x), lambda r, g: (g,))
+  f, fj = mk(tinyjax), mk(jax)
+  same_error(lambda: tinyjax.grad(lambda x: f(x).sum())(Tensor(X2)), lambda: jax.grad(jax.jit(lambda x: fj(x).sum()))(X2))
+
+@pytest.mark.parametrize("case", ["not a tuple", "too long", "too short", "empty", "None", "nested", "dict keys", "tuple for a list",
+                                  "None in a dict"])
+def test_bwd_structure_differs_from_arguments(case):
+  one = lambda x: x ** 2   # noqa: E731
+  two = lambda x, y: x[0] * y if isinstance(x, (list, tuple)) else x * y   # noqa: E731
+  dct = lambda x: x["a"] ** 2 + x["b"]   # noqa: E731
+  bwd, fun, args = {
+    "not a tuple": (lambda r, g: g, one, (3.,)),
+    "too long": (lambda r, g: (g, g), one, (3.,)),
+    "too short": (lambda r, g: (g,), two, (3., 2.)),
+    "empty": (lambda r, g: (), one, (3.,)),
+    "None": (lambda r, g: None, one, (3.,)),
+    "nested": (lambda r, g: ((g,),), dct, ({"a": 3., "b": 1.},)),
+    "dict keys": (lambda r, g: ({"a": g, "c": g},), dct, ({"a": 3., "b": 1.},)),
+    "tuple for a list": (lambda r, g: ((g, g), g), two, ([3., 2.], 1.)),
+    "None in a dict": (lambda r, g: ({"a": None},), dct, ({"a": 3., "b": 1.},)),
+  }[case]
+  f, fj = (vjp_fn(lib, lambda *a, fun=fun: (fun(*a), None), bwd, fun) for lib in (tinyjax, jax))
+  argnums = tuple(range(len(args)))
+  same_error(lambda: tinyjax.grad(f, argnums)(*jax.tree.map(S, args)), lambda: jax.grad(fj, argnums)(*args))
+
+@pytest.mark.parametrize("case", ["vector", "scalar", "nested", "dtype and shape", "second argument", "scalar for a vector"])
+def test_bwd_cotangent_shape_differs_from_argument(case):
+  def mk(lib):
+    def o(*s): return globals()["o"](lib, *s)
+    if case in ("vector", "scalar"): return vjp_fn(lib, lambda x: (x ** 2, x), lambda r, g: (o(3),)), (X2,) if case == "vector" else (2.,)
+    if case == "scalar for a vector": return vjp_fn(lib, lambda x: (x ** 2, x), lambda r, g: (o(),)), (X2,)
+    if case == "dtype and shape": return vjp_fn(lib, lambda x: (x ** 2, x), lambda r, g: (f32(o(3)),)), (X2,)
+    if case == "second argument": return vjp_fn(lib, lambda x, y: (x * y, None), lambda r, g: (g, o(3)), lambda x, y: x * y), (X2, X2)
+    return vjp_fn(lib, lambda x: (x["a"][0] ** 2 + x["b"], None), lambda r, g: ({"a": (g, o(3)), "b": g},),
+                  lambda x: x["a"][0] ** 2 + x["b"]), ({"a": (3., 2.), "b": 1.},)
+  (f, args), (fj, _) = mk(tinyjax), mk(jax)
+  argnums = tuple(range(len(args)))
+  same_error(lambda: tinyjax.grad(lambda *a: f(*a).sum(), argnums)(*jax.tree.map(S, args)),
+             lambda: jax.grad(lambda *a: fj(*a).sum(), argnums)(*args))
+
+def test_bwd_accepted_returns():
+  x = np.array([3., 2.])
+  # a list of the right length; None for a whole (nested) argument; one array for a subtree, as JAX
+  for bwd in (lambda r, g: [2 * r * g], lambda r, g: (2 * r * g,)):
+    f, fj = (vjp_fn(lib, lambda x: (x ** 2, x), bwd) for lib in (tinyjax, jax))
+    assert_close(tinyjax.grad(lambda x: f(x).sum())(Tensor(x)), lambda: jax.grad(lambda x: fj(x).sum())(x))
+  dct = lambda x: x["a"][0] ** 2 + x["a"][1] * x["b"]   # noqa: E731
+  for bwd in (lambda r, g: ({"a": None, "b": g * 3},), lambda r, g: ({"a": g, "b": None},)):
+    f, fj = (vjp_fn(lib, lambda x: (dct(x), None), bwd, dct) for lib in (tinyjax, jax))
+    args = {"a": (3., 2.), "b": 1.}
+    assert_close(tinyjax.grad(f)(jax.tree.map(S, args)), lambda: jax.grad(fj)(args), dtype=False)
+
+def test_bwd_cotangent_of_another_dtype_is_cast():
+  # JAX lets a float32 cotangent through for a float64 argument (a "temporary" exception in its checks) and returns it
+  # as float32; tinyjax casts it to the argument's dtype
+  f, fj = (vjp_fn(lib, lambda x: (x ** 2, x), lambda r, g: (f32(g * r),)) for lib in (tinyjax, jax))
+  x = np.array([3., 2.])
+  g = tinyjax.grad(lambda x: f(x).sum())(Tensor(x))
+  assert g.dtype == dtypes.float64
+  np.testing.assert_allclose(g.numpy(), jax.grad(lambda x: fj(x).sum())(x))
+
+
+# ---- nondiff_argnums ------------------------------------------------------------------------------------------------
+
+def test_custom_vjp_traced_nondiff_argument_is_an_error():
+  def mk(lib):
+    f = lib.custom_vjp(lambda c, a: sin(a) * c, nondiff_argnums=(0,))
+    f.defvjp(lambda c, a: (f(c, a), a), lambda c, a, g: (10 * g * c,))
+    return f
+  f, fj = mk(tinyjax), mk(jax)
+  calls = [(lambda: tinyjax.grad(f)(S(2.), S(.5)), lambda: jax.grad(fj)(2., .5)),
+           (lambda: tinyjax.vmap(f)(Tensor(X2), Tensor(X2)), lambda: jax.vmap(fj)(X2, X2)),
+           (lambda: tinyjax.jit(f)(S(2.), S(.5)), lambda: jax.jit(fj)(2., .5))]
+  for tj, jx in calls:
+    e = same_error(tj, jx, upto="Found a ")
+    assert "passed as an argument to a custom_vjp function in a position indicated by nondiff_argnums as non-differentiable" in str(e)
+  # a constant is fine (and so is a traced argument that is not among nondiff_argnums)
+  assert_close(tinyjax.grad(f, 1)(S(2.), S(.5)), lambda: jax.grad(fj, 1)(2., .5))
+  assert_close(tinyjax.vmap(lambda a: f(S(2.), a))(Tensor(X2 / 3)), lambda: jax.vmap(lambda a: fj(2., a))(X2 / 3))
+
+def nondiff_jvp(lib):
+  f = lib.custom_jvp(lambda c, a: sin(a) * c, nondiff_argnums=(0,))
+  f.defjvp(lambda c, p, t: (f(c, p[0]), 10 * t[0] * c))   # deliberately not the true derivative
+  return f
+
+def test_custom_jvp_traced_nondiff_argument_has_no_derivative():
+  # JAX stops the gradient of nondiff arguments: a traced one is a constant to the rule (derivative 0 through it)
+  f, fj = nondiff_jvp(tinyjax), nondiff_jvp(jax)
+  c, a = np.array([1., 2.]), np.array([.5, .7])
+  assert_close(tinyjax.jvp(lambda c: f(c, S(.5)), (S(2.),), (S(1.),)), lambda: jax.jvp(lambda c: fj(c, .5), (2.,), (1.,)))
+  assert_close(tinyjax.jvp(f, (S(2.), S(.5)), (S(1.), S(1.))), lambda: jax.jvp(fj, (2., .5), (1., 1.)), dtype=False)
+  assert_close(tinyjax.grad(f, (0, 1))(S(2.), S(.5)), lambda: jax.grad(fj, (0, 1))(2., .5))
+  assert_close(tinyjax.vmap(f)(Tensor(c), Tensor(a)), lambda: jax.vmap(fj)(c, a))
+  assert_close(tinyjax.vmap(tinyjax.grad(f, 1))(Tensor(c), Tensor(a)), lambda: jax.vmap(jax.grad(fj, 1))(c, a))
+  assert_close(tinyjax.grad(lambda c, a: tinyjax.vmap(f)(c, a).sum(), (0, 1))(Tensor(c), Tensor(a)),
+               lambda: jax.grad(lambda c, a: jax.vmap(fj)(c, a).sum(), (0, 1))(c, a))
+  assert_close(tinyjax.hessian(lambda a, c: f(c, a) * a, (0, 1))(S(.5), S(2.)), lambda: jax.hessian(lambda a, c: fj(c, a) * a, (0, 1))(.5, 2.))
+
+def test_nondiff_function_closing_over_a_differentiated_value_is_an_error():
+  # JAX's test_nondiff_arg_hiding_jvp_tracer
+  def mk(lib):
+    def f(x):
+      @partial(lib.custom_jvp, nondiff_argnums=(0,))
+      def g(h, x): return h(x)
+      g.defjvp(lambda h, p, t: (g(h, p[0]), 2. * t[0]))
+      return g(lambda y: x + y, x)
+    return f
+  same_error(lambda: tinyjax.jvp(mk(tinyjax), (S(2.),), (S(1.),)), lambda: jax.jvp(mk(jax), (2.,), (1.,)), upto="Encountered an unexpected tracer")
+
+def test_nondiff_function_closing_over_a_vmapped_value():
+  def mk(lib):
+    app = lib.custom_jvp(lambda f, x: f(x), nondiff_argnums=(0,))
+    app.defjvp(lambda f, p, t: (app(f, p[0]), 3 * t[0] * f(p[0])))
+    return lambda x, w: app(lambda y: sin(y) * w, x)
+  f, fj = mk(tinyjax), mk(jax)
+  x, w = rnd(4, seed=3), rnd(4, seed=4)
+  assert_close(tinyjax.vmap(f)(Tensor(x), Tensor(w)), lambda: jax.vmap(fj)(x, w))
+  assert_close(tinyjax.vmap(tinyjax.grad(f))(Tensor(x), Tensor(w)), lambda: jax.vmap(jax.grad(fj))(x, w))
+  assert_close(tinyjax.grad(lambda x: tinyjax.vmap(f)(x, Tensor(w)).sum())(Tensor(x)), lambda: jax.grad(lambda x: jax.vmap(fj)(x, w).sum())(x))
+
+
+# ---- closures over traced values ------------------------------------------------------------------------------------
+
+def closing_jvp(lib, y):
+  """h(a) = sin(a) * y closing over y, with a deliberately different rule: 10 * t * y."""
+  @lib.custom_jvp
+  def h(a): return sin(a) * y
+  h.defjvp(lambda p, t: (h(p[0]), 10 * t[0] * y))
+  return h
+
+def closing_vjp(lib, y):
+  @lib.custom_vjp
+  def h(a): return sin(a) * y
+  h.defvjp(lambda a: (h(a), cos(a)), lambda c, g: (10 * g * c * y,))
+  return h
+
+@pytest.mark.parametrize("closing", [closing_jvp, closing_vjp], ids=["custom_jvp", "custom_vjp"])
+def test_closure_over_a_vmapped_value(closing):
+  def g_tg(x, y): return closing(tinyjax, y)(x)
+  def g_jx(x, y): return closing(jax, y)(x)
+  xs, ys, w = rnd(3, seed=5), rnd(3, seed=6), rnd(3, seed=7)
+  X, Y = Tensor(xs), Tensor(ys)
+  assert_close(tinyjax.vmap(g_tg)(X, Y), lambda: jax.vmap(g_jx)(xs, ys))
+  assert_close(tinyjax.vmap(g_tg, (None, 0))(S(.5), Y), lambda: jax.vmap(g_jx, (None, 0))(.5, ys))
+  assert_close(tinyjax.vmap(tinyjax.grad(g_tg))(X, Y), lambda: jax.vmap(jax.grad(g_jx))(xs, ys))
+  assert_close(tinyjax.vmap(tinyjax.jacrev(g_tg))(X, Y), lambda: jax.vmap(jax.jacrev(g_jx))(xs, ys))
+  # a custom function inside vmap(lambda x: f(x) * w), differentiated from outside the vmap
+  def loss_tg(x): return (tinyjax.vmap(lambda x, y: g_tg(x, y) * Tensor(w))(x, Y) ** 2).sum()
+  def loss_jx(x): return (jax.vmap(lambda x, y: g_jx(x, y) * w)(x, ys) ** 2).sum()
+  if closing is closing_jvp:
+    assert_close(tinyjax.grad(loss_tg)(X), lambda: jax.grad(loss_jx)(xs))
+    assert_close(tinyjax.hessian(loss_tg)(X), lambda: jax.hessian(loss_jx)(xs))
+    assert_close(tinyjax.jacfwd(lambda x: tinyjax.vmap(g_tg)(x, Y))(X), lambda: jax.jacfwd(lambda x: jax.vmap(g_jx)(x, ys))(xs))
+    assert_close(tinyjax.jvp(lambda x: tinyjax.vmap(g_tg)(x, Y), (X,), (Tensor(w),)), lambda: jax.jvp(lambda x: jax.vmap(g_jx)(x, ys), (xs,), (w,)))
+  else:
+    # JAX's grad from outside the vmap raises an UnexpectedTracerError for the BatchTracer its bwd rule closes over;
+    # tinyjax gives the per-example gradients, which are JAX's vmap of grad
+    assert_close(tinyjax.grad(loss_tg)(X), lambda: jax.vmap(jax.grad(lambda x, y: ((g_jx(x, y) * w) ** 2).sum()))(xs, ys))
+  assert_close(tinyjax.jacrev(lambda x: tinyjax.vmap(g_tg)(x, Y))(X), np.diag(np.asarray(jax.vmap(jax.grad(g_jx))(xs, ys))))
+
+def test_closure_with_pytree_outputs_and_nested_vmaps():
+  # two arguments, a dict/tuple output, a closure over a value computed from a mapped one, vmap of vmap
+  def mk(lib):
+    def f(x, b, y):
+      c = y * 2 + 1
+      @lib.custom_jvp
+      def h(a, b): return {"s": sin(a) * c, "p": (a * b * c, b)}
+      h.defjvp(lambda p, t: (h(*p), {"s": 10 * t[0] * c, "p": (t[0] * p[1] * 3 + t[1] * c, t[1])}))
+      o = h(x, b)
+      return o["s"] + o["p"][0] * o["p"][1]
+    return f
+  f, fj = mk(tinyjax), mk(jax)
+  X, B, Y = rnd(2, 4, seed=20), rnd(2, 4, seed=21), rnd(4, seed=22)
+  vv, vvj = tinyjax.vmap(tinyjax.vmap(f), (0, 0, None)), jax.vmap(jax.vmap(fj), (0, 0, None))
+  assert_close(vv(Tensor(X), Tensor(B), Tensor(Y)), lambda: vvj(X, B, Y))
+  assert_close(tinyjax.grad(lambda x, b: vv(x, b, Tensor(Y)).sum(), (0, 1))(Tensor(X), Tensor(B)),
+               lambda: jax.grad(lambda x, b: vvj(x, b, Y).sum(), (0, 1))(X, B))
+  x, b = X[0], B[0]
+  assert_close(tinyjax.vmap(tinyjax.jacrev(f, (0, 1)))(Tensor(x), Tensor(b), Tensor(Y)), lambda: jax.vmap(jax.jacrev(fj, (0, 1)))(x, b, Y))
+  assert_close(tinyjax.hessian(lambda x: tinyjax.vmap(f)(x, Tensor(b), Tensor(Y)).sum())(Tensor(x)),
+               lambda: jax.hessian(lambda x: jax.vmap(fj)(x, b, Y).sum())(x))
+
+def test_closure_with_vmap_and_jvp_outside():
+  # JAX's test_closure_with_vmap2: the function and its rule close over a vmapped value, the mapped function has no
+  # mapped argument, jvp is taken outside the vmap
+  def mk(lib):
+    def h(z):
+      def f(x):
+        @lib.custom_jvp
+        def g(y): return x * y
+        g.defjvp(lambda p, t: (x * p[0], x * t[0]))
+        return g(z)
+      return lib.vmap(f)(Tensor(np.arange(3.)) if both(lib) else jnp.arange(3.))
+    return h
+  assert_close(tinyjax.jvp(mk(tinyjax), (S(1.),), (S(2.),)), lambda: jax.jvp(mk(jax), (1.,), (2.,)))
+  assert_close(tinyjax.jacrev(mk(tinyjax))(S(1.)), lambda: jax.jacrev(mk(jax))(1.))
+
+def test_closure_with_grad_inside_vmap():
+  # JAX's test_closed_over_tracer3: a custom_vjp closing over a vmapped value, grad inside the vmap
+  def mk(lib):
+    def outer(x):
+      @lib.custom_vjp
+      def f(y): return x * y
+      f.defvjp(lambda y: (f(y), (x, cos(y))), lambda res, g: (res[1] * g * res[0],))
+      return lib.grad(f)
+    return lambda x: outer(x)(S(3.) if both(lib) else 3.)
+  xs = np.arange(3.)
+  assert_close(tinyjax.vmap(mk(tinyjax))(Tensor(xs)), lambda: jax.vmap(mk(jax))(xs))
+
+@pytest.mark.parametrize("closing", [closing_jvp, closing_vjp], ids=["custom_jvp", "custom_vjp"])
+def test_differentiating_with_respect_to_a_closed_over_value_is_an_error(closing):
+  # JAX: UnexpectedTracerError (the custom rule says nothing about the closed-over value)
+  def g_tg(x, y): return closing(tinyjax, y)(x)
+  def g_jx(x, y): return closing(jax, y)(x)
+  ys = rnd(3, seed=8)
+  cases = [(lambda: tinyjax.grad(g_tg, 1)(S(.5), S(2.)), lambda: jax.grad(g_jx, 1)(.5, 2.)),
+           (lambda: tinyjax.grad(g_tg, (0, 1))(S(.5), S(2.)), lambda: jax.grad(g_jx, (0, 1))(.5, 2.)),
+           (lambda: tinyjax.jacrev(g_tg, 1)(S(.5), S(2.)), lambda: jax.jacrev(g_jx, 1)(.5, 2.)),
+           (lambda: tinyjax.grad(lambda y: tinyjax.vmap(g_tg)(Tensor(ys), y).sum())(Tensor(ys)),
+            lambda: jax.grad(lambda y: jax.vmap(g_jx)(ys, y).sum())(ys)),
+           (lambda: tinyjax.jvp(lambda y: g_tg(S(.5), y), (S(2.),), (S(1.),)), lambda: jax.jvp(lambda y: g_jx(.5, y), (2.,), (1.,)))]
+  if closing is closing_jvp:
+    cases.append((lambda: tinyjax.jacfwd(g_tg, (0, 1))(S(.5), S(2.)), lambda: jax.jacfwd(g_jx, (0, 1))(.5, 2.)))
+  for tj, jx in cases:
+    e = same_error(tj, jx, upto="Encountered an unexpected tracer")
+    assert f"the custom_{closing.__name__[8:]} function h closes over a value of type float64[" in str(e)
+
+def test_closed_over_values_without_a_derivative_are_fine():
+  # stop_gradient(y) and a comparison of y carry no derivative: JAX lets a custom function close over them
+  for closing in (closing_jvp, closing_vjp):
+    for wrap_tg, wrap_jx in ((lambda y: y.detach(), jax.lax.stop_gradient), (lambda y: (y > 0).cast(dtypes.float64), lambda y: (y > 0) * 1.)):
+      def g_tg(x, y): return closing(tinyjax, wrap_tg(y))(x)   # noqa: B023
+      def g_jx(x, y): return closing(jax, wrap_jx(y))(x)   # noqa: B023
+      assert_close(tinyjax.grad(g_tg, (0, 1))(S(.5), S(2.)), lambda: jax.grad(g_jx, (0, 1))(.5, 2.), dtype=False)   # noqa: B023
+      if closing is closing_jvp:
+        assert_close(tinyjax.jvp(g_tg, (S(.5), S(2.)), (S(1.), S(1.))), lambda: jax.jvp(g_jx, (.5, 2.), (1., 1.)), dtype=False)   # noqa: B023
+
+def test_closure_over_a_collective():
+  # psum(w) and axis_index are markers that their vmap lowers: a custom function closing over one gets it as an argument
+  def mk(lib):
+    def f(x, w):
+      h = closing_jvp(lib, lib.lax.psum(w, "i") + lib.lax.axis_index("i"))
+      return h(x)
+    return f
+  xs, ws = rnd(3, seed=9), rnd(3, seed=10)
+  assert_close(tinyjax.vmap(mk(tinyjax), axis_name="i")(Tensor(xs), Tensor(ws)), lambda: jax.vmap(mk(jax), axis_name="i")(xs, ws))
+  assert_close(tinyjax.vmap(lambda x, w: tinyjax.jvp(lambda x: mk(tinyjax)(x, w), (x,), (S(1.),)), axis_name="i")(Tensor(xs), Tensor(ws)),
+               lambda: jax.vmap(lambda x, w: jax.jvp(lambda x: mk(jax)(x, w), (x,), (1.,)), axis_name="i")(xs, ws))
+  assert_close(tinyjax.vmap(tinyjax.grad(mk(tinyjax)), axis_name="i")(Tensor(xs), Tensor(ws)),
+               lambda: jax.vmap(jax.grad(mk(jax)), axis_name="i")(xs, ws))
+
+def test_nested_custom_function_closing_over_an_argument_of_the_outer_one():
+  def mk(lib):
+    @lib.custom_jvp
+    def outer(x, y):
+      inner = closing_jvp(lib, y * 2)   # closes over the outer function's argument
+      return inner(x) + y
+    outer.defjvp(lambda p, t: (outer(*p), t[0] * 3 + t[1] * 7))
+    return outer
+  f, fj = mk(tinyjax), mk(jax)
+  x, y = rnd(3, seed=11), rnd(3, seed=12)
+  assert_close(tinyjax.vmap(f)(Tensor(x), Tensor(y)), lambda: jax.vmap(fj)(x, y))
+  assert_close(tinyjax.jvp(f, (Tensor(x), Tensor(y)), (Tensor(X3), Tensor(X3))), lambda: jax.jvp(fj, (x, y), (X3, X3)))
+  assert_close(tinyjax.grad(lambda a, b: f(a, b).sum(), (0, 1))(Tensor(x), Tensor(y)),
+               lambda: jax.grad(lambda a, b: fj(a, b).sum(), (0, 1))(x, y))
+  assert_close(tinyjax.vmap(tinyjax.grad(lambda a, b: f(a, b), (0, 1)))(Tensor(x), Tensor(y)),
+               lambda: jax.vmap(jax.grad(lambda a, b: fj(a, b), (0, 1)))(x, y))
+
+def test_closure_over_a_jit_argument():
+  def g(x, y): return closing_jvp(tinyjax, y)(x)
+  def gj(x, y): return closing_jvp(jax, y)(x)
+  x, y = rnd(3, seed=13), rnd(3, seed=14)
+  assert_close(tinyjax.jit(g)(Tensor(x), Tensor(y)), lambda: gj(x, y))
+  assert_close(tinyjax.jit(tinyjax.grad(lambda x, y: g(x, y).sum()))(Tensor(x), Tensor(y)), lambda: jax.grad(lambda x, y: gj(x, y).sum())(x, y))
+
+def test_rule_closing_over_a_value_its_function_does_not_use():
+  # the closed-over value is not an argument of the custom call: fine while its vmap is running (vmap of jvp), but jvp
+  # of the vmap runs the rule after the vmap has ended: a clear error (JAX, which runs rules inside the vmap, gives a value)
+  def mk(lib):
+    def g(x, y):
+      @lib.custom_jvp
+      def h(a): return sin(a)
+      h.defjvp(lambda p, t: (h(p[0]), t[0] * y))
+      return h(x)
+    return g
+  xs, ys = rnd(3, seed=15), rnd(3, seed=16)
+  assert_close(tinyjax.vmap(lambda x, y: tinyjax.jvp(lambda x: mk(tinyjax)(x, y), (x,), (S(1.),)))(Tensor(xs), Tensor(ys)),
+               lambda: jax.vmap(lambda x, y: jax.jvp(lambda x: mk(jax)(x, y), (x,), (1.,)))(xs, ys))
+  with pytest.raises(NotImplementedError, match="a rule of h closes over a traced value that the function h itself does not use"):
+    tinyjax.jvp(lambda x: tinyjax.vmap(mk(tinyjax))(x, Tensor(ys)), (Tensor(xs),), (Tensor(X3),))
+
+
+# ---- a fixed-point solver with custom_vjp (JAX's docs), closing over a vmapped value ---------------------------------
+
+def fixed_point_solver(lib, iters=30):
+  def loop(f, a, x):
+    for _ in range(iters): x = f(a, x)
+    return x
+  @partial(lib.custom_vjp, nondiff_argnums=(0,))
+  def fixed_point(f, a, x_guess): return loop(f, a, x_guess)
+  def fwd(f, a, x_init):
+    x_star = fixed_point(f, a, x_init)
+    return x_star, (a, x_star)
+  def rev_iter(f, packed, u):
+    a, x_star, x_star_bar = packed
+    _, vjp_x = lib.vjp(lambda x: f(a, x), x_star)
+    return x_star_bar + vjp_x(u)[0]
+  def bwd(f, res, x_star_bar):
+    a, x_star = res
+    _, vjp_a = lib.vjp(lambda a: f(a, x_star), a)
+    a_bar, = vjp_a(fixed_point(partial(rev_iter, f), (a, x_star, x_star_bar), x_star_bar))
+    return a_bar, x_star * 0
+  fixed_point.defvjp(fwd, bwd)
+  return fixed_point
+
+def test_fixed_point_solver():
+  fp, fpj = fixed_point_solver(tinyjax), fixed_point_solver(jax)
+  def newton(a, x): return 0.5 * (x + a / x)   # fixed point: sqrt(a)
+  def sqrt_tg(a): return fp(newton, a, S(1.))
+  def sqrt_jx(a): return fpj(newton, a, 1.)
+  a = np.array([2., 3., 5.])
+  assert_close(tinyjax.vmap(sqrt_tg)(Tensor(a)), np.sqrt(a))
+  assert_close(tinyjax.grad(sqrt_tg)(S(2.)), lambda: jax.grad(sqrt_jx)(2.))
+  assert_close(tinyjax.vmap(tinyjax.grad(sqrt_tg))(Tensor(a)), 0.5 / np.sqrt(a))
+  # the iteration closes over a vmapped b: sqrt(a * b)
+  def sqrt_ab_tg(a, b): return fp(lambda a, x: 0.5 * (x + a * b / x), a, S(1.))
+  def sqrt_ab_jx(a, b): return fpj(lambda a, x: 0.5 * (x + a * b / x), a, 1.)
+  b = np.array([1., 2., 0.5])
+  assert_close(tinyjax.vmap(sqrt_ab_tg)(Tensor(a), Tensor(b)), lambda: jax.vmap(sqrt_ab_jx)(a, b))
+  assert_close(tinyjax.vmap(tinyjax.grad(sqrt_ab_tg))(Tensor(a), Tensor(b)), lambda: jax.vmap(jax.grad(sqrt_ab_jx))(a, b), rtol=1e-8)
+
+
+# ---- functools.partial ------------------------------------------------------------------------------------------------
+
+def test_custom_jvp_of_functools_partial():
+  # JAX's test_custom_jvp_functools_partial
+  def fun(x, y, a): return x + y * a
+  fw = functools.partial(fun, a=0.1)
+  fn = tinyjax.custom_jvp(fw)
+  with pytest.raises(AttributeError, match="No JVP defined for custom_jvp function fun using defjvp."): fn(S(1.), S(2.))
+  fn.defjvp(lambda primals, tangents: tinyjax.jvp(fw, primals, tangents))
+  fnj = jax.custom_jvp(fw)
+  fnj.defjvp(lambda primals, tangents: jax.jvp(fw, primals, tangents))
+  assert_close(tinyjax.grad(lambda args: fn(*args))((S(1.), S(2.))), lambda: jax.grad(lambda args: fnj(*args))((1., 2.)))
+  assert_close(fn(S(1.), S(2.)), np.array(1.2))
+  assert_close(tinyjax.jvp(fn, (S(1.), S(2.)), (S(1.), S(1.))), lambda: jax.jvp(fnj, (1., 2.), (1., 1.)))
+  assert_close(tinyjax.vmap(fn)(Tensor(X3), Tensor(X3 * 2)), lambda: jax.vmap(fnj)(X3, X3 * 2))
+  # a partial's signature is opaque to JAX: no keyword arguments
+  same_error(lambda: fn(S(1.), y=S(2.)), lambda: fnj(1., y=2.))
+
+def test_custom_vjp_of_functools_partial():
+  def fun(x, y, a): return x + y * a
+  fw = functools.partial(fun, a=0.1)
+  fn, fnj = tinyjax.custom_vjp(fw), jax.custom_vjp(fw)
+  for f in (fn, fnj): f.defvjp(lambda x, y: (fw(x, y), None), lambda r, g: (g * 2, g * 0.1))
+  assert_close(tinyjax.grad(fn, (0, 1))(S(1.), S(2.)), lambda: jax.grad(fnj, (0, 1))(1., 2.))
+
+
+def test_nondiff_argnames():
+  def mk(lib):
+    f = lib.custom_jvp(lambda f, x: f(x), nondiff_argnames=("f",))
+    f.defjvp(lambda f, p, t: (f(p[0]), 3 * t[0]))
+    return f
+  f, fj = mk(tinyjax), mk(jax)
+  assert_close(tinyjax.jvp(lambda x: f(lambda y: 2 * y, x), (S(1.),), (S(1.),)), lambda: jax.jvp(lambda x: fj(lambda y: 2 * y, x), (1.,), (1.,)))
