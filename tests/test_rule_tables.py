@@ -100,9 +100,9 @@ GRADIENT_OPS = {op for pat, _ in pm_gradient.patterns if pat.op is not None for 
 
 NO_GRADIENT_RULE = {
   **{op: "never emitted by Tensor methods" for op in NEVER_EMITTED},
-  # tinyjax.vjp raises NotImplementedError for a collective marker before tinygrad's gradient sees it (a documented
-  # limitation: grad through psum/pmean inside a named vmap)
-  Ops.CUSTOM: "tinyjax.vjp refuses collectives",
+  # a collective marker is wrapped in a call whose grad_fxn is its transpose before tinygrad's gradient sees it
+  # (batching.differentiable); the bare CUSTOM never reaches pm_gradient
+  Ops.CUSTOM: "reverse mode sees collectives as calls with a grad_fxn",
 }
 
 def _call_nodes() -> dict:

@@ -190,7 +190,7 @@ def interpret(roots: list[UOp], env: dict[UOp, Any], rule: Rule, is_source: Call
       case "skip": continue   # the FUNCTION of an inlined call, the CALL of a gather: their users carry the value
       case "inline":
         # a tinygrad @function: transform its body inlined with the call's arguments, like any other graph
-        if not any(a in env for a in u.src[0].src[1:]): continue
+        # (walked even when no argument is in env: the body may hold a source, e.g. a collective of a constant)
         val, = interpret([_tg.inline_call(u)], env, rule, is_source, inline_custom)
       case _:
         vals = [env.get(s) for s in operands(u)]

@@ -37,7 +37,8 @@ class Axis:
 
 @dataclass(frozen=True)
 class Collective(TracedMarker):
-  """Marker argument for a collective (psum, pmax, ... axis_index) over a named vmap axis; see tinyjax.lax."""
+  """Marker argument for a collective primitive over a named vmap axis: a key of COLLECTIVE_RULES (psum, pmean, pmax, pmin,
+  axis_index, all_to_all); tinyjax.lax builds the other collectives from these and movement ops."""
   kind: str
   axis: Axis
 
@@ -138,13 +139,71 @@ BATCH_RULES: dict[Ops | str, Callable] = {
 batch_rule = table_rule(BATCH_RULES, "vmap")
 
 
-# ---- collectives over this axis: the batch dimension is reduced (or enumerated) -------------------------------------
+# ---- collectives over this axis: the batch dimension is reduced, enumerated or exchanged ----------------------------
+# One rule per collective primitive. `lower` runs at the VMAPOUT of the collective's own axis (other axes batch the marker
+# elementwise: BATCH_RULES[Ops.CUSTOM]); `jvp` gives the marker's tangent (tinyjax.jvp); `vjp` the cotangent of its source,
+# through which tinygrad's compute_gradient differentiates it (tinyjax.vjp wraps markers in calls: `differentiable`).
+# all_to_all is the primitive that moves data between examples: example i gets, at index k of its last axis, example k's
+# value at index i of that axis (the last axis has the axis' size). tinyjax.lax builds all_gather, psum_scatter, ppermute
+# and the general all_to_all from it and movement ops, so they inherit vmap, jvp and vjp from these rules.
+from tinyjax._tg import marker, custom_call, param_like, inline_call   # used below only
+
+def collective(kind: str, x: UOp, axis: Axis) -> UOp: return marker(x, Collective(kind, axis))
+
+@dataclass(frozen=True)
+class CollectiveRule:
+  lower: Callable[[Axis, tuple[UOp, bool]], tuple[UOp, bool]]   # (axis, (source, batched)) -> (uop, batched)
+  jvp: Callable[[UOp, UOp], UOp] | None = None   # (marker, tangent of its source) -> its tangent
+  vjp: Callable[[UOp, UOp], UOp] | None = None   # (marker, its cotangent) -> cotangent of its source
+  def __call__(self, ax: Axis, pair: tuple[UOp, bool]) -> tuple[UOp, bool]: return self.lower(ax, pair)   # Axis.rule's call
+
+def _same(u: UOp, t: UOp) -> UOp: return u.replace(src=(t,))   # linear, self-adjoint: the same collective of t
+
+# pmax/pmin: the examples that attain the result share its derivative equally (jnp.max's convention at ties; JAX itself
+# has no derivative rule for pmax/pmin)
+def _chooser_jvp(u: UOp, t: UOp) -> UOp:
+  mask, ax = u.src[0].eq(u).cast(t.dtype), u.arg.axis
+  return collective("psum", mask * t, ax) / collective("psum", mask, ax)
+
+def _chooser_vjp(u: UOp, ct: UOp) -> UOp:
+  mask, ax = u.src[0].eq(u).cast(ct.dtype), u.arg.axis
+  return mask * collective("psum", ct, ax) / collective("psum", mask, ax)
+
+def _all_to_all(ax: Axis, p: tuple[UOp, bool]) -> tuple[UOp, bool]:
+  v = p[0] if p[1] else broadcast_to(p[0], (ax.size,) + p[0].shape)
+  return v.permute((v.ndim - 1,) + tuple(range(1, v.ndim - 1)) + (0,)), True   # exchange the batch and the last axis
 
 def _min0(v): return Tensor(v).min(0).uop
-COLLECTIVE_RULES = {
-  "psum": lambda ax, p: ((rop(p[0], Ops.ADD, (0,)), False) if p[1] else ((Tensor(p[0]) * ax.size).uop, False)),
-  "pmax": lambda ax, p: ((rop(p[0], Ops.MAX, (0,)), False) if p[1] else (p[0], False)),
-  "pmin": lambda ax, p: ((_min0(p[0]), False) if p[1] else (p[0], False)),
-  "pmean": lambda ax, p: ((Tensor(p[0]).mean(0).uop, False) if p[1] else (p[0], False)),
-  "axis_index": lambda ax, p: (Tensor.arange(ax.size, dtype=dtypes.int32).uop, True),
+COLLECTIVE_RULES: dict[str, CollectiveRule] = {
+  "psum": CollectiveRule(lambda ax, p: (rop(p[0], Ops.ADD, (0,)), False) if p[1] else ((Tensor(p[0]) * ax.size).uop, False), _same, _same),
+  "pmean": CollectiveRule(lambda ax, p: (Tensor(p[0]).mean(0).uop, False) if p[1] else (p[0], False), _same, _same),
+  "pmax": CollectiveRule(lambda ax, p: (rop(p[0], Ops.MAX, (0,)), False) if p[1] else (p[0], False), _chooser_jvp, _chooser_vjp),
+  "pmin": CollectiveRule(lambda ax, p: (_min0(p[0]), False) if p[1] else (p[0], False), _chooser_jvp, _chooser_vjp),
+  "axis_index": CollectiveRule(lambda ax, p: (Tensor.arange(ax.size, dtype=dtypes.int32).uop, True)),
+  "all_to_all": CollectiveRule(_all_to_all, _same, _same),
 }
+
+
+# ---- reverse mode: tinygrad differentiates a call through its grad_fxn ----------------------------------------------
+
+def _collective_grad(ct: UOp, call: UOp) -> tuple[UOp | None]:
+  u = inline_call(call.gettuple(0))   # the marker of the call's argument
+  vjp = COLLECTIVE_RULES[u.arg.kind].vjp
+  assert vjp is not None, "only markers with a vjp rule are wrapped"
+  return (vjp(u, ct) if dtypes.is_float(u.dtype) else None,)
+
+def differentiable(roots: list[UOp]) -> tuple[list[UOp], dict[UOp, UOp]]:
+  """The graphs with every collective marker that has a vjp rule wrapped in a call (a FUNCTION over a PARAM) whose grad_fxn
+  is that rule, for tinygrad's compute_gradient, and the map wrapped call -> marker. The gradients that tinygrad builds
+  refer to forward values, so to the calls: substitute the markers back (interpreters inline a call only when its
+  arguments depend on their inputs, and a marker must reach the VMAPOUT of its axis even when they do not)."""
+  new: dict[UOp, UOp] = {}
+  unwrap: dict[UOp, UOp] = {}
+  for u in UOp.sink(*roots).toposort(enter_calls=False):
+    srcs = tuple(new.get(s, s) for s in u.src)
+    v = u if srcs == u.src else u.replace(src=srcs)
+    if isinstance(c := marker_arg(v), Collective) and COLLECTIVE_RULES[c.kind].vjp is not None:
+      call = custom_call([v.replace(src=(param_like(v.src[0], 0),))], [v.src[0]], None, _collective_grad).gettuple(0)
+      unwrap[call], v = v, call
+    if v is not u: new[u] = v
+  return [new.get(r, r) for r in roots], unwrap

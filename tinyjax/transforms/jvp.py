@@ -11,7 +11,7 @@ from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placehold
 from tinyjax.core import serialized, interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, substitute_with_aux, \
   jax_conventions, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
 from tinyjax import tree_util as tu
-from tinyjax.transforms.batching import Collective
+from tinyjax.transforms.batching import Collective, COLLECTIVE_RULES
 
 LN2 = math.log(2)
 
@@ -49,8 +49,10 @@ def _stack(u, ts):
   return u.replace(src=tuple(s.const_like(0) if t is None else _fit(t, s) for s, t in zip(u.src, ts, strict=True)))
 
 def _collective(u, ts):
-  if u.arg.kind in ("psum", "pmean"): return u.replace(src=(ts[0],))   # linear
-  raise NotImplementedError(f"tinyjax.jvp: no jvp rule for the collective {u.arg.kind}")
+  # a collective marker: its rule in batching.COLLECTIVE_RULES (integer values, axis_index, carry no tangent)
+  if ts[0] is None or not dtypes.is_float(u.dtype): return None
+  if (rule := COLLECTIVE_RULES[u.arg.kind].jvp) is None: raise NotImplementedError(f"tinyjax.jvp: no jvp rule for the collective {u.arg.kind}")
+  return rule(u, ts[0])
 
 def _zero(u, ts): return None
 def _same_op(u, ts): return u.replace(src=(ts[0],) + u.src[1:])   # linear ops: apply the op to the tangent

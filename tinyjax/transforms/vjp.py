@@ -2,17 +2,18 @@
 from __future__ import annotations
 from typing import Callable, Sequence
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
-from tinyjax.errors import no_rule
 from tinyjax import tree_util as tu
-from tinyjax.core import serialized, trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, as_tensor, TracedMarker
+from tinyjax.core import serialized, trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, as_tensor
+from tinyjax.transforms.batching import differentiable
 
 
 def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
   phs, outs, out_tree, aux = trace_flat(fun, transform, p_leaves, p_tree, has_aux)
   subs = placeholder_subs(phs, p_leaves)
   traced = jax_conventions([o.uop for o in outs])
-  for u in UOp.sink(*traced).toposort():   # tinygrad's gradient has no rule for collective markers: say so clearly
-    if isinstance(u.arg, TracedMarker): raise no_rule(u.op, transform) from None
+  # collective markers become calls whose grad_fxn is their rule (batching.COLLECTIVE_RULES); the results get them back
+  traced, unwrap = differentiable(traced)
+  subs = {**subs, **unwrap}
   primals_out, aux = substitute_with_aux([o.uop for o in outs], aux, subs)
 
   def vjp_flat(cts: list[Tensor]) -> list[Tensor]:
