@@ -183,3 +183,8 @@ def test_linearize_has_aux():
   np.testing.assert_allclose(y.numpy(), yj, rtol=1e-6)
   np.testing.assert_allclose(fl(Tensor(t)).numpy(), flj(t), rtol=1e-6)
   np.testing.assert_allclose(aux["aux"].numpy(), auxj["aux"], rtol=1e-6)
+
+def test_python_int_overflow_as_jax(x32):
+  with pytest.raises(OverflowError, match="Python int 1099511627776 too large to convert to int32"): jnp.asarray(2**40)
+  with pytest.raises(OverflowError, match="Python int 1099511627776 too large to convert to int32"):
+    tinyjax.vmap(lambda a: a, in_axes=None, axis_size=1)(2**40)

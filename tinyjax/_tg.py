@@ -6,17 +6,20 @@ tinygrad upgrade is this file's work. See docs/design.md, "tinygrad 0.14 IR fact
 from __future__ import annotations
 import functools, re, threading, types
 from typing import Callable
-from tinygrad import Tensor, TinyJit, dtypes
+import numpy as np
+from tinygrad import Tensor, TinyJit, Device, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
-from tinygrad.dtype import DType, strong_dtype
+from tinygrad.dtype import DType, strong_dtype, _from_np_dtype, _to_np_dtype
+from tinygrad.device import Buffer, MultiBuffer
 from tinygrad.helpers import GlobalCounters
 import tinygrad.helpers as _helpers
 import sqlite3 as _sqlite3
-from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg
+from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, buffers
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
 __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
-           "static_shape", "placeholder", "allocated_buffer", "assign_into", "jit_capturing", "jit_kernel_names", "gather", "gather_args",
+           "static_shape", "placeholder", "allocated_buffer", "assign_into", "jit_capturing", "jit_kernel_names",
+           "sharding", "placeholder_like", "default_device", "np_dtype_of", "host_buffer", "jit_input", "gather", "gather_args",
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK"]
 
@@ -34,22 +37,85 @@ def placeholder(shape: tuple, dtype: DType, device) -> Tensor:
 @functools.lru_cache(maxsize=None)
 def _shape_arg(shape: tuple[int, ...]) -> UOp: return shape_to_shape_arg(shape)
 
-def allocated_buffer(shape: tuple, dtype: DType, device) -> tuple[Tensor, Tensor]:
-  """A new, allocated, uninitialised buffer (no kernel) as (flat 1-D Tensor, Tensor of `shape` viewing it): a TinyJit
-  input that the jitted function writes into. Built directly: Tensor.empty's graph rewrites cost ~0.2 ms per call."""
-  n = 1
-  for d in shape: n *= d
-  buf = UOp.new_buffer(device, n, dtype)
-  buf.buffer.ensure_allocated()
-  flat = Tensor(buf)
-  return flat, (flat if shape == (n,) else Tensor(UOp(Ops.RESHAPE, dtype, src=(buf, _shape_arg(shape)))))
+def allocated_buffer(shape: tuple, dtype: DType, device, axis: int | None = None) -> tuple[Tensor, Tensor]:
+  """A new, allocated, uninitialised buffer (no kernel) as (TinyJit input, Tensor of `shape` viewing it), that the
+  jitted function writes into with `assign_into`: a flat 1-D buffer on one device or replicated over a device tuple,
+  the shaped Tensor itself when sharded on `axis`. Built directly: Tensor.empty's graph rewrites cost ~0.2 ms per call."""
+  buf, shaped = _new_buffer(shape, dtype, device, axis, allocate=True)
+  return (shaped, shaped) if axis is not None or shaped.uop is buf else (Tensor(buf), shaped)
 
 def assign_into(buf: Tensor, value: Tensor) -> Tensor:
-  """The 1-D buffer `buf` := value.flatten(). A tinyjax gather writes straight into buf (no copy kernel)."""
+  """buf := value (buf from `allocated_buffer`). A tinyjax gather writes straight into a buffer on one device."""
   u = value.uop
-  if (g := gather_args(u)) is not None and u.dtype == buf.dtype:
+  if (g := gather_args(u)) is not None and u.dtype == buf.dtype and isinstance(buf.device, str) and buf.ndim == 1:
     return buf.custom_kernel(Tensor(g[0]), Tensor(g[1]), fxn=_gather_kernel)[0]
-  return buf.assign(value.cast(buf.dtype).flatten())
+  return buf.assign(value.cast(buf.dtype).reshape(buf.shape))
+
+def _new_buffer(shape: tuple, dtype: DType, device, axis: int | None, allocate: bool) -> tuple[UOp, Tensor]:
+  """A BUFFER uop and the Tensor of `shape` over it; sharded on `axis` it holds one shard per device."""
+  shard = shape if axis is None else shape[:axis] + (shape[axis] // len(device),) + shape[axis+1:]
+  n = 1
+  for d in shard: n *= d
+  buf = UOp.new_buffer(device, n, dtype)
+  if allocate:   # what UOp.buffer does, without its shape inference (~10 us)
+    buffers[buf] = b = (MultiBuffer(device, n, dtype) if isinstance(device, tuple) else Buffer(device, n, dtype)).ref(1)
+    for x in _device_buffers(b): x.allocate()
+  view = buf if shard == (n,) else UOp(Ops.RESHAPE, dtype, src=(buf, _shape_arg(shard)))
+  return buf, Tensor(view if axis is None else view.unshard(axis))
+
+def _device_buffers(b: Buffer | MultiBuffer) -> list[Buffer]: return b.bufs if isinstance(b, MultiBuffer) else [b]
+
+def sharding(t: Tensor) -> int | None:
+  """The axis a multi-device Tensor is sharded on (None: replicated, or on one device)."""
+  return t.uop.axis if isinstance(t.device, tuple) else None
+
+def placeholder_like(t: Tensor) -> Tensor:
+  """`placeholder` with t's shape, dtype, device and sharding."""
+  return _new_buffer(static_shape(t), t.dtype, t.device, sharding(t), allocate=False)[1]
+
+def default_device() -> str: return Device.DEFAULT
+
+def _np_dtype(dt: DType):
+  """numpy's dtype with dt's layout, or None (tinygrad maps bfloat16 and fp8 to float32)."""
+  npdt = _to_np_dtype(dt)
+  return np.dtype(npdt) if npdt is not None and np.dtype(npdt).itemsize == dt.itemsize else None
+
+def host_buffer(a: np.ndarray, device) -> Tensor | None:
+  """numpy data copied into a new buffer on `device` (replicated over a device tuple) with no kernel, or None if
+  tinygrad has no dtype with numpy's layout for it."""
+  try: dt = _from_np_dtype(a.dtype)
+  except KeyError: return None
+  if _np_dtype(dt) != a.dtype: return None
+  buf, shaped = _new_buffer(a.shape, dt, device, None, allocate=True)
+  data = memoryview(bytearray(np.ascontiguousarray(a).tobytes()))
+  for b in _device_buffers(buffers[buf]):
+    # as tinygrad's own COPY does it (realize.exec_copy); Buffer.copy_from would run a COPY program (~0.3 ms)
+    try: b.allocator._copyin(b._buf, data)
+    except NotImplementedError: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=data))
+  return shaped
+
+def np_dtype_of(a: np.ndarray) -> DType: return _from_np_dtype(a.dtype)
+
+def _constant(u: UOp) -> UOp | None:
+  """The CONST whose value fills all of u, if u is one moved around (not PAD: it adds zeros)."""
+  while u.op in (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP): u = u.src[0]
+  return u if u.op is Ops.CONST else None
+
+def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False) -> tuple[Tensor, UOp | None]:
+  """t's value as a TinyJit input: a realized buffer, in `dtype` if t is weakly typed, and the BUFFER it reads if that
+  is one of t's (two inputs may not share one). A realized whole buffer is t itself (unless `copy`); a constant
+  (Tensor(1.5), Tensor(2.0).expand(3)) is copied in from the host (no kernel); anything else (a view, a lazy or
+  device-less graph) is copied into a new buffer, lazily (TinyJit realizes its inputs together). `device` is for
+  values that have none."""
+  u = t.uop
+  if not copy and u.has_buffer_identity() and (b := u.unsharded_base).op is Ops.BUFFER:
+    if (buf := buffers.get(b)) is None or not buf.is_allocated():   # Tensor.empty: TinyJit would ignore it
+      for x in _device_buffers(b.buffer): x.ensure_allocated()
+    return t, b
+  dt = (dtype or strong_dtype(t.dtype)) if t.dtype in dtypes.weaks else t.dtype
+  if u.device is None and (c := _constant(u)) is not None and (npdt := _np_dtype(dt)) is not None:
+    if (out := host_buffer(np.full(static_shape(t), c.arg, dtype=npdt), device)) is not None: return out, None
+  return Tensor((u.cast(dt) if dt != u.dtype else u).clone(device=u.device or device)), None
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
 
@@ -72,7 +138,16 @@ def _gather_kernel(out: UOp, src: UOp, idx: UOp) -> UOp:
 def gather(src: Tensor, idx: Tensor) -> Tensor:
   """src.flatten()[idx] (idx: int32 Tensor of any shape) with a direct-load kernel; src is realized first."""
   out = Tensor.empty(*idx.shape, dtype=src.dtype, device=src.device)
-  return out.custom_kernel(src.contiguous(), idx, fxn=_gather_kernel)[0]
+  return out.custom_kernel(src.contiguous(), idx, fxn=_gather_kernel, grad_fxn=_gather_transpose)[0]
+
+def _gather_transpose(ct: UOp, call: UOp) -> tuple:
+  """Reverse mode of the gather: scatter-add the cotangent back to src's elements (a one-hot reduce, fused by tinygrad;
+  only the gradient of sparse Jacobian values needs it)."""
+  src, idx = call.src[2], call.src[3]
+  n = src.numel()
+  hit = Tensor(idx).flatten().reshape(-1, 1).eq(Tensor.arange(n).reshape(1, n))
+  g = hit.where(Tensor(ct).flatten().reshape(-1, 1), 0).sum(0).reshape(src.shape)
+  return (None, g.uop, None)
 
 def _is_gather_call(u: UOp) -> bool:
   return u.op is Ops.CALL and u.src[0].op is Ops.SINK and isinstance(u.src[0].arg, KernelInfo) and u.src[0].arg.name == GATHER

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax import _tg
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, placeholder, strong_dtype, dtype_name
+from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, placeholder, dtype_name
 from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
 from tinyjax import tree_util as tu
 from tinyjax.config import config
@@ -59,6 +59,12 @@ def is_tracing() -> bool:
 traced_nodes: weakref.WeakSet[UOp] = weakref.WeakSet()
 pending: weakref.WeakSet[UOp] = weakref.WeakSet()   # placeholders of tinyjax.vmapin calls whose vmapout has not run yet
 
+def enclosing_inputs() -> set[UOp]:
+  """The nodes that stand for the inputs of enclosing transforms (their placeholders) and of a running jit (this
+  run's input buffers): a function returned out of them (vjp's pullback) must carry what it reads of them as residuals."""
+  s = trace_state()
+  return set().union(*(phs for _, phs in s.active), *(getattr(e, "inputs", ()) for e in s.running_jit))
+
 def remember_traced(*uops: UOp) -> None: traced_nodes.update(uops)
 
 class trace_scope:
@@ -102,16 +108,22 @@ def canonical_array(x) -> np.ndarray:
   """A Python scalar, numpy scalar or array as JAX would take it in: Python floats/ints are float32/int32 (64-bit with
   x64), 64-bit numpy data is narrowed to 32 bits unless x64 is on."""
   a = np.asarray(x)
+  if isinstance(x, int) and not isinstance(x, bool) and not config.jax_enable_x64 and not -2**31 <= x < 2**31:
+    raise OverflowError(f"Python int {x} too large to convert to int32")
   if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
     a = np.asarray(x, dtype=np.bool_ if isinstance(x, bool) else np.int64 if isinstance(x, int) else np.float64)
   return a if config.jax_enable_x64 or a.dtype not in _NARROW else a.astype(_NARROW[a.dtype])
+
+def weak_storage_dtype(w: DType) -> DType:
+  """The dtype a weakly typed value takes when it must have one: JAX's for a Python scalar of its kind (x64-aware)."""
+  return _tg.np_dtype_of(canonical_array(0.0 if dtypes.is_float(w) else 0))
 
 def as_tensor(x, like: Tensor | None = None) -> Tensor:
   """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax, with JAX's dtypes
   (`canonical_array`). A tinygrad Tensor keeps its dtype; a weakly typed one (tinygrad's Tensor(2.0)) gets a concrete
   dtype: `like`'s if given, as JAX's weak types do."""
   if isinstance(x, Tensor):
-    return x.cast(like.dtype if like is not None else strong_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
+    return x.cast(like.dtype if like is not None else weak_storage_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
   if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
     a = canonical_array(x)
     if like is not None and isinstance(x, (int, float)) and dtypes.is_float(like.dtype): return Tensor(a).cast(like.dtype)  # weak
@@ -216,16 +228,18 @@ def table_rule(table: dict, transform: str) -> Callable:
     return fn
   return lookup
 
-# ---- JAX's derivative conventions at non-smooth points --------------------------------------------------------------
+# ---- JAX's derivative conventions (non-smooth points, extreme inputs) -----------------------------------------------
 
 def _is_sign_of(s: UOp, x: UOp) -> bool:
   """s is tinygrad's sign(x): WHERE(x != 0, WHERE(x < 0, -1, 1), 0)."""
   return s.op is Ops.WHERE and s.src[0].op is Ops.CMPNE and s.src[0].src[0] is x and s.src[1].op is Ops.WHERE \
     and s.src[1].src[0].op is Ops.CMPLT and s.src[1].src[0].src[0] is x
 
-def _is_literal(u: UOp) -> bool:
-  """A constant written in the program (a CONST, possibly broadcast or cast): no data, no inputs."""
-  return all(n.op in (Ops.CONST, Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) for n in u.toposort())
+def _is_literal(u: UOp, known: dict[UOp, bool]) -> bool:
+  """A constant written in the program (CONSTs, possibly broadcast, cast or combined, as -6 is 6 * -1): no data, no
+  inputs. `known` holds the answers for u's sources (jax_conventions walks sources first: one pass over the graph)."""
+  return (u.op in (Ops.CONST, Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) or u.op in _tg.GroupOp.ALU) and \
+    all(known.get(s, False) for s in u.src)
 
 def _product_tree(u: UOp) -> UOp:
   """prod over the leading k axes as a tree of pairwise products: the same value, and derivatives of every order that
@@ -240,22 +254,36 @@ def _product_tree(u: UOp) -> UOp:
   return y.reshape(rest).uop
 
 def jax_conventions(uops: list[UOp]) -> list[UOp]:
-  """Rewrite tinygrad lowerings whose derivative at non-smooth points differs from JAX's, before differentiating.
+  """Rewrite tinygrad lowerings whose derivatives differ from JAX's, before differentiating (both modes, every order).
+  - lowerings of JAX primitives (sigmoid, tanh, erf, elu, softplus's logaddexp, pow, asin...): a primitive call with
+    the same value and JAX's derivative rule at every order (`tinyjax.primitives`).
   - abs(x) is x * sign(x) in tinygrad (derivative 0 at 0); JAX's abs has derivative 1 at 0: (x < 0).where(-x, x).
   - prod: a tree of pairwise products (exact higher derivatives at zeros, as JAX's).
+  - a cast from an integer or bool to float stops the derivative (tinygrad's CAST gradient passes it through).
   - clip(x, lo, hi) is (x < lo).where(lo, x) then (hi < r).where(hi, r); JAX's clip is min(max(x, lo), hi), whose
     derivative is 1/2 at the bounds: rewritten to MAX. (relu, (0 < x).where(x, 0), has the constant on the other side
-    and keeps JAX's relu derivative, 0 at 0.)"""
-  subs = {}
-  for u in UOp.sink(*uops).toposort():
+    and keeps JAX's relu derivative, 0 at 0.)
+  The walk does not enter calls: custom rules and primitive bodies keep their own derivatives."""
+  from tinyjax import primitives   # the primitives' table (it needs only _tg)
+  subs: dict[UOp, UOp] = {}
+  lit: dict[UOp, bool] = {}
+  for u in UOp.sink(*uops).toposort(enter_calls=False):
+    lit[u] = _is_literal(u, lit)
+    if (p := primitives.recognise(u, lit.__getitem__)) is not None:
+      subs[u] = p
+      continue
     if u.op is Ops.MUL:
       for x, s in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
         if _is_sign_of(s, x):
           subs[u] = (x < 0).where(-x, x)
           break
     if u.op is Ops.REDUCE and u.arg[0] is Ops.MUL and dtypes.is_float(u.dtype): subs[u] = _product_tree(u)
+    # integer and bool values carry no derivative (JAX: float0): cut where one re-enters a float computation, so that
+    # tinygrad's gradient (whose CAST rule passes a cotangent through) never walks into integer ops
+    if u.op in (Ops.CAST, Ops.BITCAST) and dtypes.is_float(u.dtype) and not dtypes.is_float(u.src[0].dtype):
+      subs[u] = u.replace(src=(u.src[0].detach(),))
     if u.op is Ops.WHERE and u.src[0].op is Ops.CMPLT and dtypes.is_float(u.dtype):
       (a, b), t, f = u.src[0].src, u.src[1], u.src[2]
-      if t is b and f is a and _is_literal(b) and not _is_literal(a): subs[u] = a.maximum(b)         # clip's lower bound
-      elif t is a and f is b and _is_literal(a) and not _is_literal(b): subs[u] = b.minimum(a)       # clip's upper bound
+      if t is b and f is a and lit[b] and not lit[a]: subs[u] = a.maximum(b)         # clip's lower bound
+      elif t is a and f is b and lit[a] and not lit[b]: subs[u] = b.minimum(a)       # clip's upper bound
   return substitute(uops, subs)

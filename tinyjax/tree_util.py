@@ -28,6 +28,17 @@ def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func:
   optree.register_pytree_node(nodetype, flatten_func, unflatten_func, namespace=NAMESPACE)
 
 
+class Partial:
+  """jax.tree_util.Partial: a function with some arguments bound, as a pytree whose leaves are the bound arguments (the
+  function itself is static, part of the tree structure). vjp's and linearize's functions are Partials over their
+  residuals, so that jit can return them and a transform can take them as arguments."""
+  def __init__(self, func: Callable, *args, **kwargs): self.func, self.args, self.keywords = func, args, kwargs
+  def __call__(self, *args, **kwargs): return self.func(*self.args, *args, **self.keywords, **kwargs)
+  def __repr__(self): return f"Partial({getattr(self.func, '__name__', self.func)!s}, {len(self.args)} residuals)"
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func), lambda func, ch: Partial(func, *ch[0], **ch[1]))
+
+
 _NONE = object()   # stands for None inside an axis-spec prefix, where None is a value and not an empty subtree
 
 def broadcast_prefix(prefix, tree, what: str) -> list:

@@ -1,56 +1,101 @@
 """tinyjax.jit: JAX's jit on tinygrad's TinyJit.
 
-One TinyJit per signature (tree structure, shapes, dtypes, devices, static values): new shapes trace again, as in
-JAX, instead of TinyJit's shape-mismatch error. Outputs never alias: every call passes freshly allocated output
-buffers into the TinyJit as extra inputs and the function assigns its results into them, so the last kernel stores
-straight into a new buffer (no copy kernel) and results of successive calls are independent Tensors.
+One TinyJit per signature (tree structure, shapes, dtypes, weak types, devices and sharding, static values): new
+shapes trace again, as in JAX, instead of TinyJit's shape-mismatch error. Every array argument is traced: a Tensor of
+any kind (constant, lazy, a view, sharded), a numpy array, a Python scalar (weakly typed, as in JAX); TinyJit only
+takes realized whole buffers, so the others are first copied into new ones (`_tg.jit_input`), with no kernel for
+constants and host data. Outputs never alias: every call passes freshly allocated output buffers into the TinyJit as
+extra inputs and the function assigns its results into them, so the last kernel stores straight into a new buffer (no
+copy kernel) and results of successive calls are independent Tensors.
 """
 from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, TinyJit, static_shape, placeholder, jit_capturing, jit_kernel_names, allocated_buffer, assign_into
-from tinyjax.core import trace_scope, trace_state, is_tracing, as_tensor
+from tinyjax._tg import Tensor, TinyJit, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
+  allocated_buffer, assign_into, sharding, placeholder_like, np_dtype_of, host_buffer, jit_input, default_device
+from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, canonical_array
 from tinyjax import tree_util as tu
 
-def _is_dynamic(x) -> bool: return isinstance(x, (Tensor, np.ndarray))
+_SCALARS = (bool, int, float)
+_INT32 = (-2**31, 2**31 - 1)
+
+def _host_array(x) -> tuple[np.ndarray, DType | None]:
+  """A Python scalar or numpy leaf as the array JAX would trace, and the weak dtype it is traced with (Python int and
+  float are weakly typed in JAX, bool and numpy values are not)."""
+  a = canonical_array(x)
+  if type(x) is int and a.dtype == np.int32 and not _INT32[0] <= x <= _INT32[1]:
+    raise OverflowError(f"An overflow was encountered while parsing an argument to a jitted computation. Got {type(x)} with value {x}")
+  return a, (dtypes.weakint if type(x) is int else dtypes.weakfloat if type(x) is float else None)
+
+def _weak_dtype(w: DType) -> DType:
+  """The dtype a weakly typed value (a Python int or float, tinygrad's Tensor(1.5)) is stored in: JAX's for a Python
+  scalar of its kind (64 bits with x64). Inside the function it is a weak-dtype view of it, as in JAX."""
+  return np_dtype_of(canonical_array(0.0 if dtypes.is_float(w) else 0))
+
+def _out_tensor(x) -> Tensor:
+  return x.cast(_weak_dtype(x.dtype)) if isinstance(x, Tensor) and x.dtype in dtypes.weaks else as_tensor(x)
+
+def _device(leaves: list):
+  """Where device-less arguments (Python scalars, numpy arrays, constants) go: the first Tensor argument's device
+  (replicated over its devices if it is sharded), as tinygrad places a constant next to what it meets, else the
+  default device."""
+  for l in leaves:
+    if isinstance(l, Tensor) and l.device is not None: return l.device
+  return default_device()
+
+
+def _empty_type(x: Tensor | np.ndarray, weak: DType | None, device) -> tuple:
+  """(shape, dtype, device, weak) of an empty array argument: its part of the cache key."""
+  t = x if isinstance(x, Tensor) else Tensor(x)
+  dev = device if isinstance(x, np.ndarray) or t.device is None else t.device
+  return (static_shape(t), t.dtype if weak is None else _weak_dtype(weak), dev, weak)
 
 
 class _Entry:
   """The TinyJit for one signature, with the output structure found by tracing the function once."""
-  def __init__(self, call: Callable[[list[Tensor]], Any], tensors: list[Tensor]):
-    self.call = call   # flat input Tensors -> the function's output pytree
-    phs = [placeholder(tuple(t.shape), t.dtype, t.device) for t in tensors]
+  def __init__(self, call: Callable[[list[Tensor]], Any], tensors: list[Tensor], weak: list[DType | None], device, name: str):
+    self.call, self.weak = call, weak   # call: flat input Tensors -> the function's output pytree
+    self.inputs: frozenset[UOp] = frozenset()
+    phs = [placeholder_like(t) for t in tensors]
     with trace_scope("jit", [p.uop for p in phs]):
-      out = call(phs)
+      out = call(self._inputs(phs))
     leaves, self.out_tree = tu.tree_flatten(out)
     for l in leaves:
-      if not isinstance(l, (Tensor, int, float, bool, np.ndarray, np.generic)):
-        raise TypeError(f"jit: output {l!r} of type {type(l)} is not a valid Tensor type")
-    outs = [as_tensor(l) for l in leaves]
-    self.out_specs = [(static_shape(o), o.dtype, o.device if isinstance(o.device, str) else tensors[0].device
-                       if tensors else None) for o in outs]
+      if not isinstance(l, (Tensor, *_SCALARS, np.ndarray, np.generic)):
+        raise TypeError(f"function {name} traced for jit returned a value of type {type(l)}, which is not a valid JAX type")
+    outs = [_out_tensor(l) for l in leaves]
+    # an output that depends on no input and has no device (a constant) goes where the inputs are
+    self.out_specs = [(static_shape(o), o.dtype, device if o.device is None else o.device, sharding(o) if o.device is not None else None)
+                      for o in outs]
+    self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
     self.tinyjit = TinyJit(self._flat)
 
+  def _inputs(self, bufs) -> list[Tensor]:
+    """The function's arguments: weakly typed ones (Python scalars, Tensor(1.5)) as a weak-dtype view of their buffer."""
+    return [b if w is None else b.cast(w) for b, w in zip(bufs, self.weak, strict=True)]
+
   def _flat(self, *bufs: Tensor):
-    n = len(bufs) - len(self.out_specs)
-    outs = [as_tensor(l) for l in tu.tree_leaves(self.call(list(bufs[:n])))]
+    n = len(self.weak)
+    self.inputs = frozenset(b.uop for b in bufs[:n])   # this run's inputs, for functions that close over them (vjp's pullback)
+    outs = [_out_tensor(l) for l, f in zip(tu.tree_leaves(self.call(self._inputs(bufs[:n]))), self.filled, strict=True) if f]
     return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs, strict=True))
 
   def __call__(self, tensors: list[Tensor]):
-    # flat buffers as TinyJit inputs (cheap for it to prepare), shaped views of them as the results
-    flats, views = zip(*[allocated_buffer(s, d, dev) for s, d, dev in self.out_specs], strict=True) if self.out_specs else ((), ())
-    running = trace_state().running_jit
-    running.append(self)   # jitted functions it calls are inlined
-    try: self.tinyjit(*tensors, *flats)
-    finally: running.remove(self)
-    return tu.tree_unflatten(self.out_tree, list(views))
+    # fresh output buffers as TinyJit inputs (flat ones are cheap for it to prepare), shaped views of them as the results
+    made = [allocated_buffer(*spec) if f else (None, placeholder(*spec[:3])) for spec, f in zip(self.out_specs, self.filled, strict=True)]
+    if ins := [i for i, _ in made if i is not None]:
+      running = trace_state().running_jit
+      running.append(self)   # jitted functions it calls are inlined
+      try: self.tinyjit(*tensors, *ins)
+      finally: running.remove(self)
+    return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
 
 class jit:
   """jax.jit for tinygrad: `tinyjax.jit(f)(*args)` traces f once per signature and replays its kernels with TinyJit.
-  Tensor (and numpy array) leaves of the arguments are traced; other leaves and static arguments are part of the
-  cache key, as are shapes, dtypes and devices."""
+  Array leaves of the arguments (Tensors, numpy arrays, Python scalars) are traced; other leaves and static arguments
+  are part of the cache key, as are shapes, dtypes, weak types, devices and sharding."""
   def __init__(self, fun: Callable, static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = ()):
     functools.update_wrapper(self, fun)
     self.fun = fun
@@ -60,6 +105,7 @@ class jit:
 
   def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj) if obj is not None else self
 
+  @serialized
   def __call__(self, *args, **kwargs):
     # inside another jit or a transform's trace, a jitted function is just its function (inlined)
     if trace_state().running_jit or is_tracing() or jit_capturing(): return self.fun(*args, **kwargs)
@@ -67,32 +113,44 @@ class jit:
     return entry(tensors)
 
   def _entry(self, args, kwargs) -> tuple[_Entry, list[Tensor]]:
-    nums = {a % len(args) for a in self.static_argnums} if args else set()
+    nums = {a % len(args) for a in self.static_argnums} if args and self.static_argnums else set()
     static = tuple((i, args[i]) for i in sorted(nums)) + tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
     dyn = ([a for i, a in enumerate(args) if i not in nums], {k: v for k, v in kwargs.items() if k not in self.static_argnames})
     leaves, treedef = tu.tree_flatten(dyn)
-    pos = [i for i, l in enumerate(leaves) if _is_dynamic(l)]
-    tensors = [as_tensor(leaves[i]) for i in pos]
-    # TinyJit inputs must be whole buffers: a view (x[0], x.T) is copied into one (contiguous() of a slice can stay a
-    # view of the same buffer, which TinyJit would then replay at the captured offset), a constant realized
-    tensors = [t if t.uop.has_buffer_identity() or not t.uop.is_realized else t.clone().realize() for t in tensors]
-    tensors = [t.contiguous() if t.uop.is_virtual else t for t in tensors]
-    # the same buffer passed twice is one TinyJit input (TinyJit refuses duplicates)
+    device = _device(leaves)
+    # every array leaf as a TinyJit input (a realized buffer of its own; TinyJit refuses duplicates: the same Tensor
+    # passed twice is one input, another view of a buffer already passed gets a copy) and the weak dtype it is traced with
     uniq: list[Tensor] = []
-    where = []
-    for t in tensors:
-      k = next((j for j, u in enumerate(uniq) if u is t), None)
-      if k is None:
+    pos, where, weak, sigs, statics, seen, bufs = [], [], [], [], [], dict[UOp, int](), set[UOp]()
+    for i, x in enumerate(leaves):
+      if isinstance(x, Tensor): w = x.dtype if x.dtype in dtypes.weaks else None
+      elif isinstance(x, (np.ndarray, np.generic)) or type(x) in _SCALARS: x, w = _host_array(x)
+      else:
+        statics.append(x)
+        continue
+      if 0 in x.shape:   # no data, nothing to pass (TinyJit takes no empty buffers): a fixed empty Tensor of its type
+        statics.append(typ := _empty_type(x, w, device))
+        leaves[i] = placeholder(*typ[:3]) if w is None else placeholder(*typ[:3]).cast(w)
+        continue
+      if isinstance(x, Tensor): t, b = jit_input(x, device, None if w is None else _weak_dtype(w))
+      else: t, b = jit_input(Tensor(x), device) if (h := host_buffer(x, device)) is None else (h, None)
+      pos.append(i)
+      if (k := seen.get(t.uop)) is None:
+        if b is not None:
+          if b in bufs: t, _ = jit_input(t, device, copy=True)
+          bufs.add(b)
+        seen[t.uop] = k = len(uniq)
         uniq.append(t)
-        k = len(uniq) - 1
+        weak.append(w)
+        sigs.append((t.shape, t.dtype, t.device, sharding(t), w))
       where.append(k)
-    statics = tuple(l for i, l in enumerate(leaves) if i not in set(pos))
-    key = (treedef, tuple(where), tuple((tuple(t.shape), t.dtype, str(t.device)) for t in uniq), statics, static)
+    key = (treedef, tuple(where), tuple(sigs), tuple(statics), static)
     try: hash(key)
-    except TypeError as e: raise ValueError(f"jit: non-Tensor arguments must be hashable (they are part of the cache key): {e}") from None
+    except TypeError as e: raise ValueError(f"jit: non-array arguments must be hashable (they are part of the cache key): {e}") from None
 
-    if key not in self._cache:
-      template = [None if i in set(pos) else l for i, l in enumerate(leaves)]
+    if (entry := self._cache.get(key)) is None:
+      dyn_pos = set(pos)
+      template = [None if i in dyn_pos else l for i, l in enumerate(leaves)]   # not the arrays: the cache must not keep them
       nargs, static_pos, static_kw = len(args), {i: args[i] for i in nums}, dict(static[len(nums):])
       def call(flat: list[Tensor]):
         full = list(template)
@@ -100,9 +158,10 @@ class jit:
         dargs, dkw = tu.tree_unflatten(treedef, full)
         it = iter(dargs)
         return self.fun(*[static_pos[i] if i in static_pos else next(it) for i in range(nargs)], **dkw, **static_kw)
-      self._cache[key] = _Entry(call, uniq)
-    return self._cache[key], uniq
+      entry = self._cache[key] = _Entry(call, uniq, weak, device, getattr(self.fun, "__name__", repr(self.fun)))
+    return entry, uniq
 
+  @serialized
   def kernels(self, *args, **kwargs) -> list[str]:
     """Names of the kernels a call with these arguments replays (captures the signature first if needed)."""
     entry, tensors = self._entry(args, kwargs)

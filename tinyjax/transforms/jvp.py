@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to
-from tinyjax.core import serialized, interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, substitute_with_aux, \
-  jax_conventions, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
+from tinyjax.core import serialized, enclosing_inputs, interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
+  substitute_with_aux, jax_conventions, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Collective, COLLECTIVE_RULES
 
@@ -150,14 +150,18 @@ def jvp(fun: Callable, primals=None, tangents=None, has_aux: bool = False):
 
 @serialized
 def linearize(fun: Callable, *primals, has_aux: bool = False):
-  """jax.linearize: (primals_out, f_jvp[, aux]) where f_jvp(*tangents) evaluates the JVP at primals (traced once)."""
+  """jax.linearize: (primals_out, f_jvp[, aux]) where f_jvp(*tangents) evaluates the JVP at primals (traced once).
+  f_jvp is a tree_util.Partial over its residuals: the primals and the enclosing values fun closes over."""
   p_leaves, p_tree = tu.tree_flatten(primals)
   p_leaves = [as_tensor(p) for p in p_leaves]
   t_phs = [placeholder(tuple(p.shape), p.dtype, p.device) for p in p_leaves]
   outs, tans, out_tree, aux = _jvp_flat(lambda *a: fun(*a), p_leaves, t_phs, p_tree, has_aux)
+  keys = list(dict.fromkeys(p.uop for p in p_leaves))
+  outer = enclosing_inputs() - set(keys)
+  keys += [u for u in UOp.sink(*[t.uop for t in tans]).toposort() if u in outer] if outer else []
 
   @serialized
-  def f_jvp(*tangents):
+  def f_jvp(res, *tangents):
     t_leaves, t_tree = tu.tree_flatten(tangents)
     if t_tree != p_tree:
       raise TypeError(f"linearized function called on tangent values inconsistent with the original primal values: "
@@ -167,7 +171,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
       if tuple(p.shape) != tuple(t.shape) or p.dtype != t.dtype:
         raise ValueError(f"linearized function called on tangent values inconsistent with the original primal values: "
                          f"got tangent {dtype_name(t.dtype)}{list(t.shape)} for primal {dtype_name(p.dtype)}{list(p.shape)}")
-    res = substitute([t.uop for t in tans], {ph.uop: t.uop for ph, t in zip(t_phs, t_leaves, strict=True)})
-    return tu.tree_unflatten(out_tree, [Tensor(u) for u in res])
-  res = (tu.tree_unflatten(out_tree, outs), f_jvp)
+    subs = {**dict(zip(keys, [r.uop for r in res], strict=True)), **{ph.uop: t.uop for ph, t in zip(t_phs, t_leaves, strict=True)}}
+    return tu.tree_unflatten(out_tree, [Tensor(u) for u in substitute([t.uop for t in tans], subs)])
+  res = (tu.tree_unflatten(out_tree, outs), tu.Partial(f_jvp, [Tensor(u) for u in keys]))
   return res + (aux,) if has_aux else res

@@ -3,20 +3,25 @@ from __future__ import annotations
 from typing import Callable, Sequence
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
 from tinyjax import tree_util as tu
-from tinyjax.core import serialized, trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, as_tensor
+from tinyjax.core import serialized, enclosing_inputs, trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, as_tensor
 from tinyjax.transforms.batching import differentiable
 
 
 def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
+  """(primals_out, out_tree, vjp_flat, residuals, aux): vjp_flat(residuals, cotangents) reads the inputs only through
+  `residuals` (the primals, and the values of enclosing transforms or jits that fun closes over)."""
   phs, outs, out_tree, aux = trace_flat(fun, transform, p_leaves, p_tree, has_aux)
   subs = placeholder_subs(phs, p_leaves)
   traced = jax_conventions([o.uop for o in outs])
   # collective markers become calls whose grad_fxn is their rule (batching.COLLECTIVE_RULES); the results get them back
   traced, unwrap = differentiable(traced)
-  subs = {**subs, **unwrap}
-  primals_out, aux = substitute_with_aux([o.uop for o in outs], aux, subs)
+  primals_out, aux = substitute_with_aux([o.uop for o in outs], aux, {**subs, **unwrap})
+  outer = enclosing_inputs()
+  closed = [u for u in UOp.sink(*traced).toposort() if u in outer] if outer else []
+  keys = list(subs) + closed
+  residuals = [Tensor(u) for u in subs.values()] + [Tensor(u) for u in closed]
 
-  def vjp_flat(cts: list[Tensor]) -> list[Tensor]:
+  def vjp_flat(res: list[Tensor], cts: list[Tensor]) -> list[Tensor]:
     pairs = [(o, c.uop) for o, c in zip(traced, cts, strict=True) if dtypes.is_float(o.dtype)]
     # tinygrad hands a custom call's grad_fxn only the cotangents of outputs that have one, without their positions:
     # give every output of a multi-output custom call a (zero) cotangent, so the positions are all there
@@ -25,9 +30,9 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
     targets = set(subs)
     grads = compute_gradient(UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), targets) \
       if pairs and targets else {}
-    res = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves, strict=True)]
-    return [Tensor(u) for u in substitute(res, subs)]
-  return primals_out, out_tree, vjp_flat, aux
+    g = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves, strict=True)]
+    return [Tensor(u) for u in substitute(g, {**dict(zip(keys, [r.uop for r in res], strict=True)), **unwrap})]
+  return primals_out, out_tree, vjp_flat, residuals, aux
 
 
 _VJP_ARGS_MSG = """
@@ -57,10 +62,10 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
   """jax.vjp: (primals_out, vjp_fn[, aux]); vjp_fn(cotangents) returns one cotangent per primal, as a tuple."""
   p_leaves, p_tree = tu.tree_flatten(primals)
   p_leaves = [as_tensor(p) for p in p_leaves]
-  outs, out_tree, vjp_flat, aux = _vjp_flat(fun, p_leaves, p_tree, has_aux)
+  outs, out_tree, vjp_flat, residuals, aux = _vjp_flat(fun, p_leaves, p_tree, has_aux)
 
   @serialized
-  def vjp_fn(*args):
+  def vjp_fn(res, *args):
     if len(args) != 1: raise TypeError(_VJP_ARGS_MSG.format(name=getattr(fun, "__name__", "the function"), n=len(args)))
     c_leaves, c_tree = tu.tree_flatten(args[0])
     if c_tree != out_tree:
@@ -72,9 +77,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {dtype_name(c.dtype)}"
                          f"{list(c.shape)}, but expected {dtype_name(o.dtype)}{list(o.shape)} because the corresponding output "
                          f"of the differentiated function had JAX type {dtype_name(o.dtype)}{list(o.shape)}")
-    return tu.tree_unflatten(p_tree, vjp_flat(c_leaves))
+    return tu.tree_unflatten(p_tree, vjp_flat(res, c_leaves))
 
-  res = (tu.tree_unflatten(out_tree, outs), vjp_fn)
+  res = (tu.tree_unflatten(out_tree, outs), tu.Partial(vjp_fn, residuals))
   return res + (aux,) if has_aux else res
 
 

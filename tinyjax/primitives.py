@@ -1,0 +1,193 @@
+"""JAX's primitives inside tinygrad's lowerings, so that derivatives match JAX's at every order.
+
+tinygrad lowers most Tensor methods to a few UOps: sigmoid is 1 / (1 + exp2(-x log2 e)), tanh is 2 sigmoid(2x) - 1, erf
+a polynomial times sign(x), elu two relus. Differentiating that graph is right in exact arithmetic but not in floating
+point (tanh'' is 0 * inf = nan at x = -1000) nor at special points (erf'(0) = 0, elu'(0) = 0), and it is not JAX's
+rule. `core.jax_conventions` finds each lowering in the traced graph (`recognise`: a cheap look at the node, then the
+same Tensor method rebuilt on the same operands must give the very same node, UOps being hash-consed) and puts a
+primitive call in its place: a custom-call FUNCTION whose body is the same lowering, so the value does not change by a
+bit (tinygrad's scheduler inlines the call: no extra kernel), and whose derivative is JAX's rule, written with
+primitives again, so that every order follows JAX. One row per primitive in PRIMITIVES, one recogniser per root op.
+"""
+from __future__ import annotations
+import functools, math, operator
+from dataclasses import dataclass
+from typing import Callable, Iterator
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, broadcast_to, custom_call, param_like
+
+
+@dataclass(frozen=True, eq=False)
+class Primitive:
+  name: str
+  lower: Callable[..., Tensor]           # (*operands, *params) -> tinygrad's own lowering: the value
+  partials: Callable[..., list[Tensor]]  # (operands, out, *params) -> d out / d operand_i: JAX's rule
+
+def _replace_inf(v: Tensor) -> Tensor: return v.eq(math.inf).where(0.0, v)   # as JAX's logaddexp jvp
+def _replace_zero(v: Tensor) -> Tensor: return v.eq(0).where(1.0, v)         # as JAX's pow jvp
+def _balanced(a: Tensor, b) -> Tensor:
+  """d max(a, b) / da as JAX: 1/2 at ties (written with eq and a where on constants: its own derivative is zero)."""
+  return (a > b).where(1.0, a.eq(b).where(0.5, 0.0))
+def _elu_slope(x: Tensor, alpha) -> Tensor:
+  # JAX's elu: where(x > 0, x, alpha * expm1(where(x > 0, 0, x))): the negative branch at 0, and the inner where keeps
+  # exp finite where that branch is not taken (0 * inf = nan in the next derivative). `x <= 0` is not a CMPLT, so the
+  # clip rewrite leaves this where alone.
+  return (x > 0).where(1.0, alpha * (x <= 0).where(x, 0.0).exp())
+
+def _pow_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
+  x, y = ops
+  if (c := _const_value(y)) is None: dx = y * x.pow(y - 1)   # JAX's pow: nan at x = y = 0
+  elif float(c).is_integer():   # a literal integer exponent: JAX's integer_pow (x ** 0 has derivative 0)
+    dx = x.zeros_like(buffer=False) if c == 0 else x.ones_like(buffer=False) if c == 1 else 2 * x if c == 2 else c * x.pow(c - 1)
+  else: dx = c * x.pow(c - 1)   # c - 1 computed here: a literal again
+  if (b := _const_value(x)) is None: dy = _replace_zero(x).log() * out
+  elif (lb := math.log(b) if b > 0 else math.nan if b < 0 else 0.0) != 0: dy = lb * out
+  else: dy = (out.isinf() | out.isnan()).where(math.nan, 0.0)   # JAX's 0 * out, which tinygrad would fold to 0
+  return [dx, dy]
+
+def _const_value(t: Tensor):
+  """The Python number of a (broadcast) CONST, else None."""
+  b = t.uop.base
+  return b.arg if b.op is Ops.CONST else None
+
+SIGMOID = Primitive("sigmoid", Tensor.sigmoid, lambda ops, out: [out * (1 - out)])
+TANH = Primitive("tanh", Tensor.tanh, lambda ops, out: [(1 + out) * (1 - out)])
+ERF = Primitive("erf", Tensor.erf, lambda ops, out: [2 / math.sqrt(math.pi) * (-(ops[0] * ops[0])).exp()])
+ASIN = Primitive("asin", Tensor.asin, lambda ops, out: [(1 - ops[0] * ops[0]).rsqrt()])
+ATAN = Primitive("atan", Tensor.atan, lambda ops, out: [(1 + ops[0] * ops[0]).reciprocal()])
+ASINH = Primitive("asinh", Tensor.asinh, lambda ops, out: [(ops[0] * ops[0] + 1).rsqrt()])
+ACOSH = Primitive("acosh", Tensor.acosh, lambda ops, out: [(ops[0] * ops[0] - 1).rsqrt()])
+ATANH = Primitive("atanh", Tensor.atanh, lambda ops, out: [(1 + ops[0]).reciprocal() * (1 - ops[0]).reciprocal()])
+ELU = Primitive("elu", Tensor.elu, lambda ops, out, alpha: [_elu_slope(ops[0], alpha)])
+SELU = Primitive("selu", Tensor.selu, lambda ops, out, alpha, gamma: [gamma * _elu_slope(ops[0], alpha)])
+# JAX's celu: maximum(x, 0) + alpha * expm1(minimum(x, 0) / alpha), so 1/2 + 1/2 at 0 and the chain rule through minimum
+CELU = Primitive("celu", Tensor.celu, lambda ops, out, alpha:
+                 [_balanced(ops[0], 0) + (ops[0].minimum(0) / alpha).exp() * _balanced(-ops[0], 0)])
+# relu(y) - relu(y - c): relu6 (c = 6) and hardsigmoid (y = x/6 + 1/2, c = 1); JAX's relu6 has derivative 0 at both kinks
+BAND = Primitive("relu_band", lambda y, c: y.relu() - (y - c).relu(),
+                 lambda ops, out, c: [((ops[0] > 0) & (ops[0] < c)).where(1.0, 0.0).cast(ops[0].dtype)])   # where: no AND derivative
+LOGADDEXP = Primitive("logaddexp", Tensor.logaddexp,
+                      lambda ops, out: [(_replace_inf(o) - _replace_inf(out)).exp() for o in ops])
+POW = Primitive("pow", Tensor.pow, _pow_partials)
+
+
+# ---- recognisers: root op -> candidates (primitive, operands, params), each checked by rebuilding -----------------------
+
+def _at(u: UOp, *path: tuple[int, Ops | None]) -> UOp | None:
+  """The node reached from u by (source index, expected op) steps, or None."""
+  for i, op in path:
+    if i >= len(u.src) or (op is not None and u.src[i].op is not op): return None
+    u = u.src[i]
+  return u
+
+def _arg(u: UOp | None):
+  return u.arg if u is not None and u.op is Ops.CONST else None
+
+Candidate = tuple[Primitive, list[UOp], tuple]
+
+def _on_reciprocal(u: UOp) -> Iterator[Candidate]:
+  if (x := _at(u, (0, Ops.ADD), (1, Ops.EXP2), (0, Ops.MUL), (0, None))) is not None: yield SIGMOID, [x], ()
+
+def _on_add(u: UOp) -> Iterator[Candidate]:
+  if (x := _at(u, (0, Ops.MUL), (1, Ops.RECIPROCAL), (0, Ops.ADD), (1, Ops.EXP2), (0, Ops.MUL), (0, Ops.MUL), (1, None))) is not None:
+    yield TANH, [x], ()
+  if (x := _at(u, (0, Ops.WHERE), (1, None))) is not None:   # relu(x) - ...
+    if (alpha := _arg(_at(u, (1, Ops.MUL), (0, Ops.MUL), (0, Ops.CONST)))) is not None: yield ELU, [x], (alpha,)
+    if (c := _arg(_at(u, (1, Ops.MUL), (0, Ops.WHERE), (1, Ops.ADD), (1, Ops.MUL), (0, Ops.CONST)))) is not None and c > 0:
+      yield BAND, [x], (c,)
+  if (x := _at(u, (0, Ops.MAX), (0, None))) is not None and \
+     (alpha := _arg(_at(u, (1, Ops.MUL), (0, Ops.MAX), (0, Ops.MUL), (0, Ops.MUL), (0, Ops.CONST)))) is not None:
+    yield CELU, [x], (alpha,)
+  if (m := _at(u, (1, Ops.MAX))) is not None: yield LOGADDEXP, list(m.src), ()
+
+def _on_mul(u: UOp) -> Iterator[Candidate]:
+  if (x := _at(u, (0, Ops.WHERE), (0, Ops.CMPNE), (0, None))) is not None:   # sign(x) * ...
+    yield from ((ERF, [x], ()), (ASIN, [x], ()))
+    if x.op is Ops.MUL: yield ATAN, [x.src[0]], ()                           # asin(x / sqrt(1 + x * x))
+  if (w := _at(u, (1, Ops.WHERE))) is not None and (gamma := _arg(_at(u, (0, Ops.CONST)))) is not None and \
+     (alpha := _arg(_at(w, (2, Ops.MUL), (0, Ops.CONST)))) is not None:
+    yield SELU, [w.src[1]], (alpha, gamma)
+  if (x := _at(u, (0, Ops.LOG2), (0, Ops.ADD), (0, None))) is not None: yield from ((ASINH, [x], ()), (ACOSH, [x], ()))
+  if (x := _at(u, (0, Ops.MUL), (0, Ops.LOG2), (0, Ops.MUL), (0, Ops.ADD), (1, None))) is not None: yield ATANH, [x], ()
+
+RECOGNISERS: dict[Ops, Callable[[UOp], Iterator[Candidate]]] = {
+  Ops.RECIPROCAL: _on_reciprocal, Ops.ADD: _on_add, Ops.MUL: _on_mul, Ops.POW: lambda u: iter([(POW, list(u.src), ())])}
+
+
+def recognise(u: UOp, literal: Callable[[UOp], bool]) -> UOp | None:
+  """A primitive call with u's value if u is the lowering of a primitive, else None. Operands for which `literal` holds
+  (constants written in the program) are baked into the call; the others become its arguments."""
+  if (rec := RECOGNISERS.get(u.op)) is None or not dtypes.is_float(u.dtype): return None
+  for prim, operands, params in rec(u):
+    fixed = tuple(o if literal(o) else None for o in operands)
+    if all(f is not None for f in fixed): continue
+    try: same = prim.lower(*[Tensor(o) for o in operands], *params).uop is u
+    except Exception: same = False   # not this lowering (e.g. operands of a shape or dtype the method rejects)
+    if same: return _rule(prim, params, fixed).call_node([Tensor(broadcast_to(o, u.shape) if o.shape != u.shape else o)
+                                                          for o, f in zip(operands, fixed, strict=True) if f is None]).gettuple(0)
+  return None
+
+
+# ---- the custom-call rule of a primitive ----------------------------------------------------------------------------
+# What the transforms ask of a custom call's rule (`_tg.custom_rule_of`): jvp (forward mode), grad_fxn (tinygrad's
+# reverse mode), batched(...).call_node (vmap). A primitive needs no more than its operands: no closure conversion.
+
+def _unfilled(u: UOp) -> UOp:
+  """The value of a new buffer filled with a constant (AFTER(buf, STORE(buf, value)), tinygrad's layout), else u.
+  tinygrad clones a constant cotangent into a buffer before calling a grad_fxn (a kernel: the unit cotangent of grad
+  is a CONST so as not to cost one) and jvp passes zeros_like() buffers for arguments without a tangent: the constant
+  itself is what the rules need. (The one place outside _tg that reads this layout.)"""
+  if u.op is Ops.AFTER and len(u.src) == 2 and u.src[1].op is Ops.STORE and u.src[1].src[0] is u.src[0] and u.src[1].src[1].device is None:
+    return u.src[1].src[1]
+  return u
+
+def _is_zero(t: Tensor) -> bool:
+  """A constant 0: a tangent that stands for JAX's symbolic zero (its term is left out: 0 * inf is nan)."""
+  return _const_value(Tensor(_unfilled(t.uop))) == 0
+
+@dataclass(eq=False)
+class PrimitiveRule:
+  """`prim` with `params`, and its literal operands `fixed` baked in (None: an argument of the call)."""
+  prim: Primitive
+  params: tuple
+  fixed: tuple[UOp | None, ...]
+
+  @property
+  def name(self) -> str: return self.prim.name
+
+  def _operands(self, xs: list[Tensor]) -> list[Tensor]:
+    it = iter(xs)
+    return [next(it) if f is None else Tensor(f) for f in self.fixed]
+
+  def call_node(self, xs: list[Tensor]) -> UOp:
+    body = self.prim.lower(*self._operands([Tensor(param_like(x.uop, i)) for i, x in enumerate(xs)]), *self.params)
+    return custom_call([body.uop], [x.uop for x in xs], self, self.grad_fxn)
+
+  def partials(self, xs: list[Tensor]) -> list[Tensor]:
+    """d out / d argument, for each argument of the call (JAX's rule, on this very call's output)."""
+    ps = self.prim.partials(self._operands(xs), Tensor(self.call_node(xs).gettuple(0)), *self.params)
+    return [p for p, f in zip(ps, self.fixed, strict=True) if f is None]
+
+  def jvp(self, xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
+    terms = [t * p for t, p in zip(ts, self.partials(xs), strict=True) if not _is_zero(t)]   # JAX: mul(g, jac)
+    return [functools.reduce(operator.add, terms) if terms else ts[0]]
+
+  def grad_fxn(self, ct: UOp, call: UOp) -> tuple[UOp, ...]:   # one output: tinygrad calls grad_fxn(ct, call)
+    return tuple((Tensor(_unfilled(ct)) * p).uop for p in self.partials([Tensor(a) for a in call.src[1:]]))
+
+  def batched(self, flags: list[int | None], size: int) -> "PrimitiveRule | _Broadcasting":
+    # elementwise over arguments of the output's shape: the batch is one more leading axis of all of them
+    return self if all(f is not None for f in flags) else _Broadcasting(self, flags, size)
+
+@dataclass
+class _Broadcasting:
+  """vmap of a call with some unbatched arguments: they are broadcast along the batch first."""
+  rule: PrimitiveRule
+  flags: list[int | None]
+  size: int
+  def call_node(self, xs: list[Tensor]) -> UOp:
+    return self.rule.call_node([x if f is not None else x.unsqueeze(0).expand(self.size, *x.shape) for x, f in zip(xs, self.flags, strict=True)])
+
+@functools.lru_cache(maxsize=None)
+def _rule(prim: Primitive, params: tuple, fixed: tuple[UOp | None, ...]) -> PrimitiveRule:
+  """One rule per primitive, params and literal operands, so that calls with the same arguments are the same node."""
+  return PrimitiveRule(prim, params, fixed)
