@@ -61,12 +61,14 @@ def test_leaked_collective_raises():
   with pytest.raises(tinyjax.UnexpectedTracerError): box[0].numpy()
 
 def test_inputs_and_results_stay_readable_and_dead_tracers_are_forgotten():
+  gc.collect()
+  before = {id(u) for u in core.traced_nodes}   # other tests' graphs (jit caches, sparse templates) may hold some
   x = Tensor(X).realize()
   r = tinyjax.vmap(lambda a: a * 2)(x)
   np.testing.assert_allclose(r.numpy(), X * 2)
   np.testing.assert_allclose(x.numpy(), X)
   gc.collect()
-  assert len(core.traced_nodes) == 0 and len(core.pending) == 0   # nothing traced is kept once no graph refers to it
+  assert {id(u) for u in core.traced_nodes} <= before and len(core.pending) == 0   # forgotten once no graph refers to it
 
 def test_failed_transform_leaves_no_pending_state():
   with pytest.raises(ZeroDivisionError): tinyjax.vmap(lambda a: 1 / 0)(Tensor(X))

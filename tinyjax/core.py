@@ -156,8 +156,18 @@ def trace_flat(fun: Callable, transform: str, p_leaves: list[Tensor], p_tree, ha
       raise TypeError(f"{transform}: output {leaf!r} of type {type(leaf)} is not a valid Tensor type")
   return phs, [as_tensor(o) for o in out_leaves], out_tree, aux
 
+def concrete_inputs(leaves: list[Tensor]) -> None:
+  """Realize, on their own, the inputs that are still lazy computations, before they go into a transformed graph.
+  tinygrad's realize rebinds every live Tensor to its new buffers before it schedules and compiles
+  (Tensor.linear_with_vars): if the transformed graph then fails to schedule or compile, a lazy input is left bound
+  to buffers that were never written (it reads as zeros). A realized input is never rebound. Views of buffers and
+  constants cost nothing and stay; inputs that are traced values of an enclosing transform stay lazy."""
+  todo = [t for t in leaves if t.uop.base.op not in (Ops.BUFFER, Ops.PARAM, Ops.AFTER, Ops.CONST) and traced_by(t) is None]
+  if todo: Tensor.realize(*todo)
+
 def placeholder_subs(phs: list[Tensor], leaves: list[Tensor]) -> dict[UOp, UOp]:
-  """placeholder -> real input, for the leaves `trace_flat` replaced."""
+  """placeholder -> real input, for the leaves `trace_flat` replaced (realized first: `concrete_inputs`)."""
+  concrete_inputs([p for ph, p in zip(phs, leaves, strict=True) if ph is not p])
   return {ph.uop: p.uop for ph, p in zip(phs, leaves, strict=True) if ph is not p}
 
 def substitute(uops: list[UOp], subs: dict[UOp, UOp]) -> list[UOp]:

@@ -7,7 +7,8 @@ rule. `core.jax_conventions` finds each lowering in the traced graph (`recognise
 same Tensor method rebuilt on the same operands must give the very same node, UOps being hash-consed) and puts a
 primitive call in its place: a custom-call FUNCTION whose body is the same lowering, so the value does not change by a
 bit (tinygrad's scheduler inlines the call: no extra kernel), and whose derivative is JAX's rule, written with
-primitives again, so that every order follows JAX. One row per primitive in PRIMITIVES, one recogniser per root op.
+primitives again, so that every order follows JAX. One row per primitive below, one recogniser per root op
+(RECOGNISERS).
 """
 from __future__ import annotations
 import functools, math, operator
@@ -187,7 +188,7 @@ class _Broadcasting:
   def call_node(self, xs: list[Tensor]) -> UOp:
     return self.rule.call_node([x if f is not None else x.unsqueeze(0).expand(self.size, *x.shape) for x, f in zip(xs, self.flags, strict=True)])
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=4096)
 def _rule(prim: Primitive, params: tuple, fixed: tuple[UOp | None, ...]) -> PrimitiveRule:
   """One rule per primitive, params and literal operands, so that calls with the same arguments are the same node."""
   return PrimitiveRule(prim, params, fixed)

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from tinyjax._tg import Tensor, UOp, dtypes, static_shape, placeholder, gather
 from tinyjax import tree_util as tu
-from tinyjax.core import serialized, trace_scope, as_tensor
+from tinyjax.core import serialized, trace_scope, as_tensor, concrete_inputs
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp, grad
@@ -139,6 +139,7 @@ class SparseJacobian:
       phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves, strict=True)]
       self._template = (phs, gather(self._compressed(tu.tree_unflatten(self.in_tree, phs)), self._index).uop)
     phs, vals = self._template
+    concrete_inputs(leaves)
     return Tensor(vals.substitute({p.uop: l.uop for p, l in zip(phs, leaves, strict=True)}))
 
   def to_scipy(self, x) -> sp.csr_matrix:

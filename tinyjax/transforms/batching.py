@@ -5,9 +5,10 @@ is (B, *s) where s is the node's shape inside the vmap scope. Otherwise `uop` is
 Keeping the batch leading makes the rules short; movement ops put it where the user asked at VMAPOUT.
 """
 from __future__ import annotations
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Hashable
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, placeholder, marker_arg, move_axis, custom_rule_of, gather, mop, rop, \
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, static_shape, placeholder, marker_arg, move_axis, custom_rule_of, gather, mop, rop, \
   broadcast_to
 from tinyjax.core import interpret, table_rule, operands, rebuild, pending, remember_traced, TracedMarker, CUSTOM_CALL, GATHER, PASSTHROUGH
 
@@ -28,7 +29,10 @@ class Axis:
     c = marker_arg(u)
     return isinstance(c, Collective) and c.axis is self
 
-  def rule(self, u: UOp, vals: list) -> tuple[UOp, bool]:
+  def rule(self, u: UOp, vals: list) -> tuple[UOp, bool] | Selected:
+    if any(isinstance(v, Selected) for v in vals):
+      if (r := selected_rule(u, vals, self.size)) is not None: return r
+      vals = [v.plain() if isinstance(v, Selected) else v for v in vals]   # otherwise: materialise, ordinary rules
     pairs = [(s, False) if v is None else v for s, v in zip(operands(u), vals, strict=True)]
     if self.is_source(u): return COLLECTIVE_RULES[u.arg.kind](self, pairs[0])
     if not any(b for _, b in pairs): return rebuild(u, [s for s, _ in pairs]), False
@@ -54,7 +58,8 @@ def vmapin(x: Tensor, in_axis: int, axis: Axis) -> Tensor:
   if x.shape[in_axis] != axis.size:
     raise ValueError(f"vmapin: axis {in_axis} of shape {tuple(x.shape)} has size {x.shape[in_axis]}, not the axis size {axis.size}")
   ph = placeholder(tuple(s for i, s in enumerate(x.shape) if i != in_axis), x.dtype, x.device)
-  axis.env[ph.uop] = (move_axis(x.uop, in_axis, 0), True)
+  moved = move_axis(x.uop, in_axis, 0)
+  axis.env[ph.uop] = Selected.basis(moved) if moved in BASIS else (moved, True)
   pending.add(ph.uop)   # reading it before vmapout raises
   remember_traced(ph.uop)
   axis.pending.append(ph.uop)
@@ -64,7 +69,7 @@ def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
   """Leave the vmap scope `axis`: the batch reappears, with size axis.size, at `out_axis` (None: y must be unbatched)."""
   axis.release()
   val, = interpret([y.uop], axis.env, axis.rule, axis.is_source)
-  u, batched = (y.uop, False) if val is None else val
+  u, batched = (y.uop, False) if val is None else val.plain() if isinstance(val, Selected) else val
   if out_axis is None:
     if batched: raise ValueError("at vmap out_axes, got axis spec None but output was batched on axis 0")
     return Tensor(u)
@@ -137,6 +142,112 @@ BATCH_RULES: dict[Ops | str, Callable] = {
   **{op: _passthrough for op in PASSTHROUGH | {Ops.DETACH}},
 }
 batch_rule = table_rule(BATCH_RULES, "vmap")
+
+
+# ---- selected values: a 0/1 view of a standard basis times an unbatched factor ---------------------------------------
+# jacfwd / jacrev vmap over a standard basis (jacobian._basis). The JVP / VJP graph is linear in it: multiplied by
+# unbatched values, moved, added, summed. As long as that holds the value stays ev * g, ev (B, *s) a movement-op view
+# of the identity, g (*s) unbatched. A sum over the axes that select the basis element is then a movement of g
+# (sum_k [b == off + k] g[k, ...] = g[b - off, ...]), not a REDUCE: the emitted graph has no contraction with the
+# identity, as a derivative written by hand has none. Anything else materialises ev * g and takes the ordinary rules.
+
+# basis view (N, *shape) -> (strides, offset) of its one-hot column (Selected.amap); weak: jacobian's cache owns them
+BASIS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+@dataclass(frozen=True, eq=False)
+class Selected:
+  """The batched value ev * g. amap = (strides, off): ev[b, *e] == (b == off + sum_d strides[d] * e[d]), or None when
+  unknown (after a PAD)."""
+  ev: UOp
+  g: UOp
+  amap: tuple[tuple[int, ...], int] | None
+
+  @staticmethod
+  def basis(ev: UOp) -> Selected: return Selected(ev, _ones(tuple(ev.shape[1:]), ev.dtype), BASIS[ev])
+
+  def plain(self) -> tuple[UOp, bool]:
+    if self.g is _ones(tuple(self.g.shape), self.g.dtype): return self.ev.cast(self.g.dtype), True
+    return self.ev.cast(self.g.dtype) * self.g, True
+
+def _ones(shape: tuple, dtype) -> UOp: return Tensor.full(shape, 1.0, dtype=dtype, buffer=False).uop   # a CONST, no buffer
+
+def _reshape_strides(old: tuple, st: tuple, new: tuple) -> tuple | None:
+  """The index map's strides after a reshape old -> new, or None if it is not affine in the new axes."""
+  o = [(d, x) for d, x in zip(old, st, strict=True) if d != 1]
+  n = [i for i, d in enumerate(new) if d != 1]
+  out, oi, ni = [0] * len(new), 0, 0
+  while oi < len(o) and ni < len(n):
+    po, pn, oj, nj = o[oi][0], new[n[ni]], oi + 1, ni + 1
+    while po != pn:
+      if po < pn: po, oj = po * o[oj][0], oj + 1
+      else: pn, nj = pn * new[n[nj]], nj + 1
+    if any(o[k][1] != o[k + 1][1] * o[k + 1][0] for k in range(oi, oj - 1)): return None   # merged axes not contiguous
+    x = o[oj - 1][1]
+    for k in range(nj - 1, ni - 1, -1): out[n[k]], x = x, x * new[n[k]]
+    oi, ni = oj, nj
+  return tuple(out)
+
+def _moved_amap(u: UOp, amap):
+  if amap is None: return None
+  (st, off), shape = amap, tuple(u.src[0].shape)
+  match u.op:
+    case Ops.RESHAPE: return None if (ns := _reshape_strides(shape, st, tuple(u.marg))) is None else (ns, off)
+    case Ops.EXPAND: return (0,) * len(u.marg) + st, off
+    case Ops.PERMUTE: return tuple(st[i] for i in u.marg), off
+    case Ops.SHRINK: return st, off + sum(x * a for x, (a, _) in zip(st, u.marg, strict=True))
+    case Ops.FLIP:
+      return (tuple(-x if f else x for x, f in zip(st, u.marg, strict=True)),
+              off + sum(x * (d - 1) for x, d, f in zip(st, shape, u.marg, strict=True) if f))
+  return None   # PAD
+
+def _broadcast(v: Selected, shape: tuple, B: int) -> Selected:
+  """v as a source of an ALU node of `shape` (ALU sources broadcast right-aligned): ev and amap follow, g stays."""
+  if tuple(v.g.shape) == shape: return v
+  ev = broadcast_to(_full_rank(v.ev, True, len(shape)), (B,) + shape)
+  amap = None if v.amap is None else \
+    ((0,) * (len(shape) - v.g.ndim) + tuple(0 if d == 1 else x for x, d in zip(v.amap[0], v.g.shape, strict=True)), v.amap[1])
+  return Selected(ev, v.g, amap)
+
+def _is_zero(u: UOp) -> bool:
+  """A literal zero (a CONST, possibly reshaped, broadcast or cast): the other branch of the JVP rule's WHERE."""
+  nodes = u.toposort()
+  return all(n.op in (Ops.CONST, Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) for n in nodes) and \
+    all(n.arg == 0 for n in nodes if n.op is Ops.CONST and n.dtype != dtypes.weakint)
+
+def _selected_reduce(u: UOp, v: Selected, B: int):
+  if u.arg[0] is not Ops.ADD or v.amap is None: return None
+  (st, off), shape, k = v.amap, static_shape(v.g), u.arg[1]
+  red, kept = range(k), range(k, len(shape))
+  if all(st[i] == 0 or shape[i] == 1 for i in red):   # the summed axes select nothing: sum g, keep the selector
+    ev = mop(v.ev, Ops.SHRINK, ((0, B),) + tuple((0, 1) if i < k else (0, d) for i, d in enumerate(shape)))
+    return Selected(mop(ev, Ops.RESHAPE, (B,) + shape[k:]), u.replace(src=(v.g,)), (st[k:], off))
+  if any(st[i] != 0 and shape[i] != 1 for i in kept): return None   # partly selected: materialise
+  # the summed axes enumerate a contiguous block of the basis: sum_k [b == off + flat(k)] g[k, rest] = g[b - off, rest]
+  axes = sorted((i for i in red if shape[i] != 1), key=lambda i: -st[i])
+  n, want = 1, list[int]()
+  for i in reversed(axes): want, n = want + [n], n * shape[i]
+  if [st[i] for i in reversed(axes)] != want or off < 0 or off + n > B: return None
+  g = v.g.permute(tuple(axes) + tuple(i for i in red if shape[i] == 1) + tuple(kept))
+  g = mop(g, Ops.RESHAPE, (n,) + shape[k:])
+  return (g if n == B else mop(g, Ops.PAD, ((off, B),) + tuple((0, d) for d in shape[k:]))), True
+
+def selected_rule(u: UOp, vals: list, B: int):
+  """u's batched value when a source is Selected, or None: materialise and take the ordinary rule."""
+  if not dtypes.is_float(u.dtype) or operands(u) is not u.src: return None
+  if u.op in GroupOp.Movement:
+    if not isinstance(v := vals[0], Selected) or any(w is not None for w in vals[1:]): return None
+    ev, _ = BATCH_RULES[u.op](u, [(v.ev, True)] + [(s, False) for s in u.src[1:]], B)
+    return Selected(ev, u.replace(src=(v.g,) + u.src[1:]), _moved_amap(u, v.amap))
+  if u.op is Ops.REDUCE: return _selected_reduce(u, vals[0], B)
+  if any(w is not None and not isinstance(w, Selected) and w[1] for w in vals): return None   # with a plain batched value
+  sel = [i for i, w in enumerate(vals) if isinstance(w, Selected)]
+  others = {i: (s if w is None else w[0]) for i, (s, w) in enumerate(zip(u.src, vals, strict=True)) if not isinstance(w, Selected)}
+  linear = u.op is Ops.CAST or (u.op is Ops.MUL and len(sel) == 1) or (u.op is Ops.ADD and len(sel) == 2) or \
+    (u.op is Ops.WHERE and 0 not in sel and (len(sel) == 2 or _is_zero(others[3 - sel[0]])))
+  if not linear: return None
+  vs = [_broadcast(vals[i], tuple(u.shape), B) for i in sel]
+  if len(vs) > 1 and (vs[0].amap is None or any(w.amap != vs[0].amap for w in vs)): return None
+  return Selected(vs[0].ev, u.replace(src=tuple(vals[i].g if i in sel else others[i] for i in range(len(u.src)))), vs[0].amap)
 
 
 # ---- collectives over this axis: the batch dimension is reduced, enumerated or exchanged ----------------------------

@@ -8,22 +8,31 @@ import numpy as np
 from tinyjax._tg import dtype_name, Tensor, dtypes
 from tinyjax import tree_util as tu
 from tinyjax.core import serialized, as_tensor
+from tinyjax.transforms import batching
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp, _argnums
 
 
 def _basis(leaves: list[Tensor]) -> list[Tensor]:
-  """The standard basis of the flattened leaves: for leaf j, the slice of eye(N) reshaped to (N, *leaf.shape)."""
-  return [Tensor(u) for u in _basis_uops(tuple((tuple(l.shape), l.dtype) for l in leaves))]
+  """The standard basis of the flattened leaves: for leaf j, the slice of eye(N) reshaped to (N, *leaf.shape).
+  A realized buffer, as JAX's basis is a concrete array, and never a lazy Tensor.eye: that is an arange == arange
+  compare which fuses into its consumers, and a consumer that gathers or contracts it along an axis with another
+  one-hot loops tinygrad's codegen (pm_reduce_load_collapse). vmap keeps it symbolic while the graph is linear in it
+  (batching.Selected), so most uses never load it."""
+  return [Tensor(u) for u in _basis_uops(tuple((tuple(l.shape), l.dtype) for l in leaves), leaves[0].device if leaves else None)]
 
-@functools.lru_cache(maxsize=64)
-def _basis_uops(specs: tuple) -> tuple:
-  # cached: building Tensor.eye's graph costs milliseconds per call, and graphs are immutable
+@functools.lru_cache(maxsize=16)
+def _basis_uops(specs: tuple, device) -> tuple:
+  # cached: graphs are immutable and the buffer is never written (no kernel or copy after the first call)
   sizes = [int(np.prod(s, dtype=np.int64)) for s, _ in specs]
   n, out, off = sum(sizes), [], 0
+  # Tensor.eye(n).contiguous().realize() would stay a lazy compare: tinygrad does not store const-only graphs
+  eye = Tensor.full((n, n), 1.0, buffer=False) if n <= 1 else Tensor(np.eye(n, dtype=np.float32), device=device).realize()
+  eyes = {dt: eye if dt == eye.dtype else eye.cast(dt) if n <= 1 else eye.cast(dt).contiguous().realize() for _, dt in specs}
   for (shape, dt), s in zip(specs, sizes, strict=True):
-    out.append(Tensor.eye(n, dtype=dt)[:, off:off + s].reshape(n, *shape).uop)
+    out.append(u := eyes[dt][:, off:off + s].reshape(n, *shape).uop)
+    batching.BASIS[u] = (tuple(int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))), off)
     off += s
   return tuple(out)
 

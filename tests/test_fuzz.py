@@ -1,0 +1,34 @@
+"""The differential fuzzer (tests/fuzzer.py) on a bounded slice: 300 random tinygrad programs under random stacks of
+tinyjax transforms, each compared with JAX running the same program through the same transforms.
+
+The seed is today's date (TINYJAX_FUZZ_SEED overrides it), so each day tries new programs. A failing chunk prints the
+seed, its failing cases, the command that reruns them and a shrunk standalone reproducer per distinct failure
+(TINYJAX_FUZZ_SHRINK: seconds per chunk to spend shrinking, 0 turns it off). A long campaign: scripts/fuzz.sh N.
+"""
+import os
+import pytest
+from tinygrad.helpers import Context
+
+import fuzzer
+
+SEED = fuzzer.default_seed()
+PROGRAMS, CHUNK = int(os.environ.get("TINYJAX_FUZZ_PROGRAMS", "300")), 25
+SHRINK = float(os.environ.get("TINYJAX_FUZZ_SHRINK", "60"))
+
+
+@pytest.fixture(autouse=True)
+def _compile_in_process():
+  """Compile kernels in this process: tinygrad's compile worker pool costs more than it saves on small graphs."""
+  with Context(PARALLEL=0): yield
+
+
+@pytest.mark.parametrize("start", range(0, PROGRAMS, CHUNK))
+def test_fuzz(start):
+  fails = fuzzer.run_range(SEED, start, min(CHUNK, PROGRAMS - start))
+  if not fails: return
+  cases = ",".join(str(c.index) for c, _ in fails)
+  head = (f"fuzz seed {SEED}: {len(fails)} of programs {start}..{start + CHUNK - 1} fail: cases {cases}\n"
+          f"rerun: python tests/fuzzer.py --seed {SEED} --cases {cases}\n"
+          + "".join(f"  case {c.index}: {o.kind} {o.sig}\n" for c, o in fails))
+  shrunk = fuzzer.shrink_distinct(fails, SHRINK) if SHRINK > 0 else [(c, o, False, 1) for c, o in fails]
+  pytest.fail(head + "\n" + "\n".join(f"[seed {SEED}] {fuzzer.report(c, o, plain)}" for c, o, plain, _ in shrunk), pytrace=False)
