@@ -14,8 +14,10 @@ from tinyjax.transforms.jacobian import jacfwd, jacrev, jacobian, hessian
 from tinyjax.custom import custom_jvp, custom_vjp
 from tinyjax.sparse.jacobian import sparsity, spjacobian, sphessian, SparseJacobian, SparseHessian
 from tinyjax.transforms.jit import jit
+from tinyjax import numpy, scipy, nn   # noqa: E402  (numpy installs JAX's array methods on Tensor)
+from tinygrad import Tensor as Array   # jax.Array: tinyjax's arrays are tinygrad Tensors
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
            "jacobian", "hessian", "custom_jvp", "custom_vjp", "sparsity", "spjacobian", "sphessian", "SparseJacobian",
            "SparseHessian", "jit", "tree_util", "lax", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
-           "TracerArrayConversionError"]
+           "TracerArrayConversionError", "numpy", "scipy", "nn", "Array"]

@@ -9,7 +9,7 @@ from typing import Callable
 import numpy as np
 from tinygrad import Tensor, TinyJit, Device, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
-from tinygrad.dtype import DType, strong_dtype, _from_np_dtype, _to_np_dtype
+from tinygrad.dtype import DType, strong_dtype, least_upper_dtype, _from_np_dtype, _to_np_dtype
 from tinygrad.device import Buffer, MultiBuffer
 from tinygrad.helpers import GlobalCounters
 import tinygrad.helpers as _helpers
@@ -21,7 +21,8 @@ __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "Glo
            "static_shape", "placeholder", "allocated_buffer", "assign_into", "jit_capturing", "jit_kernel_names",
            "sharding", "placeholder_like", "default_device", "np_dtype_of", "host_buffer", "jit_input", "gather", "gather_args",
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
-           "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK"]
+           "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
+           "np_dtype", "install_tensor_methods", "tensor_method"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
 
@@ -75,7 +76,7 @@ def placeholder_like(t: Tensor) -> Tensor:
 
 def default_device() -> str: return Device.DEFAULT
 
-def _np_dtype(dt: DType):
+def np_dtype(dt: DType):
   """numpy's dtype with dt's layout, or None (tinygrad maps bfloat16 and fp8 to float32)."""
   npdt = _to_np_dtype(dt)
   return np.dtype(npdt) if npdt is not None and np.dtype(npdt).itemsize == dt.itemsize else None
@@ -85,7 +86,7 @@ def host_buffer(a: np.ndarray, device) -> Tensor | None:
   tinygrad has no dtype with numpy's layout for it."""
   try: dt = _from_np_dtype(a.dtype)
   except KeyError: return None
-  if _np_dtype(dt) != a.dtype: return None
+  if np_dtype(dt) != a.dtype: return None
   buf, shaped = _new_buffer(a.shape, dt, device, None, allocate=True)
   data = memoryview(bytearray(np.ascontiguousarray(a).tobytes()))
   for b in _device_buffers(buffers[buf]):
@@ -113,7 +114,7 @@ def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False)
       for x in _device_buffers(b.buffer): x.ensure_allocated()
     return t, b
   dt = (dtype or strong_dtype(t.dtype)) if t.dtype in dtypes.weaks else t.dtype
-  if u.device is None and (c := _constant(u)) is not None and (npdt := _np_dtype(dt)) is not None:
+  if u.device is None and (c := _constant(u)) is not None and (npdt := np_dtype(dt)) is not None:
     if (out := host_buffer(np.full(static_shape(t), c.arg, dtype=npdt), device)) is not None: return out, None
   return Tensor((u.cast(dt) if dt != u.dtype else u).clone(device=u.device or device)), None
 
@@ -243,3 +244,20 @@ def install_read_guards(check: Callable[[str, tuple], None]) -> None:
     a = self.numpy()
     return a if dtype is None else a.astype(dtype)
   Tensor.__array__ = guard("__array__", __array__)  # type: ignore[attr-defined]
+
+# ---- JAX's array methods on tinygrad's Tensor ------------------------------------------------------------------------
+# tinyjax's arrays are tinygrad Tensors, and JAX code calls methods on them (x.at[i].set(v), x.astype(t), keepdims=):
+# tinyjax.numpy adds the ones tinygrad lacks, and lets the ones tinygrad has take JAX's keyword names too, without
+# changing what tinygrad code that calls them gets.
+
+def tensor_method(name: str) -> Callable:
+  """Tensor's own method `name`, as tinygrad defines it (before tinyjax wrapped it)."""
+  return _ORIGINAL.get(name) or getattr(Tensor, name)
+
+_ORIGINAL: dict[str, Callable] = {}
+
+def install_tensor_methods(methods: dict[str, object]) -> None:
+  """Set Tensor attributes; a method tinygrad already has is remembered (`tensor_method`) before it is replaced."""
+  for name, m in methods.items():
+    if hasattr(Tensor, name) and name not in _ORIGINAL: _ORIGINAL[name] = getattr(Tensor, name)
+    setattr(Tensor, name, m)

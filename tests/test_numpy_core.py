@@ -1,0 +1,69 @@
+"""tinyjax.numpy's foundations against jax.numpy: asarray/array, dtypes and promotion (x64 on and off), the array
+methods JAX code calls on Tensors, and the error for a name tinyjax lacks."""
+import numpy as np
+import pytest
+import jax.numpy as jxn
+import tinyjax.numpy as jnp
+from conftest import rnd, assert_close, to_np
+from jnp_table import Row, params, run, x64_off
+
+ROWS = [
+  Row("asarray", lambda x: jnp.asarray(x), lambda x: jxn.asarray(x), (rnd(3, 4),)),
+  Row("array-list-of-arrays", lambda x, y: jnp.array([x, y, x]), lambda x, y: jxn.array([x, y, x]), (rnd(3), rnd(3, seed=1))),
+  Row("astype", lambda x: x.astype(jnp.float32), lambda x: x.astype(jxn.float32), (rnd(3, 4),), rtol=1e-6),
+  Row("sum-keepdims", lambda x: x.sum(axis=1, keepdims=True), lambda x: x.sum(axis=1, keepdims=True), (rnd(3, 4),)),
+  Row("std-ddof", lambda x: x.std(axis=0, ddof=0), lambda x: x.std(axis=0, ddof=0), (rnd(3, 4),)),
+  Row("ravel", lambda x: x.ravel(), lambda x: x.ravel(), (rnd(3, 4),)),
+]
+
+@pytest.mark.parametrize("row,check", params(ROWS))
+def test_table(row, check): run(row, check)
+
+DATA = [1, 1.5, True, [1, 2], [1.0, 2], [[1, 2], [3, 4]], (1, 2.5), np.arange(3), np.arange(3.0), np.float32(2), np.int8(3),
+        np.array([1, 2], np.uint8), [True, False]]
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+@pytest.mark.parametrize("i", range(len(DATA)))
+def test_asarray_dtypes(i, x64):
+  def both():
+    got, want = jnp.asarray(DATA[i]), jxn.asarray(DATA[i])
+    assert to_np(got).dtype == np.asarray(want).dtype, (DATA[i], got.dtype, want.dtype)
+    np.testing.assert_array_equal(to_np(got), np.asarray(want))
+  if x64: both()
+  else:
+    with x64_off(): both()
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+SCALARS = [True, 2, 2.5]
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+def test_promotion(x64):
+  """jnp.result_type of every pair of dtypes and of each dtype with a weakly typed Python scalar."""
+  def both():
+    for a in DTYPES:
+      for b in DTYPES + SCALARS:
+        bj = getattr(jxn, b) if isinstance(b, str) else b
+        bt = getattr(jnp, b if b != "bool" else "bool_") if isinstance(b, str) else b
+        want = jxn.result_type(getattr(jxn, a), bj) if isinstance(b, str) else jxn.result_type(jxn.zeros(1, getattr(jxn, a)), b)
+        got = jnp.result_type(getattr(jnp, a if a != "bool" else "bool_"), bt) if isinstance(b, str) else \
+          jnp.result_type(jnp.asarray(np.zeros(1), getattr(jnp, a if a != "bool" else "bool_")), b)
+        assert got == getattr(jnp, str(want) if str(want) != "bool" else "bool_"), (a, b, got, want)
+  if x64: both()
+  else:
+    with x64_off(): both()
+
+def test_dtype_names():
+  x = jnp.asarray(rnd(3))
+  assert x.dtype == jnp.float64 and jnp.float32 != x.dtype and jnp.dtype(jnp.float32) == np.float32
+  assert jnp.issubdtype(x.dtype, jnp.floating) and not jnp.issubdtype(jnp.int32, jnp.floating)
+  assert jnp.finfo(jnp.float32).eps == jxn.finfo(jxn.float32).eps and jnp.iinfo(jnp.int8).max == 127
+  assert_close(jnp.float32(1.5), np.float32(1.5))
+
+def test_size_is_an_int_and_tinygrads_method():
+  x = jnp.asarray(rnd(3, 4))
+  assert x.size == 12 and x.size * 2 == 24 and x.size() == (3, 4) and x.size(1) == 4 and x.ndim == 2 and x.T.shape == (4, 3)
+  assert x.block_until_ready() is x
+
+def test_missing_name():
+  with pytest.raises(AttributeError, match=r"jax.numpy.frobnicate is not implemented in tinyjax \(see docs/porting.md\)"):
+    jnp.frobnicate   # noqa: B018

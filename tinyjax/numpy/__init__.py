@@ -1,0 +1,60 @@
+"""tinyjax.numpy: JAX's `jax.numpy` on tinygrad Tensors (`import tinyjax.numpy as jnp`).
+
+Every function takes what its jax.numpy namesake takes (Tensors, numpy arrays, Python scalars and lists) and returns a
+tinygrad Tensor with JAX's dtype, so tinygrad code, tinyjax's transforms and these functions mix freely. A name JAX has
+and tinyjax does not raises AttributeError naming it (docs/porting.md lists what differs).
+"""
+from __future__ import annotations
+import math
+import numpy as _np
+from tinyjax._tg import Tensor, dtypes
+from tinyjax.numpy._core import asarray, array, result_type, promote_types, ScalarType, to_dtype, PORTING  # noqa: F401
+from tinyjax.numpy import _array   # noqa: F401  (installs JAX's array methods on Tensor)
+from tinyjax.numpy._creation import *      # noqa: F403
+from tinyjax.numpy._math import *          # noqa: F403
+from tinyjax.numpy._reductions import *    # noqa: F403
+from tinyjax.numpy._products import *      # noqa: F403
+from tinyjax.numpy._shape import *         # noqa: F403
+from tinyjax.numpy._indexing import *      # noqa: F403
+from tinyjax.numpy import linalg           # noqa: F401
+
+ndarray = Array = Tensor   # isinstance(x, jnp.ndarray)
+
+# ---- dtypes ---------------------------------------------------------------------------------------------------------
+bool_ = ScalarType("bool", dtypes.bool)
+int8, int16, int32, int64 = (ScalarType(f"int{b}", getattr(dtypes, f"int{b}")) for b in (8, 16, 32, 64))
+uint8, uint16, uint32, uint64 = (ScalarType(f"uint{b}", getattr(dtypes, f"uint{b}")) for b in (8, 16, 32, 64))
+float16, float32, float64 = (ScalarType(f"float{b}", getattr(dtypes, f"float{b}")) for b in (16, 32, 64))
+bfloat16 = ScalarType("bfloat16", dtypes.bfloat16)
+half, single, double = float16, float32, float64
+# the abstract scalar types, for jnp.issubdtype(x.dtype, jnp.floating)
+generic, number, inexact, floating, integer, signedinteger, unsignedinteger = \
+  _np.generic, _np.number, _np.inexact, _np.floating, _np.integer, _np.signedinteger, _np.unsignedinteger
+
+def dtype(d) -> _np.dtype:
+  """numpy's dtype for anything JAX takes as one (jnp.dtype), canonical for x64."""
+  from tinyjax._tg import np_dtype
+  dt = to_dtype(d)
+  if dt == dtypes.bfloat16: raise NotImplementedError(f"jnp.dtype(bfloat16): numpy has no bfloat16 ({PORTING})")
+  return np_dtype(dt)
+
+def _np_like(d):
+  if isinstance(d, Tensor): d = d.dtype
+  return dtype(d)
+
+def issubdtype(arg1, arg2) -> bool:
+  return _np.issubdtype(_np_like(arg1) if not (isinstance(arg1, type) and issubclass(arg1, _np.generic)) else arg1, arg2 if
+                        isinstance(arg2, type) and issubclass(arg2, _np.generic) else _np_like(arg2))
+
+def finfo(d): return _np.finfo(_np_like(d))
+def iinfo(d): return _np.iinfo(_np_like(d))
+def can_cast(from_, to, casting: str = "safe") -> bool: return bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
+
+# ---- constants ------------------------------------------------------------------------------------------------------
+pi, e, euler_gamma, inf, nan = math.pi, math.e, 0.5772156649015329, math.inf, math.nan
+newaxis = None
+
+def __getattr__(name: str):
+  # a name jax.numpy has and tinyjax does not: say so, rather than fail later inside tinygrad
+  raise AttributeError(f"module 'tinyjax.numpy' has no attribute {name!r}: jax.numpy.{name} is not implemented in "
+                       f"tinyjax ({PORTING})")
