@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import numpy as _np
 from tinyjax._tg import Tensor, dtypes
-from tinyjax.numpy._core import asarray, array, result_type, promote_types, ScalarType, to_dtype, PORTING  # noqa: F401
+from tinyjax.numpy._core import asarray, array, result_type, promote_types, ScalarType, to_dtype, dtype_of, PORTING  # noqa: F401
 from tinyjax.numpy import _array   # noqa: F401  (installs JAX's array methods on Tensor)
 from tinyjax.numpy._creation import *      # noqa: F403
 from tinyjax.numpy._math import *          # noqa: F403
@@ -34,7 +34,7 @@ generic, number, inexact, floating, integer, signedinteger, unsignedinteger = \
 def dtype(d) -> _np.dtype:
   """numpy's dtype for anything JAX takes as one (jnp.dtype), canonical for x64."""
   from tinyjax._tg import np_dtype
-  dt = to_dtype(d)
+  dt = dtype_of(d)
   if dt == dtypes.bfloat16: raise NotImplementedError(f"jnp.dtype(bfloat16): numpy has no bfloat16 ({PORTING})")
   return np_dtype(dt)
 
@@ -48,7 +48,7 @@ def issubdtype(arg1, arg2) -> bool:
 
 def finfo(d): return _np.finfo(_np_like(d))
 def iinfo(d): return _np.iinfo(_np_like(d))
-def can_cast(from_, to, casting: str = "safe") -> bool: return bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
+def can_cast(from_, to, casting="safe") -> bool: return bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
 
 # ---- constants ------------------------------------------------------------------------------------------------------
 pi, e, euler_gamma, inf, nan = math.pi, math.e, 0.5772156649015329, math.inf, math.nan

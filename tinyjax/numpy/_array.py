@@ -7,12 +7,12 @@ import functools
 from typing import Any, Callable
 from tinyjax import _tg
 from tinyjax._tg import Tensor
-from tinyjax.numpy._core import to_dtype
+from tinyjax.numpy._core import dtype_of
 
 __all__: list[str] = []
 
 def astype(self: Tensor, dtype: Any, copy: bool = False) -> Tensor:
-  dt = to_dtype(dtype)
+  dt = dtype_of(dtype)
   return self if dt == self.dtype else self.cast(dt)
 
 def ravel(self: Tensor, order: str = "C") -> Tensor:

@@ -13,7 +13,7 @@ from tinyjax.config import config
 from tinyjax.core import canonical_array, weak_storage_dtype
 
 __all__ = ["asarray", "array", "result_type", "promote_types", "promote", "to_dtype", "default_float", "default_int",
-           "canonical_dtype", "ScalarType", "is_weak_scalar", "PORTING"]
+           "canonical_dtype", "dtype_of", "ScalarType", "is_weak_scalar", "PORTING"]
 
 PORTING = "see docs/porting.md"
 
@@ -40,6 +40,11 @@ class ScalarType:
     except TypeError: return NotImplemented
   def __hash__(self) -> int: return hash(self._dtype)
   def __repr__(self) -> str: return f"tinyjax.numpy.{self.name}"
+
+def dtype_of(d: Any) -> DType:
+  """`to_dtype` for a dtype that must be given."""
+  if (dt := to_dtype(d)) is None: raise TypeError("a dtype is required, got None")
+  return dt
 
 def to_dtype(d: Any) -> DType | None:
   """A tinygrad DType for anything JAX accepts as a dtype (None stays None): a DType, `jnp.float32`, numpy dtypes and
