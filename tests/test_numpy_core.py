@@ -67,3 +67,27 @@ def test_size_is_an_int_and_tinygrads_method():
 def test_missing_name():
   with pytest.raises(AttributeError, match=r"jax.numpy.frobnicate is not implemented in tinyjax \(see docs/porting.md\)"):
     jnp.frobnicate   # noqa: B018
+
+def test_numpy_operands_under_transforms():
+  """numpy arrays and scalars mix with Tensors in both orders (numpy defers to Tensor), traced or not, with JAX's dtypes."""
+  import jax
+  import tinyjax
+  W, x = rnd(2, 3), rnd(3, seed=1)
+  def f(x): return (W @ x + np.float64(2) * x[:2] - x[:2] / np.ones(2)).sum() + (x @ W.T).sum()
+  f_tj = f_jx = f   # the same code runs on Tensors and on JAX arrays
+  assert_close(f_tj(jnp.asarray(x)), f_jx(x))
+  assert_close(tinyjax.grad(f_tj)(jnp.asarray(x)), lambda: jax.grad(f_jx)(x))
+  assert_close(tinyjax.vmap(f_tj)(jnp.asarray(rnd(4, 3))), lambda: jax.vmap(f_jx)(rnd(4, 3)))
+  with x64_off():
+    assert (jnp.asarray(np.ones(3), jnp.float32) * np.float64(2)).dtype == jnp.float32
+
+def test_python_protocols():
+  """float(), int(), f-strings, iteration, abs() and use as an index, as on a JAX array."""
+  s = jnp.asarray(np.float64(2.5))
+  assert float(s) == 2.5 and int(s) == 2 and f"{s:.3f}" == "2.500" and abs(jnp.asarray(-np.ones(2))).tolist() == [1.0, 1.0]
+  assert [0, 1, 2][jnp.asarray(np.int32(2))] == 2
+  rows = list(jnp.asarray(rnd(2, 3)))
+  assert len(rows) == 2 and rows[1].shape == (3,)
+  with pytest.raises(TypeError, match="iteration over a 0-d array"): list(s)
+  with pytest.raises(TypeError, match="only integer scalar arrays"): [0, 1][s]
+  with pytest.raises(TypeError, match="unsupported format string"): f"{jnp.asarray(rnd(2)):.2f}"

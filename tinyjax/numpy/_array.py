@@ -6,8 +6,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 from tinyjax import _tg
-from tinyjax._tg import Tensor
-from tinyjax.numpy._core import dtype_of
+from tinyjax._tg import Tensor, dtypes
+from tinyjax.numpy._core import dtype_of, asarray
+import numpy as np
 
 __all__: list[str] = []
 
@@ -48,7 +49,40 @@ def _jax_keywords(name: str) -> Callable:
     return orig(self, *args, **kwargs)
   return method
 
+def _numpy_operand(name: str) -> Callable:
+  """tinygrad's operator `name`, also taking numpy arrays and scalars (as jnp.asarray takes them: strongly typed), which
+  JAX code mixes with arrays everywhere (a numpy weight matrix @ a traced vector)."""
+  orig = _tg.tensor_method(name)
+  @functools.wraps(orig)
+  def op(self, x):
+    return orig(self, asarray(x) if isinstance(x, (np.ndarray, np.generic)) else x)
+  return op
+
+_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
+_COMPARISONS = ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__")
+
+def _format(self: Tensor, spec: str) -> str:
+  # f"{loss:.4f}" as with a JAX array (a 0-d value is read); an empty spec keeps tinygrad's repr (never computes)
+  if not spec: return str(self)
+  if self.ndim: raise TypeError(f"unsupported format string passed to Tensor.__format__: {spec!r} (for a {self.ndim}-d array)")
+  return format(self.item(), spec)
+
+def _iter(self: Tensor):
+  if self.ndim == 0: raise TypeError("iteration over a 0-d array")
+  return (self[i] for i in range(self.shape[0]))
+
+def _index(self: Tensor) -> int:
+  if self.ndim or dtypes.is_float(self.dtype) or self.dtype == dtypes.bool:
+    raise TypeError("only integer scalar arrays can be converted to a scalar index")
+  return int(self.item())
+
 _REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin", "std", "var", "logsumexp")
 
 _tg.install_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": block_until_ready,
-                            "size": property(_size), **{n: _jax_keywords(n) for n in _REDUCTIONS}})
+                            "size": property(_size), **{n: _jax_keywords(n) for n in _REDUCTIONS},
+                            **{n: _numpy_operand(n) for o in _OPERATORS for n in (f"__{o}__", f"__r{o}__")},
+                            **{n: _numpy_operand(n) for n in _COMPARISONS},
+                            # numpy defers its operators to Tensor's reflected ones (np_array * t is a Tensor, as with JAX)
+                            "__array_priority__": 100,
+                            "__float__": lambda self: float(self.item()), "__int__": lambda self: int(self.item()),
+                            "__index__": _index, "__format__": _format, "__iter__": _iter, "__abs__": lambda self: self.abs()})
