@@ -39,3 +39,15 @@ def no_rule(op, transform: str) -> NotImplementedError:
   """`op`: a tinygrad Ops, or the name of a call-like node ("custom_call", "gather")."""
   what = f"tinygrad op {op.name}" if hasattr(op, "name") else op
   return NotImplementedError(f"tinyjax.{transform}: no {transform} rule for {what}")
+
+
+PORTING = "see docs/porting.md"
+
+def missing_names(module: str, jax_module: str):
+  """A module `__getattr__` for a tinyjax module standing in for a JAX one: a name JAX has and tinyjax does not fails
+  at once, naming it, rather than later inside tinygrad."""
+  def __getattr__(name: str):
+    if name.startswith("__"): raise AttributeError(name)   # Python's own probes (__path__, __wrapped__...)
+    raise AttributeError(f"module {module!r} has no attribute {name!r}: {jax_module}.{name} is not implemented in tinyjax "
+                         f"({PORTING})")
+  return __getattr__

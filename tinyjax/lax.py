@@ -9,6 +9,7 @@ from typing import Hashable, Sequence
 from tinyjax._tg import Tensor, UOp, dtypes, marker
 from tinyjax.core import traced_by, as_tensor, remember_traced
 from tinyjax.tree_util import tree_map
+from tinyjax.errors import missing_names
 from tinyjax.transforms.batching import Axis, Collective, collective
 from tinyjax.transforms.vmap import bound_axis
 
@@ -171,3 +172,5 @@ def ppermute(x, axis_name: Hashable | tuple, perm: Sequence[tuple[int, int]]):
     g = _exchange(t.unsqueeze(-1).expand(t.shape + (size,)), [ax], t.ndim)
     return _exchange(_take_last(g, [src.get(k) for k in range(size)]), [ax], t.ndim)[..., 0]
   return tree_map(one, x)
+
+__getattr__ = missing_names("tinyjax.lax", "jax.lax")

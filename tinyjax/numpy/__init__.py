@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import numpy as _np
 from tinyjax._tg import Tensor, dtypes
+from tinyjax.errors import missing_names
 from tinyjax.numpy._core import asarray, array, result_type, promote_types, ScalarType, to_dtype, dtype_of, PORTING  # noqa: F401
 from tinyjax.numpy import _array   # noqa: F401  (installs JAX's array methods on Tensor)
 from tinyjax.numpy._creation import *      # noqa: F403
@@ -54,7 +55,4 @@ def can_cast(from_, to, casting="safe") -> bool: return bool(_np.can_cast(_np_li
 pi, e, euler_gamma, inf, nan = math.pi, math.e, 0.5772156649015329, math.inf, math.nan
 newaxis = None
 
-def __getattr__(name: str):
-  # a name jax.numpy has and tinyjax does not: say so, rather than fail later inside tinygrad
-  raise AttributeError(f"module 'tinyjax.numpy' has no attribute {name!r}: jax.numpy.{name} is not implemented in "
-                       f"tinyjax ({PORTING})")
+__getattr__ = missing_names("tinyjax.numpy", "jax.numpy")

@@ -15,7 +15,7 @@ from tinyjax.core import canonical_array, weak_storage_dtype
 __all__ = ["asarray", "array", "result_type", "promote_types", "promote", "to_dtype", "default_float", "default_int",
            "canonical_dtype", "dtype_of", "ScalarType", "is_weak_scalar", "PORTING"]
 
-PORTING = "see docs/porting.md"
+from tinyjax.errors import PORTING
 
 def default_float() -> DType: return dtypes.float64 if config.jax_enable_x64 else dtypes.float32
 def default_int() -> DType: return dtypes.int64 if config.jax_enable_x64 else dtypes.int32
