@@ -33,10 +33,12 @@ class ScalarType:
   def __init__(self, name: str, dtype: DType):
     self.__name__, self.name, self._dtype = name, name, dtype
   @property
-  def dtype(self) -> DType: return canonical_dtype(self._dtype)
+  def dtype(self) -> np.dtype | None:
+    """numpy's dtype, as JAX's (so numpy takes it too: np.zeros(3, jnp.float32)); None for bfloat16."""
+    return _tg.np_dtype(self._dtype)
   def __call__(self, x: Any = 0) -> Tensor: return asarray(x, dtype=self)
   def __eq__(self, other) -> bool:
-    try: return to_dtype(other) == self.dtype
+    try: return to_dtype(other) == to_dtype(self)
     except TypeError: return NotImplemented
   def __hash__(self) -> int: return hash(self._dtype)
   def __repr__(self) -> str: return f"tinyjax.numpy.{self.name}"
@@ -50,7 +52,7 @@ def to_dtype(d: Any) -> DType | None:
   """A tinygrad DType for anything JAX accepts as a dtype (None stays None): a DType, `jnp.float32`, numpy dtypes and
   scalar types, names ("float32"), and Python's float/int/bool (the default of their kind). Canonical for x64."""
   if d is None: return None
-  if isinstance(d, ScalarType): return d.dtype
+  if isinstance(d, ScalarType): return canonical_dtype(d._dtype)
   if isinstance(d, DType): return canonical_dtype(d)
   if d is float: return default_float()
   if d is int: return default_int()
