@@ -1,20 +1,56 @@
-"""tinyjax.config: JAX's config object for the options tinyjax honours (today: jax_enable_x64)."""
+"""tinyjax.config: JAX's config object. `jax_enable_x64` is honoured; the other options JAX programs commonly set are
+accepted where ignoring them changes no result, and refused (NotImplementedError) where it would."""
 from __future__ import annotations
 import os
+from typing import Any
 
 def _env_flag(name: str) -> bool: return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
+def _platforms(name: str, value: Any) -> Any:
+  """jax_platforms / jax_platform_name: a comma-separated list whose first entry "cpu" makes tinygrad's CPU device the
+  default; any other list leaves tinygrad's default device (set with tinygrad's DEV environment variable) in place."""
+  if value and str(value).split(",")[0].strip().lower() == "cpu":
+    from tinygrad import Device
+    Device.DEFAULT = "CPU"
+  return value
+
+def _only(*accepted) -> Any:
+  """An option tinyjax cannot honour: its default values are accepted, the others refused."""
+  def check(name: str, value: Any) -> Any:
+    if value not in accepted:
+      raise NotImplementedError(f"tinyjax.config.update({name!r}, {value!r}): not supported by tinyjax, only {accepted} (see docs/porting.md)")
+    return value
+  return check
+
+def _ignored(name: str, value: Any) -> Any: return value
+
 class Config:
   """`tinyjax.config.update("jax_enable_x64", True)`, `tinyjax.config.jax_enable_x64`, as in JAX. The environment
-  variable JAX_ENABLE_X64 sets the default."""
-  _options = ("jax_enable_x64",)
+  variable JAX_ENABLE_X64 sets the default.
+
+  Options: `jax_enable_x64` (64-bit default dtypes); `jax_platforms`/`jax_platform_name` ("cpu" selects tinygrad's CPU
+  device, other values are ignored: tinygrad picks its device); `jax_default_matmul_precision` is accepted and ignored
+  (tinygrad multiplies in the operands' dtype, JAX's "highest" precision); `jax_debug_nans`, `jax_debug_infs`,
+  `jax_disable_jit` accept only False and `jax_numpy_rank_promotion` only "allow" (the checks they turn on are not
+  implemented); `jax_traceback_filtering`, `jax_log_compiles`, `jax_compilation_cache_dir` are accepted and ignored."""
+  _options: dict[str, Any] = {
+    "jax_enable_x64": lambda name, v: bool(v),
+    "jax_platforms": _platforms, "jax_platform_name": _platforms,
+    "jax_default_matmul_precision": _ignored, "jax_traceback_filtering": _ignored, "jax_log_compiles": _ignored,
+    "jax_compilation_cache_dir": _ignored,
+    "jax_debug_nans": _only(False, 0), "jax_debug_infs": _only(False, 0), "jax_disable_jit": _only(False, 0),
+    "jax_numpy_rank_promotion": _only("allow"),
+  }
 
   def __init__(self):
     self.jax_enable_x64 = _env_flag("JAX_ENABLE_X64")
+    self.jax_platforms = self.jax_platform_name = self.jax_default_matmul_precision = self.jax_compilation_cache_dir = None
+    self.jax_debug_nans = self.jax_debug_infs = self.jax_disable_jit = self.jax_log_compiles = False
+    self.jax_numpy_rank_promotion, self.jax_traceback_filtering = "allow", "auto"
 
   def update(self, name: str, value) -> None:
     if name not in self._options: raise AttributeError(f"Unrecognized config option: {name}")
-    setattr(self, name, bool(value))
+    setattr(self, name, self._options[name](name, value))
 
   def read(self, name: str):
     if name not in self._options: raise AttributeError(f"Unrecognized config option: {name}")

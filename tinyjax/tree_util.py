@@ -1,17 +1,30 @@
-"""Pytrees with JAX's names, on optree. A tinygrad Tensor (like any unregistered object) is a leaf; None is an empty
-pytree, as in JAX. Custom nodes are registered in tinyjax's own optree namespace."""
+"""tinyjax.tree_util: JAX's jax.tree_util on optree. A tinygrad Tensor (like any unregistered object) is a leaf; None is
+an empty pytree, as in JAX. Custom nodes are registered in tinyjax's own optree namespace. Key paths use JAX's key
+classes (DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey). The tree definitions are optree's PyTreeSpec (JAX's
+PyTreeDef has the same methods: num_leaves, unflatten, flatten_up_to, children)."""
 from __future__ import annotations
-from typing import Any, Callable
+import dataclasses, functools, operator
+from typing import Any, Callable, Sequence
 import optree
+from tinyjax.errors import missing_names
+
+__all__ = ["tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_reduce", "tree_all",
+           "tree_transpose", "tree_broadcast", "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
+           "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys", "register_pytree_with_keys_class",
+           "register_dataclass", "register_static", "treedef_is_leaf", "treedef_children", "all_leaves", "Partial", "PyTreeDef",
+           "DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey"]
 
 NAMESPACE = "tinyjax"
 PyTreeDef = optree.PyTreeSpec
+_NO_INIT = object()
 
 
 def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, PyTreeDef]:
+  """The leaves of `tree` (left to right, dict keys sorted) and its structure."""
   return optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
 
 def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
+  """The pytree of structure `treedef` with `leaves`."""
   return optree.tree_unflatten(treedef, leaves)
 
 def tree_leaves(tree, is_leaf: Callable[[Any], bool] | None = None) -> list:
@@ -21,11 +34,137 @@ def tree_structure(tree, is_leaf: Callable[[Any], bool] | None = None) -> PyTree
   return optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE)
 
 def tree_map(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """f applied to the leaves of `tree` and the corresponding subtrees of `rest` (which have `tree`'s structure, or have
+  it as a prefix)."""
   return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, namespace=NAMESPACE)
 
-def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable) -> None:
+def tree_reduce(function: Callable, tree, initializer: Any = _NO_INIT, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """functools.reduce over the leaves."""
+  leaves = tree_leaves(tree, is_leaf)
+  return functools.reduce(function, leaves) if initializer is _NO_INIT else functools.reduce(function, leaves, initializer)
+
+def tree_all(tree, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+  """all() over the leaves."""
+  return all(tree_leaves(tree, is_leaf))
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose) -> Any:
+  """An outer tree of inner trees -> an inner tree of outer trees (`inner_treedef` None: that of the first subtree)."""
+  if inner_treedef is None: inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+  return optree.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """`prefix_tree` with each of its leaves repeated over the matching subtree of `full_tree`."""
+  return optree.tree_broadcast_prefix(prefix_tree, full_tree, is_leaf=is_leaf, namespace=NAMESPACE)
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool: return treedef.is_leaf()
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]: return treedef.children()
+
+def all_leaves(iterable, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+  """Whether every element of `iterable` is a leaf."""
+  return all(tree_structure(x, is_leaf).is_leaf() for x in iterable)
+
+# ---- key paths ------------------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+  """A dict's key in a key path: prints as ['a']."""
+  key: Any
+  def __str__(self): return f"[{self.key!r}]"
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+  """A list's or tuple's index in a key path: prints as [0]."""
+  idx: int
+  def __str__(self): return f"[{self.idx!r}]"
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+  """An attribute (namedtuple or dataclass field) in a key path: prints as .name."""
+  name: str
+  def __str__(self): return f".{self.name}"
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+  """The index of a child of a custom node registered without keys."""
+  key: int
+  def __str__(self): return f"[<flat index {self.key}>]"
+
+_KEYS = (DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey)
+
+def _jax_key(e: optree.PyTreeEntry):
+  """optree's path entry -> JAX's key."""
+  if isinstance(e, optree.MappingEntry): return DictKey(e.entry)
+  if isinstance(e, (optree.NamedTupleEntry, optree.DataclassEntry)): return GetAttrKey(e.field)
+  if isinstance(e, optree.GetAttrEntry): return GetAttrKey(e.name)
+  if isinstance(e, optree.SequenceEntry): return SequenceKey(e.entry)
+  return e.entry if isinstance(e.entry, _KEYS) else FlattenedIndexKey(e.entry)
+
+def tree_flatten_with_path(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[tuple[tuple, Any]], PyTreeDef]:
+  """([(key path, leaf)], treedef), key paths being tuples of JAX's keys."""
+  accessors, leaves, treedef = optree.tree_flatten_with_accessor(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+  return [(tuple(_jax_key(e) for e in a), l) for a, l in zip(accessors, leaves, strict=True)], treedef
+
+def tree_leaves_with_path(tree, is_leaf: Callable[[Any], bool] | None = None) -> list[tuple[tuple, Any]]:
+  return tree_flatten_with_path(tree, is_leaf)[0]
+
+def tree_map_with_path(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """tree_map whose f also takes the leaf's key path first: f(path, leaf, *others)."""
+  with_path, treedef = tree_flatten_with_path(tree, is_leaf)
+  others = [treedef.flatten_up_to(r) for r in rest]
+  return treedef.unflatten(f(p, l, *o) for (p, l), *o in zip(with_path, *others, strict=True))
+
+def keystr(keys: Sequence, *, simple: bool = False, separator: str = "") -> str:
+  """A key path as text: "['a'][0].b" (simple=True: the bare keys joined by `separator`, "a/0/b")."""
+  if not simple: return separator.join(str(k) for k in keys)
+  return separator.join(str(next(iter(dataclasses.asdict(k).values()))) if isinstance(k, _KEYS) else str(k) for k in keys)
+
+# ---- registering custom nodes ---------------------------------------------------------------------------------------
+
+def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable, flatten_with_keys_func: Callable | None = None) -> None:
   """JAX's signature: flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
-  optree.register_pytree_node(nodetype, flatten_func, unflatten_func, namespace=NAMESPACE)
+  if flatten_with_keys_func is not None: return register_pytree_with_keys(nodetype, flatten_with_keys_func, unflatten_func, flatten_func)
+  optree.register_pytree_node(nodetype, flatten_func, unflatten_func, path_entry_type=optree.FlattenedEntry, namespace=NAMESPACE)
+
+def register_pytree_node_class(cls: type) -> type:
+  """Class decorator: the class's `tree_flatten()` method and `tree_unflatten(aux_data, children)` classmethod."""
+  register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)  # type: ignore[attr-defined]
+  return cls
+
+def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable, unflatten_func: Callable, flatten_func: Callable | None = None) -> None:
+  """flatten_with_keys(x) -> ([(key, child)], aux_data): the keys appear in key paths."""
+  def flatten(x):
+    pairs, aux = flatten_with_keys(x)
+    keys, children = zip(*pairs, strict=True) if pairs else ((), ())
+    return children, aux, keys
+  optree.register_pytree_node(nodetype, flatten, unflatten_func, path_entry_type=optree.FlattenedEntry, namespace=NAMESPACE)
+
+def register_pytree_with_keys_class(cls: type) -> type:
+  """Class decorator: `tree_flatten_with_keys()` method and `tree_unflatten(aux_data, children)` classmethod."""
+  register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"), cls.tree_unflatten)  # type: ignore[attr-defined]
+  return cls
+
+def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None, meta_fields: Sequence[str] | None = None,
+                       drop_fields: Sequence[str] = ()) -> type:
+  """A dataclass as a pytree: `data_fields` are children, `meta_fields` static (part of the structure). Without them,
+  the dataclass's fields are data unless declared with `field(metadata=dict(static=True))`, as in JAX."""
+  if data_fields is None and meta_fields is None:
+    if not dataclasses.is_dataclass(nodetype):
+      raise TypeError("register_dataclass: data_fields and meta_fields are required when nodetype is not a dataclass")
+    fields = [f for f in dataclasses.fields(nodetype) if f.init and f.name not in drop_fields]
+    data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+    meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+  elif data_fields is None or meta_fields is None:
+    raise TypeError("register_dataclass: data_fields and meta_fields must both be given, or neither")
+  data, meta = tuple(data_fields), tuple(meta_fields)
+  def flatten(x): return tuple(getattr(x, n) for n in data), tuple(getattr(x, n) for n in meta), data
+  def unflatten(aux, children): return nodetype(**dict(zip(meta, aux, strict=True)), **dict(zip(data, children, strict=True)))
+  optree.register_pytree_node(nodetype, flatten, unflatten, path_entry_type=optree.GetAttrEntry, namespace=NAMESPACE)
+  return nodetype
+
+def register_static(cls: type) -> type:
+  """A class whose instances are pytrees with no leaves (the instance is part of the structure)."""
+  optree.register_pytree_node(cls, lambda x: ((), x), lambda x, _: x, namespace=NAMESPACE)
+  return cls
 
 
 class Partial:
@@ -50,3 +189,5 @@ def broadcast_prefix(prefix, tree, what: str) -> list:
     raise ValueError(f"{what} specification must be a tree prefix of the corresponding value, got specification "
                      f"{prefix} for value tree {tree_structure(tree)}.") from None
   return [None if a is _NONE else a for a in full]
+
+__getattr__ = missing_names("tinyjax.tree_util", "jax.tree_util")
