@@ -8,6 +8,7 @@ from typing import Any, Callable
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import dtype_of, asarray
+from tinyjax.numpy import _math
 import numpy as np
 
 __all__: list[str] = []
@@ -58,8 +59,15 @@ def _numpy_operand(name: str) -> Callable:
     return orig(self, asarray(x) if isinstance(x, (np.ndarray, np.generic)) else x)
   return op
 
-_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
-_COMPARISONS = ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__")
+_OPERATORS = ("add", "sub", "mul", "truediv", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
+_COMPARISONS = ("__lt__", "__gt__", "__eq__", "__ne__")
+# operators whose tinygrad versions differ from JAX's where tinygrad's answer is a bug: x // 0 and x % 0 on integers
+# stop the process (SIGFPE in the compiled kernel), and x <= nan is True; these become jnp's
+_AS_JNP = {"__floordiv__": _math.floor_divide, "__mod__": _math.mod, "__le__": _math.less_equal, "__ge__": _math.greater_equal}
+
+def _jnp_operator(fn: Callable, reflected: bool) -> Callable:
+  def op(self, x): return fn(x, self) if reflected else fn(self, x)
+  return op
 
 def _format(self: Tensor, spec: str) -> str:
   # f"{loss:.4f}" as with a JAX array (a 0-d value is read); an empty spec keeps tinygrad's repr (never computes)
@@ -82,6 +90,8 @@ _tg.install_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready
                             "size": property(_size), **{n: _jax_keywords(n) for n in _REDUCTIONS},
                             **{n: _numpy_operand(n) for o in _OPERATORS for n in (f"__{o}__", f"__r{o}__")},
                             **{n: _numpy_operand(n) for n in _COMPARISONS},
+                            **{n: _jnp_operator(f, False) for n, f in _AS_JNP.items()},
+                            "__rfloordiv__": _jnp_operator(_math.floor_divide, True), "__rmod__": _jnp_operator(_math.mod, True),
                             # numpy defers its operators to Tensor's reflected ones (np_array * t is a Tensor, as with JAX)
                             "__array_priority__": 100,
                             "__float__": lambda self: float(self.item()), "__int__": lambda self: int(self.item()),

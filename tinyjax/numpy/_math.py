@@ -1,4 +1,446 @@
-"""tinyjax.numpy: elementwise math (ufuncs), where, clip, nan_to_num, predicates (isclose, allclose, array_equal)."""
+"""tinyjax.numpy: elementwise math (numpy's ufuncs on real numbers), where, clip, nan_to_num, and the predicates
+isclose, allclose, array_equal. Every function takes arrays, numpy data and Python scalars and returns JAX's dtype:
+integer inputs of a transcendental function become the default float (`jnp.sin(int32)` is float32), binary functions
+promote as JAX does (`_core.result_type`, Python scalars weakly typed)."""
 from __future__ import annotations
+import math
+from typing import Any, Callable
+import numpy as np
+from tinyjax import _tg
+from tinyjax._tg import Tensor, dtypes
+from tinyjax.numpy._core import asarray, promote, result_type, default_float, default_int
 
-__all__: list[str] = []
+__all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
+           "round", "around", "round_", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "real",
+           "imag", "conj", "conjugate", "ldexp", "frexp", "gcd", "lcm", "nextafter", "sin", "cos", "tan", "arcsin",
+           "arccos", "arctan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+           "asinh", "acosh", "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+           "cbrt", "reciprocal", "square", "negative", "positive", "abs", "absolute", "fabs", "sign", "floor",
+           "ceil", "trunc", "fix", "rint", "sinc", "deg2rad", "radians", "rad2deg", "degrees", "logical_not",
+           "bitwise_not", "invert", "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod",
+           "remainder", "fmod", "power", "pow", "float_power", "maximum", "minimum", "fmax", "fmin", "arctan2",
+           "atan2", "hypot", "logaddexp", "logaddexp2", "copysign", "equal", "not_equal", "less", "less_equal",
+           "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "left_shift", "right_shift"]
+
+def _inexact(x: Any) -> Tensor:
+  """x as a float array: integers and bools become the default float dtype (JAX's promote_args_inexact)."""
+  x = asarray(x)
+  return x if dtypes.is_float(x.dtype) else x.cast(default_float())
+
+def _floats(*xs: Any) -> list[Tensor]:
+  dt = result_type(*xs)
+  if not dtypes.is_float(dt): dt = default_float()
+  return [asarray(x, dt) for x in xs]
+
+# ---- unary ----------------------------------------------------------------------------------------------------------
+# name -> (Tensor method or function of a Tensor, whether integer inputs become float first)
+def _log1p(x: Tensor) -> Tensor:
+  # log1p(x) = log(u) * x / (u - 1) with u = 1 + x: exact to rounding for small x, where log(1 + x) loses the digits
+  u = x + 1
+  return (u == 1).where(x, u.log() * x / (u - 1))
+
+def _expm1(x: Tensor) -> Tensor:
+  # expm1(x) = (u - 1) * x / log(u) with u = exp(x) (Kahan): accurate for small x
+  u = x.exp()
+  return (u == 1).where(x, (u - 1 == -1).where(-1.0, (u == math.inf).where(u, (u - 1) * x / u.log())))
+
+def _cbrt(x: Tensor) -> Tensor: return x.sign() * x.abs().pow(1.0 / 3.0)
+
+def _sinc(x: Tensor) -> Tensor:
+  # JAX's sinc: sin(pi x)/(pi x), 1 at 0, with the derivatives of its Taylor series there (0, -pi^2/3, ...)
+  px = x * math.pi
+  safe = (x == 0).where(1.0, px)
+  return (x == 0).where(1.0 - px * px / 6.0, safe.sin() / safe)
+
+def _rint(x: Tensor) -> Tensor: return x.round()
+
+# Cephes' atan: reduced to |t| <= 0.66, then a rational approximation, accurate to float64 rounding (tinygrad's atan
+# is a float32 polynomial: 1e-8 relative error in float64, and 1.2e-7 absolute error at tiny x)
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1, -7.500855792314704667340e1, -1.228866684490136173410e2,
+           -6.485021904942025371773e1)
+_ATAN_Q = (1.0, 2.485846490142306297962e1, 1.650270098316988542046e2, 4.328810604912902668951e2, 4.853903996359136964868e2,
+           1.945506571482613964425e2)
+_MOREBITS = 6.123233995736765886130e-17
+
+def _polyval(coeffs: tuple[float, ...], z: Tensor) -> Tensor:
+  out = z * 0 + coeffs[0]
+  for c in coeffs[1:]: out = out * z + c
+  return out
+
+def _atan(x: Tensor) -> Tensor:
+  a = x.abs()
+  big, mid = a > 2.414213562373095, (a > 0.66) & (a <= 2.414213562373095)
+  t = big.where(-big.where(a, 1.0).reciprocal(), mid.where((a - 1) / (a + 1), a))
+  z = t * t
+  r = t * (z * _polyval(_ATAN_P, z) / _polyval(_ATAN_Q, z)) + t
+  base = big.where(math.pi / 2 + _MOREBITS, mid.where(math.pi / 4 + 0.5 * _MOREBITS, 0.0))
+  return (x < 0).where(-(base + r), base + r)
+
+def _asin(x: Tensor) -> Tensor: return _arctan2(x, ((1 - x) * (1 + x)).sqrt())
+def _acos(x: Tensor) -> Tensor: return 2 * _atan(((1 - x) / (1 + x)).sqrt())
+
+def _asinh(x: Tensor) -> Tensor:
+  # odd, on |x|: log1p(a + a^2 / (1 + sqrt(1 + a^2))) (exact for tiny a), log(a) + log(2) where a^2 would overflow
+  a = x.abs()
+  huge = a > 1e150 if x.dtype == dtypes.float64 else a > 1e18
+  s = huge.where(1.0, a)
+  small = _log1p(s + s * s / (1 + (1 + s * s).sqrt()))
+  out = huge.where(a.log() + math.log(2), small)
+  return (x < 0).where(-out, out)
+
+def _acosh(x: Tensor) -> Tensor:
+  huge = x > 1e150 if x.dtype == dtypes.float64 else x > 1e18
+  s = huge.where(2.0, x)
+  return huge.where(x.log() + math.log(2), (s + ((s - 1) * (s + 1)).sqrt()).log())
+
+def _square(x: Tensor) -> Tensor: return x.cast(default_int()).square() if x.dtype == dtypes.bool else x.square()
+
+def _sign(x: Tensor) -> Tensor: return (x != x).where(x, x.sign()) if dtypes.is_float(x.dtype) else x.sign()
+
+def _unary(name: str, fn: Callable[[Tensor], Tensor], inexact: bool) -> Callable:
+  def f(x: Any) -> Tensor:
+    t = _inexact(x) if inexact else asarray(x)
+    if not inexact and name in ("floor", "ceil", "trunc", "fix") and not dtypes.is_float(t.dtype): return t
+    if name in ("sign", "abs", "absolute") and t.dtype == dtypes.bool: return t if name != "sign" else t
+    return fn(t)
+  f.__name__ = f.__qualname__ = name
+  f.__doc__ = f"jnp.{name}, elementwise."
+  return f
+
+sin = _unary("sin", Tensor.sin, True)
+cos = _unary("cos", Tensor.cos, True)
+tan = _unary("tan", Tensor.tan, True)
+arcsin = _unary("arcsin", _asin, True)
+arccos = _unary("arccos", _acos, True)
+arctan = _unary("arctan", _atan, True)
+asin = _unary("asin", _asin, True)
+acos = _unary("acos", _acos, True)
+atan = _unary("atan", _atan, True)
+sinh = _unary("sinh", Tensor.sinh, True)
+cosh = _unary("cosh", Tensor.cosh, True)
+tanh = _unary("tanh", Tensor.tanh, True)
+arcsinh = _unary("arcsinh", _asinh, True)
+arccosh = _unary("arccosh", _acosh, True)
+arctanh = _unary("arctanh", Tensor.atanh, True)
+asinh = _unary("asinh", _asinh, True)
+acosh = _unary("acosh", _acosh, True)
+atanh = _unary("atanh", Tensor.atanh, True)
+exp = _unary("exp", Tensor.exp, True)
+exp2 = _unary("exp2", Tensor.exp2, True)
+expm1 = _unary("expm1", _expm1, True)
+log = _unary("log", Tensor.log, True)
+log2 = _unary("log2", Tensor.log2, True)
+log10 = _unary("log10", lambda x: x.log() / math.log(10), True)
+log1p = _unary("log1p", _log1p, True)
+sqrt = _unary("sqrt", Tensor.sqrt, True)
+rsqrt = _unary("rsqrt", Tensor.rsqrt, True)
+cbrt = _unary("cbrt", _cbrt, True)
+reciprocal = _unary("reciprocal", Tensor.reciprocal, True)
+square = _unary("square", _square, False)
+negative = _unary("negative", Tensor.neg, False)
+positive = _unary("positive", lambda x: x, False)
+abs = _unary("abs", Tensor.abs, False)  # noqa: A001
+absolute = _unary("absolute", Tensor.abs, False)
+fabs = _unary("fabs", Tensor.abs, True)
+sign = _unary("sign", _sign, False)
+floor = _unary("floor", Tensor.floor, False)
+ceil = _unary("ceil", Tensor.ceil, False)
+trunc = _unary("trunc", Tensor.trunc, False)
+fix = _unary("fix", Tensor.trunc, False)
+rint = _unary("rint", _rint, True)
+sinc = _unary("sinc", _sinc, True)
+deg2rad = _unary("deg2rad", lambda x: x * (math.pi / 180), True)
+radians = _unary("radians", lambda x: x * (math.pi / 180), True)
+rad2deg = _unary("rad2deg", lambda x: x * (180 / math.pi), True)
+degrees = _unary("degrees", lambda x: x * (180 / math.pi), True)
+logical_not = _unary("logical_not", lambda x: x.cast(dtypes.bool).logical_not(), False)
+bitwise_not = _unary("bitwise_not", lambda x: x.bitwise_not(), False)
+invert = _unary("invert", lambda x: x.bitwise_not(), False)
+
+# ---- binary ---------------------------------------------------------------------------------------------------------
+
+def _binary(name: str, fn: Callable[[Tensor, Tensor], Tensor], inexact: bool = False, out_bool: bool = False) -> Callable:
+  def f(x1: Any, x2: Any) -> Tensor:
+    a, b = _floats(x1, x2) if inexact else promote(x1, x2)
+    return fn(a, b)
+  f.__name__ = f.__qualname__ = name
+  f.__doc__ = f"jnp.{name}, elementwise with broadcasting."
+  return f
+
+def _true_divide(a: Tensor, b: Tensor) -> Tensor: return a / b
+
+def _idiv(a: Tensor, b: Tensor) -> Tensor: return _tg.tensor_method("__floordiv__")(a, b)   # tinygrad's own (b != 0)
+def _imod(a: Tensor, b: Tensor) -> Tensor: return _tg.tensor_method("__mod__")(a, b)
+
+def _int_divisor(b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+  """(b with 0 and -1 replaced by 1, b == 0, b == -1): a compiled integer division by 0 (or of INT_MIN by -1) stops the
+  process with SIGFPE, so those divisors never reach one; the callers give XLA's answers for them."""
+  zero = b == 0
+  neg1 = (b == -1) if not dtypes.is_unsigned(b.dtype) else zero.logical_not() & zero
+  return (zero | neg1).where(1, b), zero, neg1
+
+def _float_divmod(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+  """JAX's float divmod (CPython's float_divmod on fmod)."""
+  m = _fmod(a, b)
+  div = (b == 0).where(a, a - m) / b
+  fix = (m != 0) & ((b < 0) != (m < 0))
+  return fix.where(div - 1, div).round(), fix.where(m + b, m)
+
+def _floor_divide(a: Tensor, b: Tensor) -> Tensor:
+  if dtypes.is_float(a.dtype): return _float_divmod(a, b)[0]
+  if a.dtype == dtypes.bool: return a & b   # 1 // 1 = 1; x // 0 (XLA: all bits set) is True as well for True
+  safe, zero, neg1 = _int_divisor(b)
+  q = neg1.where(-a, _idiv(a, safe))   # tinygrad's integer // rounds towards -inf, as Python and JAX
+  # XLA's x / 0 is -1 (all ones unsigned), then JAX's floor correction subtracts 1 when x != 0
+  at_zero = Tensor.full((), -1, dtype=a.dtype) if not dtypes.is_unsigned(a.dtype) else Tensor.full((), dtypes.max(a.dtype), dtype=a.dtype)
+  if not dtypes.is_unsigned(a.dtype): at_zero = (a != 0).where(at_zero - 1, at_zero)
+  return zero.where(at_zero, q)
+
+def _mod(a: Tensor, b: Tensor) -> Tensor:
+  if dtypes.is_float(a.dtype): return _float_divmod(a, b)[1]
+  if a.dtype == dtypes.bool: return a & ~b
+  return _imod(a, _int_divisor(b)[0])   # JAX: x % 0 is x % 1 = 0
+
+def _fmod(a: Tensor, b: Tensor) -> Tensor:
+  if dtypes.is_float(a.dtype):
+    # C's fmod: x - trunc(x/y) y (exact while the quotient is exactly representable); x for an infinite y
+    return ((b.abs() == math.inf) & (a.abs() != math.inf)).where(a, a - (a / b).trunc() * b)
+  safe = _int_divisor(b)[0]
+  r = _imod(a, safe)   # floor remainder: the sign of the divisor; fmod's has the sign of the dividend
+  return ((r != 0) & ((r < 0) != (a < 0))).where(r - safe, r)
+
+def _maximum(a: Tensor, b: Tensor) -> Tensor:
+  # nan propagates as in JAX
+  if dtypes.is_float(a.dtype): return (a != a).where(a, (b != b).where(b, a.maximum(b)))
+  return a.maximum(b)
+
+def _minimum(a: Tensor, b: Tensor) -> Tensor:
+  if dtypes.is_float(a.dtype): return (a != a).where(a, (b != b).where(b, a.minimum(b)))
+  return a.minimum(b)
+
+def _fmax(a: Tensor, b: Tensor) -> Tensor: return (a != a).where(b, (b != b).where(a, a.maximum(b)))
+def _fmin(a: Tensor, b: Tensor) -> Tensor: return (a != a).where(b, (b != b).where(a, a.minimum(b)))
+
+def _negative_sign(x: Tensor) -> Tensor: return (x < 0) | ((x == 0) & (x.reciprocal() < 0))   # -0.0 included
+
+def _arctan2(y: Tensor, x: Tensor) -> Tensor:
+  """numpy's atan2, signed zeros and infinities included."""
+  both_inf = (y.abs() == math.inf) & (x.abs() == math.inf)
+  a = _atan(both_inf.where(y.sign() * x.sign(), y / x))
+  y_neg, x_neg = _negative_sign(y), _negative_sign(x)
+  a = x_neg.where(a + y_neg.where(-math.pi, math.pi), a)
+  a = ((x == 0) & (y != 0)).where(_sign(y) * (math.pi / 2), a)
+  return ((x == 0) & (y == 0)).where(x_neg.where(y_neg.where(-math.pi, math.pi), y), a)
+
+def _hypot(a: Tensor, b: Tensor) -> Tensor:
+  # as JAX: scaled by the larger magnitude, so the squares do not overflow; 0 at (0, 0); inf wins over nan
+  x, y = a.abs(), b.abs()
+  big, small = x.maximum(y), x.minimum(y)
+  safe = (big == 0).where(1.0, big)
+  r = small / safe
+  out = (big == 0).where(0.0, big * (1 + r * r).sqrt())
+  out = ((a != a) | (b != b)).where(math.nan, out)
+  return ((x == math.inf) | (y == math.inf)).where(math.inf, out)
+
+def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
+  amax = a.maximum(b)
+  delta = a - b
+  safe = (delta != delta).where(a + b, amax + (-delta.abs()).exp().add(1).log())
+  out = (amax == -math.inf).where(amax, safe)   # both -inf: -inf (not nan)
+  return ((a != a) | (b != b)).where(a + b, out)   # tinygrad's max drops a nan
+
+def _logaddexp2(a: Tensor, b: Tensor) -> Tensor: return _logaddexp(a * math.log(2), b * math.log(2)) / math.log(2)
+
+def _copysign(a: Tensor, b: Tensor) -> Tensor: return ((b < 0) | ((b == 0) & (b.reciprocal() < 0))).where(-a.abs(), a.abs())
+
+def _power(a: Tensor, b: Tensor) -> Tensor:
+  if not dtypes.is_float(a.dtype):
+    # JAX's _pow_int_int: 6 squarings (anything more overflows for |x| > 1); 0^y is 0 for y != 0
+    acc = ((a == 0) & (b != 0)).where(0, Tensor.full((), 1, dtype=a.dtype))
+    for _ in range(6):
+      acc = ((b & 1) != 0).where(acc * a, acc)
+      a, b = a * a, _tg.tensor_method("__rshift__")(b.bitcast(_UNSIGNED[b.dtype.itemsize]), 1).bitcast(b.dtype)
+    return acc
+  out = a.pow(b)
+  # C's pow where tinygrad's gives nan for a negative base: an infinite exponent, and exponents so large that they are
+  # even integers (tinygrad's parity test fails there)
+  even = b.abs() >= 2.0 ** (dtypes.finfo(a.dtype)[1] + 1)
+  out = ((a < 0) & even).where(a.abs().pow(b), out)
+  at_inf = (a != a).where(a, (a.abs() == 1).where(1.0, ((a.abs() > 1) == (b > 0)).where(math.inf, 0.0)))
+  return (b.abs() == math.inf).where(at_inf, out)
+
+_UNSIGNED = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}
+
+add = _binary("add", Tensor.add, False)
+subtract = _binary("subtract", Tensor.sub, False)
+multiply = _binary("multiply", Tensor.mul, False)
+divide = _binary("divide", _true_divide, True)
+true_divide = _binary("true_divide", _true_divide, True)
+floor_divide = _binary("floor_divide", _floor_divide, False)
+mod = _binary("mod", _mod, False)
+remainder = _binary("remainder", _mod, False)
+fmod = _binary("fmod", _fmod, False)
+power = _binary("power", _power, False)
+pow = _binary("pow", _power, False)  # noqa: A001
+float_power = _binary("float_power", _power, True)
+maximum = _binary("maximum", _maximum, False)
+minimum = _binary("minimum", _minimum, False)
+fmax = _binary("fmax", _fmax, False)
+fmin = _binary("fmin", _fmin, False)
+arctan2 = _binary("arctan2", _arctan2, True)
+atan2 = _binary("atan2", _arctan2, True)
+hypot = _binary("hypot", _hypot, True)
+logaddexp = _binary("logaddexp", _logaddexp, True)
+logaddexp2 = _binary("logaddexp2", _logaddexp2, True)
+copysign = _binary("copysign", _copysign, True)
+equal = _binary("equal", lambda a, b: a == b, False)
+not_equal = _binary("not_equal", lambda a, b: a != b, False)
+less = _binary("less", lambda a, b: a < b, False)
+less_equal = _binary("less_equal", lambda a, b: (a < b) | (a == b), False)   # false with nan (tinygrad's <= is not(>))
+greater = _binary("greater", lambda a, b: a > b, False)
+greater_equal = _binary("greater_equal", lambda a, b: (a > b) | (a == b), False)
+logical_and = _binary("logical_and", lambda a, b: a.cast(dtypes.bool) & b.cast(dtypes.bool), False)
+logical_or = _binary("logical_or", lambda a, b: a.cast(dtypes.bool) | b.cast(dtypes.bool), False)
+logical_xor = _binary("logical_xor", lambda a, b: a.cast(dtypes.bool) ^ b.cast(dtypes.bool), False)
+bitwise_and = _binary("bitwise_and", lambda a, b: a & b, False)
+bitwise_or = _binary("bitwise_or", lambda a, b: a | b, False)
+bitwise_xor = _binary("bitwise_xor", lambda a, b: a ^ b, False)
+left_shift = _binary("left_shift", lambda a, b: a << b, False)
+right_shift = _binary("right_shift", lambda a, b: a >> b, False)
+
+def divmod(x1: Any, x2: Any) -> tuple[Tensor, Tensor]:  # noqa: A001
+  return floor_divide(x1, x2), mod(x1, x2)
+
+def heaviside(x1: Any, x2: Any) -> Tensor:
+  a, b = _floats(x1, x2)
+  return (a != a).where(a, (a < 0).where(0.0, (a == 0).where(b, 1.0)).cast(a.dtype))
+
+def ldexp(x1: Any, x2: Any) -> Tensor:
+  a = _inexact(x1)
+  return a * asarray(x2).cast(a.dtype).exp2()
+
+def frexp(x: Any) -> tuple[Tensor, Tensor]:
+  a = _inexact(x)
+  e = (a.abs().log2().floor() + 1)
+  e = (a == 0).where(0, e)
+  return a / e.exp2(), e.cast(dtypes.int32)
+
+def gcd(x1: Any, x2: Any) -> Tensor:
+  a, b = (t.abs() for t in promote(x1, x2))
+  if dtypes.is_float(a.dtype): raise TypeError("gcd: arguments must be integers")
+  for _ in range(64 if a.dtype.itemsize == 8 else 32):   # Euclid's steps, enough for any int of this width
+    nz = b != 0
+    a, b = nz.where(b, a), nz.where(_imod(a, nz.where(b, 1)), 0)
+  return a
+
+def lcm(x1: Any, x2: Any) -> Tensor:
+  a, b = (t.abs() for t in promote(x1, x2))
+  g = gcd(a, b)
+  return (g == 0).where(0, a * _idiv(b, (g == 0).where(1, g)))
+
+def nextafter(x1: Any, x2: Any) -> Tensor:
+  raise NotImplementedError("jnp.nextafter is not implemented in tinyjax (see docs/porting.md)")
+
+# ---- rounding, predicates -------------------------------------------------------------------------------------------
+
+def round(a: Any, decimals: int = 0) -> Tensor:  # noqa: A001
+  """jnp.round: half to even, as numpy and JAX."""
+  t = asarray(a)
+  if not dtypes.is_float(t.dtype):
+    if decimals >= 0: return t
+    f = 10 ** -decimals
+    return (t.cast(default_float()) / f).round().mul(f).cast(t.dtype)
+  if decimals == 0: return t.round()
+  f = 10.0 ** decimals
+  return (t * f).round() / f
+
+around = round_ = round
+
+def isnan(x: Any) -> Tensor:
+  t = asarray(x)
+  return t != t if dtypes.is_float(t.dtype) else Tensor.full(t.shape, False)
+
+def isinf(x: Any) -> Tensor:
+  t = asarray(x)
+  return t.abs() == math.inf if dtypes.is_float(t.dtype) else Tensor.full(t.shape, False)
+
+def isfinite(x: Any) -> Tensor:
+  t = asarray(x)
+  return (t.abs() != math.inf) & (t == t) if dtypes.is_float(t.dtype) else Tensor.full(t.shape, True)
+
+def isposinf(x: Any) -> Tensor: return asarray(x) == math.inf
+def isneginf(x: Any) -> Tensor: return asarray(x) == -math.inf
+
+def signbit(x: Any) -> Tensor:
+  t = asarray(x)
+  if not dtypes.is_float(t.dtype): return t < 0 if t.dtype != dtypes.bool else Tensor.full(t.shape, False)
+  return _negative_sign(t) | ((t != t) & (t.bitcast(dtypes.uint32 if t.dtype.itemsize == 4 else
+                                                                              dtypes.uint64 if t.dtype.itemsize == 8 else dtypes.uint16)
+                                                                     >> (8 * t.dtype.itemsize - 1) == 1))
+
+def real(x: Any) -> Tensor: return asarray(x)
+def imag(x: Any) -> Tensor:
+  t = asarray(x)
+  return Tensor.full(t.shape, 0, dtype=t.dtype)
+def conj(x: Any) -> Tensor: return asarray(x)
+conjugate = conj
+
+def where(condition: Any, x: Any = None, y: Any = None, *, size: int | None = None, fill_value: Any = None) -> Any:
+  """jnp.where(c, x, y) selects elementwise; jnp.where(c) is jnp.nonzero(c) (its shape depends on the data: c must be
+  concrete, or `size` given)."""
+  if x is None and y is None:
+    from tinyjax.numpy._shape import nonzero
+    return nonzero(condition, size=size, fill_value=fill_value)
+  if x is None or y is None: raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where")
+  c = asarray(condition)
+  a, b = promote(x, y)
+  return (c if c.dtype == dtypes.bool else c != 0).where(a, b)
+
+def clip(arr: Any = None, min: Any = None, max: Any = None, *, a: Any = None, a_min: Any = None, a_max: Any = None) -> Tensor:  # noqa: A002
+  """jnp.clip: min(max(x, lo), hi) (JAX's derivative at the bounds; nan stays nan)."""
+  x = asarray(arr if arr is not None else a)
+  lo = min if min is not None else a_min
+  hi = max if max is not None else a_max
+  if lo is not None: x = maximum(x, lo)
+  if hi is not None: x = minimum(x, hi)
+  return x
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+  t = asarray(x)
+  if not dtypes.is_float(t.dtype): return t
+  info = np.finfo(_np_float(t))
+  hi = info.max if posinf is None else posinf
+  lo = info.min if neginf is None else neginf
+  t = (t != t).where(nan, t)
+  t = (t == math.inf).where(hi, t)
+  return (t == -math.inf).where(lo, t).cast(t.dtype)
+
+def _np_float(t: Tensor):
+  return {2: np.float16, 4: np.float32, 8: np.float64}[t.dtype.itemsize] if t.dtype != dtypes.bfloat16 else np.float32
+
+def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+  x, y = promote(a, b)
+  if not dtypes.is_float(x.dtype): return x == y
+  close = (x - y).abs() <= atol + rtol * y.abs()
+  both_inf = (x == y)   # equal infinities (and equal finite values)
+  out = close & isfinite(x) & isfinite(y) | both_inf
+  return out | (isnan(x) & isnan(y)) if equal_nan else out
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+  return isclose(a, b, rtol, atol, equal_nan).all()
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Tensor:
+  x, y = asarray(a1), asarray(a2)
+  if tuple(x.shape) != tuple(y.shape): return Tensor(False)
+  x, y = promote(x, y)
+  eq = x == y
+  if equal_nan and dtypes.is_float(x.dtype): eq = eq | (isnan(x) & isnan(y))
+  return eq.all()
+
+def array_equiv(a1: Any, a2: Any) -> Tensor:
+  x, y = asarray(a1), asarray(a2)
+  try: np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
+  except ValueError: return Tensor(False)
+  x, y = promote(x, y)
+  return (x == y).all()
