@@ -193,7 +193,7 @@ def _floor_divide(a: Tensor, b: Tensor) -> Tensor:
   safe, zero, neg1 = _int_divisor(b)
   q = neg1.where(-a, _idiv(a, safe))   # tinygrad's integer // rounds towards -inf, as Python and JAX
   # XLA's x / 0 is -1 (all ones unsigned), then JAX's floor correction subtracts 1 when x != 0
-  at_zero = Tensor.full((), -1, dtype=a.dtype) if not dtypes.is_unsigned(a.dtype) else Tensor.full((), dtypes.max(a.dtype), dtype=a.dtype)
+  at_zero = Tensor.full((), -1, dtype=a.dtype) if not dtypes.is_unsigned(a.dtype) else Tensor.full((), 2 ** (8 * a.dtype.itemsize) - 1, dtype=a.dtype)
   if not dtypes.is_unsigned(a.dtype): at_zero = (a != 0).where(at_zero - 1, at_zero)
   return zero.where(at_zero, q)
 
