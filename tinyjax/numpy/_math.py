@@ -244,11 +244,13 @@ def _hypot(a: Tensor, b: Tensor) -> Tensor:
   return ((x == math.inf) | (y == math.inf)).where(math.inf, out)
 
 def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
+  # tinygrad's logaddexp (a primitive with JAX's derivative, tinyjax.primitives), where it is defined: both -inf give
+  # -inf (tinygrad: nan), an inf gives inf, a nan gives nan (tinygrad's max drops it)
   amax = a.maximum(b)
-  delta = a - b
-  safe = (delta != delta).where(a + b, amax + (-delta.abs()).exp().add(1).log())
-  out = (amax == -math.inf).where(amax, safe)   # both -inf: -inf (not nan)
-  return ((a != a) | (b != b)).where(a + b, out)   # tinygrad's max drops a nan
+  safe = (amax.abs() == math.inf).where(0.0, 1.0)
+  out = (a * safe).logaddexp(b * safe)
+  out = (amax.abs() == math.inf).where(amax, out)
+  return ((a != a) | (b != b)).where(a + b, out)
 
 def _logaddexp2(a: Tensor, b: Tensor) -> Tensor: return _logaddexp(a * math.log(2), b * math.log(2)) / math.log(2)
 
