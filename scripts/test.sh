@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Run the test suite on a fresh machine: sets up .venv (with the test extra) and clang, then the lints (ruff, mypy) and
-# pytest. Arguments go to pytest.
+# Run the test suite on a fresh machine: sets up .venv (with the test extra) and clang, then the lints (ruff, mypy), the
+# docs build (mkdocs --strict) and pytest. Arguments go to pytest.
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh" test
 echo "tinyjax: ruff" && ruff check .
 echo "tinyjax: mypy" && mypy
+# the docs site (pages and the API reference from the docstrings), built outside the repository
+# (its log is shown only on failure: mkdocs --quiet would also hide the warnings that --strict fails on)
+DOCS_SITE="$(mktemp -d)"
+echo "tinyjax: mkdocs"
+if ! DOCS_LOG="$(mkdocs build --strict --site-dir "$DOCS_SITE" 2>&1)"; then echo "$DOCS_LOG" >&2; rm -rf "$DOCS_SITE"; exit 1; fi
+rm -rf "$DOCS_SITE"
 exec python -m pytest -n 2 -q "$@"

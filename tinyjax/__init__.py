@@ -2,10 +2,10 @@
 __version__ = "0.1.0"   # the one place: pyproject.toml reads it from here
 
 from tinyjax import core   # noqa: F401  (installs the guards against reading traced values)
-from tinyjax import tree_util, lax
+from tinyjax import tree_util, tree, lax
 from tinyjax.core import is_tracing
 from tinyjax.config import config
-from tinyjax.errors import ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
+from tinyjax.errors import ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError, missing_names as _missing_names
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
 from tinyjax.transforms.jvp import jvp, linearize
@@ -15,9 +15,23 @@ from tinyjax.custom import custom_jvp, custom_vjp
 from tinyjax.sparse.jacobian import sparsity, spjacobian, sphessian, SparseJacobian, SparseHessian
 from tinyjax.transforms.jit import jit
 from tinyjax import numpy, scipy, nn   # noqa: E402  (numpy installs JAX's array methods on Tensor)
+from tinyjax.api import Device, devices, local_devices, device_count, local_device_count, default_backend, device_put, device_get, \
+  block_until_ready, ShapeDtypeStruct, eval_shape, make_jaxpr
+from tinyjax import test_util
 from tinygrad import Tensor as Array   # jax.Array: tinyjax's arrays are tinygrad Tensors
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
            "jacobian", "hessian", "custom_jvp", "custom_vjp", "sparsity", "spjacobian", "sphessian", "SparseJacobian",
-           "SparseHessian", "jit", "tree_util", "lax", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
-           "TracerArrayConversionError", "numpy", "scipy", "nn", "Array"]
+           "SparseHessian", "jit", "tree_util", "tree", "lax", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
+           "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
+           "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
+           "ShapeDtypeStruct", "eval_shape", "make_jaxpr"]
+
+_missing = _missing_names("tinyjax", "jax")
+
+def __getattr__(name: str):
+  """A submodule not imported yet (tinyjax.random once it exists) is imported on first use; a name JAX has and tinyjax
+  does not raises AttributeError naming it."""
+  import importlib, importlib.util
+  if not name.startswith("_") and importlib.util.find_spec(f"tinyjax.{name}") is not None: return importlib.import_module(f"tinyjax.{name}")
+  return _missing(name)

@@ -10,8 +10,8 @@ def _platforms(name: str, value: Any) -> Any:
   """jax_platforms / jax_platform_name: a comma-separated list whose first entry "cpu" makes tinygrad's CPU device the
   default; any other list leaves tinygrad's default device (set with tinygrad's DEV environment variable) in place."""
   if value and str(value).split(",")[0].strip().lower() == "cpu":
-    from tinygrad import Device
-    Device.DEFAULT = "CPU"
+    from tinygrad.helpers import DEV
+    DEV.value = "CPU"
   return value
 
 def _only(*accepted) -> Any:

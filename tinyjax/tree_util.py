@@ -67,13 +67,13 @@ def all_leaves(iterable, is_leaf: Callable[[Any], bool] | None = None) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class DictKey:
-  """A dict's key in a key path: prints as ['a']."""
+  """A dict's key in a key path: prints as `['a']`."""
   key: Any
   def __str__(self): return f"[{self.key!r}]"
 
 @dataclasses.dataclass(frozen=True)
 class SequenceKey:
-  """A list's or tuple's index in a key path: prints as [0]."""
+  """A list's or tuple's index in a key path: prints as `[0]`."""
   idx: int
   def __str__(self): return f"[{self.idx!r}]"
 
@@ -114,7 +114,7 @@ def tree_map_with_path(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] 
   return treedef.unflatten(f(p, l, *o) for (p, l), *o in zip(with_path, *others, strict=True))
 
 def keystr(keys: Sequence, *, simple: bool = False, separator: str = "") -> str:
-  """A key path as text: "['a'][0].b" (simple=True: the bare keys joined by `separator`, "a/0/b")."""
+  """A key path as text: `['a'][0].b` (simple=True: the bare keys joined by `separator`, `a/0/b`)."""
   if not simple: return separator.join(str(k) for k in keys)
   return separator.join(str(next(iter(dataclasses.asdict(k).values()))) if isinstance(k, _KEYS) else str(k) for k in keys)
 
@@ -163,7 +163,9 @@ def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None,
 
 def register_static(cls: type) -> type:
   """A class whose instances are pytrees with no leaves (the instance is part of the structure)."""
-  optree.register_pytree_node(cls, lambda x: ((), x), lambda x, _: x, namespace=NAMESPACE)
+  def flatten(x: Any) -> tuple[tuple, Any]: return (), x
+  def unflatten(x: Any, _) -> Any: return x
+  optree.register_pytree_node(cls, flatten, unflatten, namespace=NAMESPACE)
   return cls
 
 
