@@ -12,6 +12,9 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Tensor:
     var = ct if ct.ndim else ct.expand(xt.shape[-1:])
     d = xt - mt
     return -0.5 * ((d * d / var).sum(-1) + var.log().sum(-1) + int(xt.shape[-1]) * math.log(2 * math.pi))
+  if not hasattr(linalg, "cholesky"):
+    raise NotImplementedError("multivariate_normal.logpdf with a full covariance needs jnp.linalg.cholesky, which is not in "
+                              "tinyjax yet (see docs/porting.md); a vector or scalar covariance (diagonal) works")
   n = int(ct.shape[-1])
   L = linalg.cholesky(ct)
   z = linalg.triangular_solve(L, (xt - mt).unsqueeze(-1), lower=True).squeeze(-1)
