@@ -58,8 +58,11 @@ ROWS = [
   R("quantile", X, Q, axis=1, method="nearest"), R("quantile", X, Q, axis=-1, method="midpoint"),
   R("quantile", X, Q[:, None][0], axis=1, keepdims=True, id="quantile-q1"),
   R("percentile", X, 40.0, axis=1), R("percentile", X, Q * 100),
-  R("average", X), R("average", X, rnd(5, seed=5) ** 2, axis=2, id="average-weights"),
-  R("average", X, rnd(3, 4, 5, seed=5) ** 2, axis=(0, 1), returned=True, id="average-returned"),
+  R("average", X),
+  Row("average-weights", lambda x, w: jnp.average(x, axis=2, weights=w), lambda x, w: jxn.average(x, axis=2, weights=w),
+      (X, rnd(5, seed=5) ** 2)),
+  Row("average-returned", lambda x, w: jnp.average(x, axis=(0, 1), weights=w, returned=True),
+      lambda x, w: jxn.average(x, axis=(0, 1), weights=w, returned=True), (X, rnd(3, 4, 5, seed=5) ** 2), diff=False),  # a pair
   R("average", X, axis=1, keepdims=True),
 ]
 

@@ -150,7 +150,11 @@ def _getitem(self: Tensor, idx: Any) -> Tensor:
         if type(i) is int and (k >= len(shp) or not -shp[k] <= i < shp[k]): ok = False
         k += 1
     if ok and k <= len(shp): return _orig_getitem(self, idx)
-  items_p, _, _ = _bounds(_parse(_S(self), idx), _S(self), "clip")
+  try: items_p, _, _ = _bounds(_parse(_S(self), idx), _S(self), "clip")
+  except TypeError as e:
+    # lists of tinygrad's own index objects (sints, UOps: tinygrad's reflect pad) are not JAX indexers: tinygrad's rules
+    if str(e).endswith("with type object"): return _orig_getitem(self, idx)
+    raise
   return _orig_getitem(self, tuple(_advanced(items_p)))
 
 def _gather(x: Tensor, idx: Any, mode: str | None, fill_value: Any, wrap_negative: bool = True) -> Tensor:
