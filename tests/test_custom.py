@@ -533,3 +533,17 @@ def test_nondiff_argnames():
     return f
   f, fj = mk(tinyjax), mk(jax)
   assert_close(tinyjax.jvp(lambda x: f(lambda y: 2 * y, x), (S(1.),), (S(1.),)), lambda: jax.jvp(lambda x: fj(lambda y: 2 * y, x), (1.,), (1.,)))
+
+def test_body_data_is_an_input_of_the_call():
+  """Data a custom function's body uses (a numpy constant made inside it, a closed-over realized Tensor) is an input of
+  the custom call, as tinygrad's @function hoists it. Left inside the body, tinygrad's memory planner took it for the
+  call's scratch memory: vmap(inv) read garbage (1e169, nan) after an earlier jvp, depending on allocation history."""
+  w = Tensor(rnd(3, 3, seed=1)).realize()
+  @tinyjax.custom_jvp
+  def f(x): return (x @ Tensor(np.arange(9.0).reshape(3, 3)) + 1) @ w
+  f.defjvp(lambda p, t: (f(p[0]), f(t[0]) - f(p[0] * 0)))
+  x = rnd(4, 3, 3, seed=2)
+  want = (x @ np.arange(9.0).reshape(3, 3) + 1) @ w.numpy()
+  for _ in range(3):
+    assert_close(tinyjax.jvp(f, (Tensor(x[0]),), (Tensor(x[1]),))[0], want[0])
+    assert_close(tinyjax.vmap(f)(Tensor(x)), want)

@@ -198,6 +198,10 @@ def custom_rule_of(fn: UOp):
 
 def param_like(u: UOp, slot: int) -> UOp: return u.param_like(slot)
 
+def is_data(u: UOp) -> bool:
+  """u is a buffer holding data (a realized Tensor's, or numpy's): an input of any graph that uses it."""
+  return u.op is Ops.BUFFER and u.is_realized
+
 # tinygrad's raw movement/reduce constructors on UOps (no shape inference beyond the op's own)
 def mop(u: UOp, op: Ops, arg) -> UOp: return u._mop(op, arg)
 def rop(u: UOp, op: Ops, axes: tuple[int, ...]) -> UOp: return u._rop(op, axes)

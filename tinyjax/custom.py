@@ -15,7 +15,7 @@ import dataclasses, functools, inspect, itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, dtype_name, custom_call, param_like
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, dtype_name, custom_call, param_like, is_data
 from tinyjax.core import traced_by, is_tracing, as_tensor, trace_scope, trace_state, pending, substitute, operands, TracedMarker, ZERO_DERIVATIVE
 from tinyjax.errors import UnexpectedTracerError
 from tinyjax import tree_util as tu
@@ -33,9 +33,11 @@ def _traced_now() -> set[UOp]:
   return set().union(*(phs for _, phs in trace_state().active), pending, _rule_closure.get())
 
 def _closure(outs: list[UOp], own: set[UOp]) -> list[UOp]:
-  """The traced values a custom function's body (over its placeholders `own`) closes over: placeholders, and, as whole
-  units, collective markers (their vmap lowers them) and DETACHes of traced values (they keep a traced value, e.g. a
-  custom_jvp nondiff argument, out of differentiation). In the order of the body's graph."""
+  """The values a custom function's body (over its placeholders `own`) closes over: placeholders, and, as whole units,
+  collective markers (their vmap lowers them) and DETACHes of traced values (they keep a traced value, e.g. a
+  custom_jvp nondiff argument, out of differentiation); and realized buffers (a closed-over Tensor's data, a constant
+  made from numpy), as tinygrad's @function hoists them: left in the body, tinygrad's memory planner takes them for
+  the call's scratch buffers and overwrites them. In the order of the body's graph."""
   srcs, hoisted = _traced_now() - own, dict[UOp, None]()
   def unit(u: UOp) -> bool:
     if not (u.op is Ops.DETACH or (u.op is Ops.CUSTOM and isinstance(u.arg, TracedMarker))): return False
@@ -44,7 +46,7 @@ def _closure(outs: list[UOp], own: set[UOp]) -> list[UOp]:
                                      any(isinstance(d.arg, TracedMarker) and d.op is Ops.CUSTOM for d in deps))
   def gate(u: UOp) -> bool:
     if u in own: return False
-    if u in srcs or unit(u):
+    if u in srcs or unit(u) or is_data(u):
       hoisted[u] = None
       return False
     return True
