@@ -87,7 +87,8 @@ def _index(self: Tensor) -> int:
 _REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin", "std", "var", "logsumexp")
 
 _tg.install_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": block_until_ready,
-                            "size": property(_size), **{n: _jax_keywords(n) for n in _REDUCTIONS},
+                            "size": property(_size), "mT": property(lambda self: self.transpose(-2, -1)),
+                            **{n: _jax_keywords(n) for n in _REDUCTIONS},
                             **{n: _numpy_operand(n) for o in _OPERATORS for n in (f"__{o}__", f"__r{o}__")},
                             **{n: _numpy_operand(n) for n in _COMPARISONS},
                             **{n: _jnp_operator(f, False) for n, f in _AS_JNP.items()},

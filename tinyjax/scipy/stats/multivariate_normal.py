@@ -5,22 +5,17 @@ from typing import Any
 from tinyjax._tg import Tensor
 from tinyjax.scipy.stats._common import floats
 from tinyjax.numpy._creation import diagonal
+from tinyjax.numpy.linalg import cholesky, triangular_solve
 
 def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Tensor:
-  from tinyjax.numpy import linalg
   xt, mt, ct = floats(x, mean, cov)
   if ct.ndim < 2:   # a scalar or a vector: a diagonal covariance, as JAX takes it
     var = ct if ct.ndim else ct.expand(xt.shape[-1:])
     d = xt - mt
     return -0.5 * ((d * d / var).sum(-1) + var.log().sum(-1) + int(xt.shape[-1]) * math.log(2 * math.pi))
-  # through getattr: jnp.linalg is still in progress (docs/porting.md)
-  chol, tri_solve = getattr(linalg, "cholesky", None), getattr(linalg, "triangular_solve", None)
-  if chol is None or tri_solve is None:
-    raise NotImplementedError("multivariate_normal.logpdf with a full covariance needs jnp.linalg.cholesky, which is not in "
-                              "tinyjax yet (see docs/porting.md); a vector or scalar covariance (diagonal) works")
   n = int(ct.shape[-1])
-  L = chol(ct)
-  z = tri_solve(L, (xt - mt).unsqueeze(-1), lower=True).squeeze(-1)
+  L = cholesky(ct)
+  z = triangular_solve(L, (xt - mt).unsqueeze(-1), lower=True).squeeze(-1)
   logdet = 2 * diagonal(L, 0, -2, -1).log().sum(-1)
   return -0.5 * ((z * z).sum(-1) + logdet + n * math.log(2 * math.pi))
 def pdf(x: Any, mean: Any, cov: Any) -> Tensor: return logpdf(x, mean, cov).exp()

@@ -1,0 +1,92 @@
+"""Linear algebra timings: tinyjax eager, tinyjax.jit and jax.numpy.linalg under jax.jit, in one run.
+
+  python -m bench.linalg [--quick] [--sizes 8,64,512] [--only NAME]
+
+float32 throughout. For each function and n: the first call (trace + schedule + compile + run) and the steady state
+(median of repeated calls, results realized / block_until_ready) for each variant; writes bench/out/linalg.md.
+--quick: n = 8 and 64 only, fewer repeats. Jacobi eigh/svd at n = 512 is skipped (it takes 10^4 rounds; see
+docs/linalg.md).
+"""
+from __future__ import annotations
+import argparse, os, statistics, time
+from pathlib import Path
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import numpy as np
+import jax
+import jax.numpy as jxn
+import jax.scipy.linalg as jsl
+import tinyjax
+import tinyjax.numpy as jnp
+import tinyjax.scipy.linalg as tsl
+from tinygrad import Tensor
+
+def _spd(n: int) -> np.ndarray:
+  a = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
+  return (a @ a.T / n + np.eye(n, dtype=np.float32)).astype(np.float32)
+
+def _gen(n: int) -> np.ndarray: return (np.random.default_rng(1).standard_normal((n, n)) + 2 * np.sqrt(n) * np.eye(n)).astype(np.float32)
+
+# name, tinyjax function, JAX function, input maker, largest n
+CASES = [
+  ("cholesky", lambda a: jnp.linalg.cholesky(a), lambda a: jxn.linalg.cholesky(a), _spd, 512),
+  ("solve", lambda a: jnp.linalg.solve(a, a[:, 0]), lambda a: jxn.linalg.solve(a, a[:, 0]), _gen, 512),
+  ("inv", lambda a: jnp.linalg.inv(a), lambda a: jxn.linalg.inv(a), _gen, 512),
+  ("slogdet", lambda a: jnp.linalg.slogdet(a)[1], lambda a: jxn.linalg.slogdet(a)[1], _gen, 512),
+  ("solve_triangular", lambda a: tsl.solve_triangular(a, a, lower=True), lambda a: jsl.solve_triangular(a, a, lower=True),
+   lambda n: np.tril(_spd(n)), 512),
+  ("qr", lambda a: jnp.linalg.qr(a)[1], lambda a: jxn.linalg.qr(a)[1], _gen, 512),
+  ("eigh", lambda a: jnp.linalg.eigh(a)[0], lambda a: jxn.linalg.eigh(a)[0], _spd, 64),
+  ("svd", lambda a: jnp.linalg.svd(a, compute_uv=False), lambda a: jxn.linalg.svd(a, compute_uv=False), _gen, 64),
+  ("grad logdet", tinyjax.grad(lambda a: jnp.linalg.slogdet(a)[1]), jax.grad(lambda a: jxn.linalg.slogdet(a)[1]), _gen, 512),
+]
+
+def _time(fn, reps: int) -> tuple[float, float]:
+  t = time.perf_counter()
+  fn()
+  first = time.perf_counter() - t
+  ts = []
+  for _ in range(reps):
+    t = time.perf_counter()
+    fn()
+    ts.append(time.perf_counter() - t)
+  return first, statistics.median(ts)
+
+def main() -> None:
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--quick", action="store_true")
+  ap.add_argument("--sizes", default=None)
+  ap.add_argument("--only", default=None)
+  args = ap.parse_args()
+  sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [8, 64] if args.quick else [8, 64, 512]
+  reps = 3 if args.quick else 5
+  rows = []
+  for name, tj, jx, make, nmax in CASES:
+    if args.only and args.only not in name: continue
+    for n in sizes:
+      if n > nmax: continue
+      x = make(n)
+      xt = Tensor(x).realize()
+      err = float("nan")
+      def eager(): return tj(xt).realize()
+      jit_fn = tinyjax.jit(tj)
+      def tjit(): return jit_fn(xt).realize()
+      jx_fn = jax.jit(jx)
+      def jxrun(): return jx_fn(x).block_until_ready()
+      e1, e = _time(eager, reps)
+      j1, j = _time(tjit, reps)
+      x1, xs = _time(jxrun, reps)
+      err = float(np.abs(tjit().numpy() - np.asarray(jxrun())).max() / max(1e-30, float(np.abs(np.asarray(jxrun())).max())))
+      rows.append((name, n, e1, e, j1, j, x1, xs, err))
+      print(f"{name:18s} n={n:4d} eager {e1:8.3f}s/{e * 1e3:9.2f}ms  jit {j1:8.3f}s/{j * 1e3:9.2f}ms  "
+            f"JAX {x1:7.3f}s/{xs * 1e3:8.3f}ms  rel.err {err:.1e}", flush=True)
+  out = Path(__file__).parent / "out" / "linalg.md"
+  out.parent.mkdir(exist_ok=True)
+  lines = ["| function | n | eager 1st (s) | eager (ms) | tinyjax.jit 1st (s) | tinyjax.jit (ms) | JAX jit 1st (s) | JAX (ms) | "
+           "max rel. diff vs JAX |", "|---|---|---|---|---|---|---|---|---|"]
+  lines += [f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3] * 1e3:.2f} | {r[4]:.2f} | {r[5] * 1e3:.2f} | {r[6]:.2f} | {r[7] * 1e3:.3f} | {r[8]:.1e} |"
+            for r in rows]
+  out.write_text("\n".join(lines) + "\n")
+  print(f"wrote {out}")
+
+if __name__ == "__main__":
+  main()

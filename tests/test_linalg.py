@@ -1,0 +1,166 @@
+"""tinyjax.numpy.linalg and tinyjax.scipy.linalg against JAX (x64): values (batched), vmap, jvp and grad per row, one
+hessian per function family, and JAX's errors. Eigenvectors and singular vectors have arbitrary signs (LAPACK's in JAX,
+normalised in tinyjax): those rows compare sign-invariant functions of them (v * v, u * u)."""
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jxn
+import jax.scipy.linalg as jsl
+import tinyjax
+import tinyjax.numpy as jnp
+import tinyjax.scipy.linalg as tsl
+from conftest import rnd, assert_close, tg
+from jnp_table import Row, params, run
+
+pytestmark = pytest.mark.usefixtures("compile_in_process")
+
+def spd(n, seed=0, batch=()):
+  a = rnd(*batch, n, n, seed=seed)
+  return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+def tri(n, seed=0, lower=True):
+  t = rnd(n, n, seed=seed) * 0.3 + 2 * np.eye(n)
+  return np.tril(t) if lower else np.triu(t)
+
+A3, A4, B3, S3, S4b = rnd(3, 3, seed=1), rnd(4, 4, seed=2), rnd(3, 2, seed=3), spd(3, 4), spd(4, 5, (2,))
+L = jxn.linalg
+
+def flat(m, f):
+  """f's outputs (a tuple) as one vector of module m: the table's grad weights one output array."""
+  return lambda *a: m.concatenate([m.ravel(o) for o in f(*a)])
+TOL = dict(rtol=1e-8, atol=1e-10)
+
+ROWS = [
+  Row("norm-vec", lambda x: jnp.linalg.norm(x), lambda x: L.norm(x), (rnd(5),)),
+  Row("norm-vec-ords", lambda x: jnp.stack([jnp.linalg.norm(x, o) for o in (1, 2, 3, np.inf, -np.inf, 0.5)]),
+      lambda x: jxn.stack([L.norm(x, o) for o in (1, 2, 3, np.inf, -np.inf, 0.5)]), (rnd(5),)),
+  Row("norm-vec-axis-keepdims", lambda x: jnp.linalg.norm(x, axis=1, keepdims=True), lambda x: L.norm(x, axis=1, keepdims=True), (rnd(3, 4),)),
+  Row("norm-mat-ords", lambda x: jnp.stack([jnp.linalg.norm(x, o) for o in ("fro", 1, -1, np.inf, -np.inf)]),
+      lambda x: jxn.stack([L.norm(x, o) for o in ("fro", 1, -1, np.inf, -np.inf)]), (A3,)),
+  Row("norm-mat-svd-ords", lambda x: jnp.stack([jnp.linalg.norm(x, o) for o in ("nuc", 2, -2)]),
+      lambda x: jxn.stack([L.norm(x, o) for o in ("nuc", 2, -2)]), (A3,), vmap=False, **TOL),
+  Row("inv", lambda a: jnp.linalg.inv(a), lambda a: L.inv(a), (A4,), **TOL),
+  Row("solve-vec", lambda a, b: jnp.linalg.solve(a, b), lambda a, b: L.solve(a, b), (A3, rnd(3, seed=5)), **TOL),
+  Row("solve-mat", lambda a, b: jnp.linalg.solve(a, b), lambda a, b: L.solve(a, b), (A3, B3), **TOL),
+  Row("det", lambda a: jnp.linalg.det(a), lambda a: L.det(a), (A4,), **TOL),
+  Row("slogdet", flat(jnp, jnp.linalg.slogdet), flat(jxn, L.slogdet), (A4,), **TOL),
+  Row("cholesky", lambda a: jnp.linalg.cholesky(a), lambda a: L.cholesky(a), (S3,), **TOL),
+  Row("qr", flat(jnp, jnp.linalg.qr), flat(jxn, L.qr), (rnd(4, 3, seed=6),), **TOL),
+  Row("eigh", flat(jnp, lambda a: (lambda w, v: (w, v * v))(*jnp.linalg.eigh(a))), flat(jxn, lambda a: (lambda w, v: (w, v * v))(*L.eigh(a))),
+      (S3,), **TOL),
+  Row("svd", flat(jnp, lambda a: (lambda u, s, vt: (u * u, s, vt * vt))(*jnp.linalg.svd(a, full_matrices=False))),
+      flat(jxn, lambda a: (lambda u, s, vt: (u * u, s, vt * vt))(*L.svd(a, full_matrices=False))), (rnd(4, 3, seed=7),), **TOL),
+  Row("svdvals", lambda a: jnp.linalg.svd(a, compute_uv=False), lambda a: L.svd(a, compute_uv=False), (rnd(3, 4, seed=8),), vmap=False, **TOL),
+  Row("pinv", lambda a: jnp.linalg.pinv(a), lambda a: L.pinv(a), (rnd(4, 3, seed=9),), vmap=False, **TOL),
+  Row("matrix_power-3", lambda a: jnp.linalg.matrix_power(a, 3), lambda a: L.matrix_power(a, 3), (A3,), **TOL),
+  Row("matrix_power-neg", lambda a: jnp.linalg.matrix_power(a, -2), lambda a: L.matrix_power(a, -2), (A3,), vmap=False, **TOL),
+  Row("multi_dot", lambda a, b, c: jnp.linalg.multi_dot([a, b, c]), lambda a, b, c: L.multi_dot([a, b, c]),
+      (rnd(3, seed=1), rnd(3, 4, seed=2), rnd(4, 2, seed=3))),
+  Row("cond", lambda a: jnp.linalg.cond(a), lambda a: L.cond(a), (A3,), vmap=False, **TOL),
+  # scipy.linalg
+  Row("sp-cholesky-upper", lambda a: tsl.cholesky(a), lambda a: jsl.cholesky(a), (S3,), **TOL),
+  Row("sp-cho_solve", lambda a, b: tsl.cho_solve(tsl.cho_factor(a, lower=True), b),
+      lambda a, b: jsl.cho_solve(jsl.cho_factor(a, lower=True), b), (S3, B3), **TOL),
+  Row("sp-solve_triangular", lambda a, b: tsl.solve_triangular(a, b, lower=True), lambda a, b: jsl.solve_triangular(a, b, lower=True),
+      (tri(3), B3), **TOL),
+  Row("sp-solve_triangular-T-unit", lambda a, b: tsl.solve_triangular(a, b, trans=1, unit_diagonal=True),
+      lambda a, b: jsl.solve_triangular(a, b, trans=1, unit_diagonal=True), (tri(3, lower=False), rnd(3, seed=2)), vmap=False, **TOL),
+  Row("sp-lu", flat(jnp, tsl.lu), flat(jxn, jsl.lu), (A4,), **TOL),
+  Row("sp-lu_factor", lambda a: tsl.lu_factor(a)[0], lambda a: jsl.lu_factor(a)[0], (A4,), **TOL),
+  Row("sp-lu_solve", lambda a, b: tsl.lu_solve(tsl.lu_factor(a), b), lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b), (A3, B3),
+      diff_args=(1,), vmap=False, **TOL),
+  Row("sp-solve-pos", lambda a, b: tsl.solve(a, b, assume_a="pos"), lambda a, b: jsl.solve(a, b, assume_a="pos"), (S3, B3), **TOL),
+  Row("sp-expm", lambda a: tsl.expm(a), lambda a: jsl.expm(a), (A3 * 0.5,), vmap=False, **TOL),
+  Row("sp-expm-big", lambda a: tsl.expm(a), lambda a: jsl.expm(a), (A3 * 4,), vmap=False, diff=False, **TOL),
+  Row("sp-block_diag", lambda a, b: tsl.block_diag(a, b), lambda a, b: jsl.block_diag(a, b), (A3, B3)),
+]
+
+@pytest.mark.parametrize("row,check", params(ROWS))
+def test_table(row, check): run(row, check)
+
+BATCHED = [
+  ("inv", lambda a: jnp.linalg.inv(a), lambda a: L.inv(a), rnd(2, 5, 5)),
+  ("det", lambda a: jnp.linalg.det(a), lambda a: L.det(a), rnd(2, 5, 5)),
+  ("cholesky", lambda a: jnp.linalg.cholesky(a), lambda a: L.cholesky(a), S4b),
+  ("eigvalsh", lambda a: jnp.linalg.eigvalsh(a), lambda a: L.eigvalsh(a), S4b),
+  ("qr-complete-m>n", lambda a: tuple(jnp.linalg.qr(a, mode="complete")), lambda a: tuple(L.qr(a, mode="complete")), rnd(2, 5, 3)),
+  ("svd-full", lambda a: (lambda u, s, vt: (u @ u.mT, s, vt.mT @ vt))(*jnp.linalg.svd(a)),
+   lambda a: (lambda u, s, vt: (u @ u.mT, s, vt.mT @ vt))(*L.svd(a)), rnd(2, 3, 5)),
+]
+
+@pytest.mark.parametrize("i", range(len(BATCHED)), ids=[b[0] for b in BATCHED])
+def test_batched(i):
+  _, f, g, x = BATCHED[i]
+  assert_close(f(tg(x)), lambda: g(x), 1e-8, 1e-10)
+
+def test_lstsq_and_rank():
+  a, b = rnd(5, 3, seed=1), rnd(5, 2, seed=2)
+  x, res, rank, s = jnp.linalg.lstsq(tg(a), tg(b))
+  xj, resj, rankj, sj = L.lstsq(a, b)
+  assert_close((x, res, s), (xj, resj, sj), 1e-8, 1e-10)
+  assert int(rank.item()) == int(rankj)
+  r = rnd(5, 2) @ rnd(2, 4, seed=3)
+  assert int(jnp.linalg.matrix_rank(tg(r)).item()) == int(L.matrix_rank(r)) == 2
+
+def test_eigh_vectors_up_to_sign():
+  """The eigenvectors themselves, once aligned to JAX's signs; and tinyjax's normalisation (largest entry positive)."""
+  w, v = jnp.linalg.eigh(tg(S4b))
+  v = v.numpy()
+  wj, vj = L.eigh(S4b)
+  vj = np.asarray(vj)
+  assert_close(w, wj, 1e-9, 1e-11)
+  sign = np.sign(np.sum(v * vj, axis=-2, keepdims=True))
+  np.testing.assert_allclose(v, vj * sign, rtol=1e-8, atol=1e-10)
+  big = np.take_along_axis(v, np.abs(v).argmax(-2)[..., None, :], -2)
+  assert (big > 0).all()
+
+def test_hessians():
+  """One hessian per family: logdet (LU), solve, cholesky, eigh, svd; custom rules differentiated again."""
+  a, b, c = A3 + 3 * np.eye(3), rnd(3, seed=4), rnd(3, seed=5)
+  cases = [
+    (lambda a: jnp.linalg.slogdet(a)[1], lambda a: L.slogdet(a)[1], a),
+    (lambda a: jnp.linalg.solve(a, tg(b)) @ tg(c), lambda a: L.solve(a, b) @ c, a),
+    (lambda a: jnp.linalg.cholesky(a).sum(), lambda a: L.cholesky(a).sum(), S3),
+    (lambda a: (jnp.linalg.eigh(a)[0] * tg(c)).sum(), lambda a: (L.eigh(a)[0] * c).sum(), S3),
+    (lambda a: jnp.linalg.svd(a, compute_uv=False)[0], lambda a: L.svd(a, compute_uv=False)[0], A3),
+  ]
+  for f, g, x in cases: assert_close(tinyjax.hessian(f)(tg(x)), lambda g=g, x=x: jax.hessian(g)(x), 1e-7, 1e-9)
+
+def test_jit_and_nan():
+  f = tinyjax.jit(lambda a: jnp.linalg.solve(a, a.sum(-1)))
+  assert_close(f(tg(A3)), lambda: L.solve(A3, A3.sum(-1)), 1e-9, 1e-11)
+  # not positive definite: NaN in the lower triangle, zeros above, as JAX
+  np.testing.assert_array_equal(jnp.linalg.cholesky(tg(-np.eye(3))).numpy(), np.asarray(L.cholesky(-np.eye(3))))
+
+def test_x32_dtypes():
+  from jnp_table import x64_off
+  with x64_off():
+    x = jnp.linalg.inv(np.eye(3, dtype=np.int32) * 2)
+    assert x.dtype == jnp.float32 and np.allclose(x.numpy(), np.eye(3) / 2)
+
+ERRORS = [
+  ("inv-nonsquare", lambda m: m.linalg.inv(np.ones((2, 3)))),
+  ("inv-1d", lambda m: m.linalg.inv(np.ones(3))),
+  ("cholesky-nonsquare", lambda m: m.linalg.cholesky(np.ones((2, 3)))),
+  ("det-nonsquare", lambda m: m.linalg.det(np.ones((2, 3)))),
+  ("solve-shapes", lambda m: m.linalg.solve(np.eye(3), np.ones(4))),
+  ("norm-bad-ord", lambda m: m.linalg.norm(np.ones(3), "fro")),
+  ("norm-bad-axis", lambda m: m.linalg.norm(np.ones((2, 2)), axis=(0, 1, 1))),
+  ("qr-mode", lambda m: m.linalg.qr(np.eye(2), mode="bad")),
+  ("matrix_power-float", lambda m: m.linalg.matrix_power(np.eye(2), 1.5)),
+  ("expm-nonsquare", lambda m: (tsl if m is jnp else jsl).expm(np.ones((2, 3)))),
+]
+
+@pytest.mark.parametrize("i", range(len(ERRORS)), ids=[e[0] for e in ERRORS])
+def test_errors(i):
+  """tinyjax raises JAX's exception type for bad input."""
+  fn = ERRORS[i][1]
+  with pytest.raises(Exception) as tj: fn(jnp)
+  with pytest.raises(Exception) as jx: fn(jxn)
+  assert type(tj.value) is type(jx.value), (tj.value, jx.value)
+
+def test_unsupported_args():
+  with pytest.raises(NotImplementedError, match="hermitian"): jnp.linalg.svd(tg(A3), hermitian=True)
+  with pytest.raises(NotImplementedError, match="pivoting"): tsl.qr(tg(A3), pivoting=True)
+  with pytest.raises(NotImplementedError, match="generalized"): tsl.eigh(tg(S3), tg(S3))
+
