@@ -128,7 +128,9 @@ def _chol_unblocked(a: Tensor) -> Tensor:
     col = a[..., :, :1] / a[..., :1, :1].sqrt()
     cols.append(col.pad(((0, 0),) * nb + ((j, 0), (0, 0))))
     rest = col[..., 1:, :]
-    a = a[..., 1:, 1:] - rest @ _mT(rest)
+    # a kernel boundary per step: fused, each entry would recompute the whole chain of updates (n = 20 took 53 s to
+    # compile as 2 kernels)
+    a = (a[..., 1:, 1:] - rest @ _mT(rest)).contiguous()
   return Tensor.cat(*cols, dim=-1)
 
 def _chol_impl(a: Tensor) -> Tensor:
@@ -181,7 +183,8 @@ def _lu_impl(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     l = a[..., :, j:j + 1] / a[..., j:j + 1, j:j + 1]
     upd = below & (cols > j)
     a = upd.where(a - l * a[..., j:j + 1, :], a)
-    a = (below & (cols == j)).where(l, a)
+    a = (below & (cols == j)).where(l, a).contiguous()   # a kernel boundary per step, as in _chol_unblocked
+    perm = perm.contiguous()
   piv = Tensor.stack(*pivots, dim=-1).cast(dtypes.int32) if pivots else Tensor.zeros(*_batch(a), 0, dtype=dtypes.int32)
   return a, piv, perm.cast(dtypes.int32)
 
