@@ -1,6 +1,6 @@
 """Linear algebra timings: tinyjax eager, tinyjax.jit and jax.numpy.linalg under jax.jit, in one run.
 
-  python -m bench.linalg [--quick] [--sizes 8,64,512] [--only NAME]
+  python -m bench.linalg [--quick] [--sizes 8,64,512] [--only NAME,...] [--no-eager]
 
 float32 throughout. For each function and n: the first call (trace + schedule + compile + run) and the steady state
 (median of repeated calls, results realized / block_until_ready) for each variant; writes bench/out/linalg.md.
@@ -56,12 +56,13 @@ def main() -> None:
   ap.add_argument("--quick", action="store_true")
   ap.add_argument("--sizes", default=None)
   ap.add_argument("--only", default=None)
+  ap.add_argument("--no-eager", action="store_true", help="skip eager tinyjax (it rebuilds the graph every call: minutes at n = 512)")
   args = ap.parse_args()
   sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [8, 64] if args.quick else [8, 64, 512]
   reps = 3 if args.quick else 5
   rows = []
   for name, tj, jx, make, nmax in CASES:
-    if args.only and args.only not in name: continue
+    if args.only and name not in args.only.split(","): continue
     for n in sizes:
       if n > nmax: continue
       x = make(n)
@@ -72,7 +73,7 @@ def main() -> None:
       def tjit(): return jit_fn(xt).realize()
       jx_fn = jax.jit(jx)
       def jxrun(): return jx_fn(x).block_until_ready()
-      e1, e = _time(eager, reps)
+      e1, e = _time(eager, reps) if not args.no_eager else (float("nan"), float("nan"))
       j1, j = _time(tjit, reps)
       x1, xs = _time(jxrun, reps)
       err = float(np.abs(tjit().numpy() - np.asarray(jxrun())).max() / max(1e-30, float(np.abs(np.asarray(jxrun())).max())))
@@ -81,11 +82,16 @@ def main() -> None:
             f"JAX {x1:7.3f}s/{xs * 1e3:8.3f}ms  rel.err {err:.1e}", flush=True)
   out = Path(__file__).parent / "out" / "linalg.md"
   out.parent.mkdir(exist_ok=True)
-  lines = ["| function | n | eager 1st (s) | eager (ms) | tinyjax.jit 1st (s) | tinyjax.jit (ms) | JAX jit 1st (s) | JAX (ms) | "
-           "max rel. diff vs JAX |", "|---|---|---|---|---|---|---|---|---|"]
-  lines += [f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3] * 1e3:.2f} | {r[4]:.2f} | {r[5] * 1e3:.2f} | {r[6]:.2f} | {r[7] * 1e3:.3f} | {r[8]:.1e} |"
-            for r in rows]
-  out.write_text("\n".join(lines) + "\n")
+  head = ["| function | n | eager 1st (s) | eager (ms) | tinyjax.jit 1st (s) | tinyjax.jit (ms) | JAX jit 1st (s) | JAX (ms) | "
+          "max rel. diff vs JAX |", "|---|---|---|---|---|---|---|---|---|"]
+  # rows of earlier runs (other sizes or functions) are kept; a measured (function, n) replaces its old row
+  old = {tuple(c.strip() for c in l.split("|")[1:3]): l for l in (out.read_text().splitlines()[2:] if out.exists() else [])}
+  for r in rows:
+    old[(r[0], str(r[1]))] = (f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3] * 1e3:.2f} | {r[4]:.2f} | {r[5] * 1e3:.2f} | {r[6]:.2f} | "
+                              f"{r[7] * 1e3:.3f} | {r[8]:.1e} |")
+  order = {c[0]: i for i, c in enumerate(CASES)}
+  body = [old[k] for k in sorted(old, key=lambda k: (order.get(k[0], len(order)), int(k[1])))]
+  out.write_text("\n".join(head + body) + "\n")
   print(f"wrote {out}")
 
 if __name__ == "__main__":
