@@ -3,6 +3,7 @@ methods JAX code calls on Tensors, and the error for a name tinyjax lacks."""
 import numpy as np
 import pytest
 import jax.numpy as jxn
+import tinyjax
 import tinyjax.numpy as jnp
 from conftest import rnd, assert_close, to_np
 from jnp_table import Row, params, run, x64_off
@@ -91,3 +92,14 @@ def test_python_protocols():
   with pytest.raises(TypeError, match="iteration over a 0-d array"): list(s)
   with pytest.raises(TypeError, match="only integer scalar arrays"): [0, 1][s]
   with pytest.raises(TypeError, match="unsupported format string"): f"{jnp.asarray(rnd(2)):.2f}"
+
+def test_printing():
+  """print(x) shows the values as JAX's str (numpy's); a traced value shows what it is; repr stays tinygrad's."""
+  x = rnd(2, 3)
+  assert str(jnp.asarray(x)) == str(jxn.asarray(x)) == str(x) and f"{jnp.asarray(x) * 2}" == str(x * 2)
+  with x64_off(): assert str(jnp.arange(3) > 0) == str(jxn.arange(3) > 0)
+  assert repr(jnp.asarray(x)).startswith("<Tensor")
+  seen = []
+  tinyjax.vmap(lambda v: seen.append(str(v)) or v)(jnp.asarray(x))
+  tinyjax.grad(lambda v: seen.append(f"{v}") or v.sum())(jnp.asarray(x))
+  assert seen == ["Traced<double[3]> (vmap)", "Traced<double[2, 3]> (vjp)"]

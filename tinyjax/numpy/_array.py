@@ -69,8 +69,15 @@ def _jnp_operator(fn: Callable, reflected: bool) -> Callable:
   def op(self, x): return fn(x, self) if reflected else fn(self, x)
   return op
 
+def _str(self: Tensor) -> str:
+  # print(x) shows the values, as JAX's (numpy's str); a traced value shows what it is, as JAX prints a tracer.
+  # repr stays tinygrad's, which never computes.
+  from tinyjax.core import traced_by
+  if (name := traced_by(self)) is not None: return f"Traced<{self.dtype.name}{list(self.shape)}> ({name})"
+  return str(self.numpy())
+
 def _format(self: Tensor, spec: str) -> str:
-  # f"{loss:.4f}" as with a JAX array (a 0-d value is read); an empty spec keeps tinygrad's repr (never computes)
+  # f"{loss:.4f}" as with a JAX array (a 0-d value is read); f"{x}" is str(x)
   if not spec: return str(self)
   if self.ndim: raise TypeError(f"unsupported format string passed to Tensor.__format__: {spec!r} (for a {self.ndim}-d array)")
   return format(self.item(), spec)
@@ -96,4 +103,4 @@ _tg.install_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready
                             # numpy defers its operators to Tensor's reflected ones (np_array * t is a Tensor, as with JAX)
                             "__array_priority__": 100,
                             "__float__": lambda self: float(self.item()), "__int__": lambda self: int(self.item()),
-                            "__index__": _index, "__format__": _format, "__iter__": _iter, "__abs__": lambda self: self.abs()})
+                            "__index__": _index, "__str__": _str, "__format__": _format, "__iter__": _iter, "__abs__": lambda self: self.abs()})
