@@ -18,10 +18,10 @@ tinyjax.config.update("jax_enable_x64", True)   # numpy float64 data enters tiny
 RTOL, ATOL = 1e-9, 1e-11   # float64 against JAX
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True, scope="session")
 def compile_in_process():
-  """Compile kernels in this process: tinygrad's compile worker pool (respawned every 16 kernels) costs more than it
-  saves on many small graphs. Opt in with `pytestmark = pytest.mark.usefixtures("compile_in_process")`."""
+  """Compile kernels in this process: tinygrad's compile worker pool (respawned every 16 kernels; one worker under
+  `pytest -n 2` on 2 cores) costs more than it saves on the tests' many small graphs (about a quarter of their time)."""
   with Context(PARALLEL=0): yield
 
 

@@ -1,11 +1,16 @@
 """The harness of the tinyjax.numpy tables (test_numpy_*.py): one row is a function, its jax.numpy twin and inputs;
-`check_row` compares tinyjax with JAX (x64, conftest) on them: the value and dtype, then under vmap (the inputs mapped
-along their first axis, then along a new last axis), jvp and grad (JAX's derivative conventions).
+`run` compares tinyjax with JAX (x64, conftest) on them: the value and dtype, then under vmap (the inputs mapped
+along their first axis, and along a new last axis where `vmap_last` says so), jvp and grad (JAX's derivative conventions).
 
 A row: Row("name", tj, jx, args, ...) where tj/jx take the positional arrays (bind keywords with a lambda) and args
 are numpy arrays or Python scalars. Which transforms apply is per row: `vmap=False` for functions whose output shape
 depends on data, `diff=False` for integer- or bool-valued functions; `diff_args` picks the differentiated arguments
 (default: every float array).
+
+vmap along a new last axis costs as much as along the first (new kernels to compile) and finds something new only where
+batching is more than elementwise: `params(rows, vmap_last=...)` takes it for every row ("all"), for the first row of
+each function name ("first": one per function in tables of shape ops, indexing, reductions) or for none ("none":
+elementwise tables); a row's `vmap_last=True/False` overrides the table's choice.
 """
 from __future__ import annotations
 from dataclasses import dataclass, field
@@ -23,6 +28,7 @@ class Row:
   jx: Callable
   args: tuple
   vmap: bool = True
+  vmap_last: bool | None = None                # None: the table's choice (params)
   diff: bool = True
   diff_args: tuple[int, ...] | None = None
   batch_args: tuple[int, ...] | None = None   # the arguments vmap maps (default: every array)
@@ -94,13 +100,17 @@ def check_grad(row: Row) -> None:
   def want(): return jax.grad(lambda *xs: (jx_f(*xs) * w).sum(), argnums=argnums)(*[row.args[i] for i in which])
   assert_close(got, want, row.rtol, row.atol, row.dtype)
 
-def params(rows: list[Row]) -> list:
+def params(rows: list[Row], vmap_last: str = "all") -> list:
   """pytest parameters (row, check) for every check that applies to each row, with ids like 'sin-vmap_last'."""
   import pytest
-  out = []
+  assert vmap_last in ("all", "first", "none"), vmap_last
+  out, seen = [], set()
   for r in rows:
     checks = ["value"]
-    if r.vmap: checks += ["vmap_first", "vmap_last"]
+    if r.vmap:
+      last = r.vmap_last if r.vmap_last is not None else vmap_last == "all" or (vmap_last == "first" and r.name not in seen)
+      checks += ["vmap_first", "vmap_last"] if last else ["vmap_first"]
+      seen.add(r.name)
     if r.diff and _diff_args(r): checks += ["jvp", "grad"]
     out += [pytest.param(r, c, id=f"{r.id}-{c}") for c in checks]
   return out

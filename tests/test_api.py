@@ -141,8 +141,8 @@ wrong_jvp.defjvp(lambda p, t: (wrong_jvp(p[0]), 2 * t[0] * p[0].cos()))   # twic
 def wrong_vjp(x): return x.exp()
 wrong_vjp.defvjp(lambda x: (x.exp(), x), lambda x, g: (g * x,))          # x instead of exp(x)
 
-GOOD = [  # (f, args, order, modes)
-  (lambda x, y: (x.sin() * y).sum(), (rnd(4), rnd(4, seed=1)), 2, ("fwd", "rev")),
+GOOD = [  # (f, args, order, modes); order 2 of two arguments cost ~14 s of kernels: order 2 below has one argument (and float32)
+  (lambda x, y: (x.sin() * y).sum(), (rnd(4), rnd(4, seed=1)), 1, ("fwd", "rev")),
   (lambda x: {"a": x.tanh(), "b": (x * x).sum()}, (rnd(3, 2),), 2, ("fwd", "rev", "lin")),
   (lambda p: p["w"] @ p["b"], ({"w": rnd(3, 2), "b": rnd(2)},), 1, ("rev",)),
   (lambda x: x.exp(), (Tensor(rnd(3)),), 1, ("fwd", "rev")),

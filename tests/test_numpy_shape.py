@@ -129,7 +129,7 @@ ROWS = [
       lambda x: jxn.piecewise(x, [x < 0, x > 1], [lambda v: -v, lambda v: v ** 2, 0.5]), (A * 2,)),
 ]
 
-@pytest.mark.parametrize("row,check", params(ROWS))
+@pytest.mark.parametrize("row,check", params(ROWS, vmap_last="first"))
 def test_table(row, check): run(row, check)
 
 def test_shape_functions_and_dtypes():
