@@ -103,3 +103,26 @@ def test_printing():
   tinyjax.vmap(lambda v: seen.append(str(v)) or v)(jnp.asarray(x))
   tinyjax.grad(lambda v: seen.append(f"{v}") or v.sum())(jnp.asarray(x))
   assert seen == ["Traced<double[3]> (vmap)", "Traced<double[2, 3]> (vjp)"]
+
+def test_bool():
+  """bool() of a concrete size-1 array is its value (a Newton loop's `if err < tol: break`), as with JAX; a larger one
+  raises numpy's ValueError; a traced one raises ConcretizationTypeError."""
+  x, steps = jnp.asarray(2.0), 0
+  while jnp.abs(x * x - 2.0) > 1e-6: x, steps = x - (x * x - 2.0) / (2 * x), steps + 1
+  assert steps == 4 and abs(float(x) - 2 ** 0.5) < 1e-6
+  assert bool(jnp.asarray([[3]])) is True and bool(jnp.zeros(1)) is False and bool((jnp.asarray(rnd(3)) > -10).all())
+  with pytest.raises(ValueError, match="truth value of an array with more than one element is ambiguous"):
+    bool(jnp.ones(2))
+  with pytest.raises(tinyjax.ConcretizationTypeError, match=r"bool\(\) was called .* tinyjax.jit"):
+    tinyjax.jit(lambda v: v if v > 0 else -v)(jnp.ones(()))
+
+def test_shape_from_a_traced_argument():
+  """jnp.ones((n,)) with n traced by jit raises JAX's TypeError (not a concretization error); a concrete array is a size."""
+  import jax
+  def ones(n, v): return jnp.ones((n,)) * v
+  with pytest.raises(TypeError) as got: tinyjax.jit(ones)(10, 4)
+  with pytest.raises(TypeError) as want: jax.jit(lambda n, v: jxn.ones((n,)) * v)(10, 4)
+  assert type(got.value) is type(want.value) is TypeError
+  assert str(got.value).split(", got")[0] == str(want.value).split(", got")[0]
+  np.testing.assert_array_equal(tinyjax.jit(ones, static_argnums=0)(3, 4).numpy(), np.full(3, 4.0, np.float32))
+  assert jnp.zeros((jnp.asarray(2), 1)).shape == (2, 1)

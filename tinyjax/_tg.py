@@ -233,8 +233,15 @@ _helpers.db_connection = _shared_db_connection
 
 _READS = ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer")
 
+_read_checks: list[Callable[[str, tuple], None]] = []
+
+def check_read(method: str, tensors: tuple) -> None:
+  """Raise if one of `tensors` is traced (the check `install_read_guards` was given)."""
+  for check in _read_checks: check(method, tensors)
+
 def install_read_guards(check: Callable[[str, tuple], None]) -> None:
   """Wrap Tensor's data-reading methods: check(method, tensors) runs first and raises for a traced value."""
+  _read_checks.append(check)
   def guard(method: str, orig: Callable):
     @functools.wraps(orig)
     def guarded(self, *args, **kwargs):

@@ -86,6 +86,14 @@ def _iter(self: Tensor):
   if self.ndim == 0: raise TypeError("iteration over a 0-d array")
   return (self[i] for i in range(self.shape[0]))
 
+def _bool(self: Tensor) -> bool:
+  # as a JAX array outside a transform: `if err < tol:` reads a size-1 value; a traced one raises in the read guard
+  _tg.check_read("__bool__", (self,))
+  if self.size != 1:
+    raise ValueError(f"The truth value of an array with more than one element is ambiguous (shape {tuple(self.shape)}). "
+                     "Use a.any() or a.all()")
+  return bool(self.item())
+
 def _index(self: Tensor) -> int:
   if self.ndim or dtypes.is_float(self.dtype) or self.dtype == dtypes.bool:
     raise TypeError("only integer scalar arrays can be converted to a scalar index")
@@ -103,4 +111,5 @@ _tg.install_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready
                             # numpy defers its operators to Tensor's reflected ones (np_array * t is a Tensor, as with JAX)
                             "__array_priority__": 100,
                             "__float__": lambda self: float(self.item()), "__int__": lambda self: int(self.item()),
-                            "__index__": _index, "__str__": _str, "__format__": _format, "__iter__": _iter, "__abs__": lambda self: self.abs()})
+                            "__index__": _index, "__bool__": _bool, "__str__": _str, "__format__": _format, "__iter__": _iter,
+                            "__abs__": lambda self: self.abs()})
