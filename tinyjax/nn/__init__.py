@@ -3,6 +3,7 @@ at the kinks (relu'(0) = 0 as JAX)."""
 from __future__ import annotations
 import math
 from typing import Any
+from tinyjax.primitives import accurate_tanh
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import asarray, default_float, to_dtype
 from tinyjax.scipy.special import logsumexp, _axes
@@ -23,7 +24,7 @@ def relu6(x: Any) -> Tensor: return _inexact(x).relu6()
 def gelu(x: Any, approximate: bool = True) -> Tensor:
   """JAX's gelu: the tanh approximation by default, the exact erf form with approximate=False."""
   t = _inexact(x)
-  if approximate: return 0.5 * t * (1 + (math.sqrt(2 / math.pi) * (t + 0.044715 * t * t * t)).tanh())
+  if approximate: return 0.5 * t * (1 + accurate_tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * t * t * t)))
   return 0.5 * t * (1 + (t / math.sqrt(2)).erf())
 def sigmoid(x: Any) -> Tensor: return _inexact(x).sigmoid()
 def silu(x: Any) -> Tensor:
@@ -50,7 +51,7 @@ def hard_silu(x: Any) -> Tensor:
   t = _inexact(x)
   return t * hard_sigmoid(t)
 hard_swish = hard_silu
-def tanh(x: Any) -> Tensor: return _inexact(x).tanh()
+def tanh(x: Any) -> Tensor: return accurate_tanh(_inexact(x))
 
 def _where_max(t: Tensor, axes: tuple[int, ...], where: Tensor | None) -> Tensor:
   m = (t if where is None else where.where(t, -math.inf)).max(axis=axes, keepdim=True).detach()

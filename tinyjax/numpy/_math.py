@@ -9,6 +9,7 @@ import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import asarray, promote, result_type, default_float, default_int
+from tinyjax.primitives import accurate_tanh
 
 __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
            "round", "around", "round_", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "real",
@@ -119,7 +120,7 @@ acos = _unary("acos", _acos, True)
 atan = _unary("atan", _atan, True)
 sinh = _unary("sinh", Tensor.sinh, True)
 cosh = _unary("cosh", Tensor.cosh, True)
-tanh = _unary("tanh", Tensor.tanh, True)
+tanh = _unary("tanh", accurate_tanh, True)
 arcsinh = _unary("arcsinh", _asinh, True)
 arccosh = _unary("arccosh", _acosh, True)
 arctanh = _unary("arctanh", Tensor.atanh, True)
