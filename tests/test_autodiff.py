@@ -777,6 +777,23 @@ def test_error_jacobians_of_integer_input():
   same_error(lambda: tinyjax.hessian(lambda x: (x * 2).sum())(Tensor(XI)), lambda: jax.hessian(lambda x: (x * 2).sum())(XI),
              upto="but got int32.")
 
+def test_holomorphic_and_allow_int_at_their_defaults():
+  """Library code passes JAX's holomorphic=False / allow_int=False explicitly: accepted; True raises, naming it."""
+  x = np.array([0.3, -1.2])
+  for name, kw in [("grad", dict(holomorphic=False, allow_int=False)), ("value_and_grad", dict(holomorphic=False, allow_int=False)),
+                   ("jacfwd", dict(holomorphic=False)), ("jacrev", dict(holomorphic=False, allow_int=False)),
+                   ("hessian", dict(holomorphic=False))]:
+    scalar = name in ("grad", "value_and_grad", "hessian")
+    def f(v, sin):
+      return (sin(v) * v).sum() if scalar else sin(v) * v
+    got = getattr(tinyjax, name)(lambda v: f(v, Tensor.sin), **kw)(Tensor(x))
+    want = getattr(jax, name)(lambda v: f(v, jnp.sin), **kw)(x)
+    for g, w in zip(tinyjax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
+      np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12)
+  with pytest.raises(NotImplementedError, match=r"tinyjax.jacfwd\(holomorphic=True\): tinyjax has no complex numbers"):
+    tinyjax.jacfwd(lambda v: v, holomorphic=True)
+  with pytest.raises(NotImplementedError, match=r"tinyjax.grad\(allow_int=True\)"): tinyjax.grad(lambda v: v, allow_int=True)
+
 def test_error_vjp_fn_wrong_cotangent():
   _, pull = tinyjax.vjp(lambda x: x * 2, Tensor(XE))
   _, jpull = jax.vjp(lambda x: x * 2, XE)

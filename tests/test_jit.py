@@ -78,6 +78,21 @@ def test_static_argnames():
     np.testing.assert_allclose(jf(fresh(x), power=p).numpy(), x ** p, rtol=1e-12)
 
 
+def test_static_arguments_by_position_or_by_name():
+  """As JAX: a static argument named in static_argnames may be passed by position, one in static_argnums by name (the
+  signature maps one to the other), and jit(static_argnums=...) without the function is a decorator."""
+  def count_to(x, n):
+    i = 0
+    while i < n: i += 1   # a Python loop on n: n must be static
+    return x + i
+  x = rng.standard_normal(2)
+  for jf in (tinyjax.jit(count_to, static_argnames="n"), tinyjax.jit(count_to, static_argnums=1),
+             tinyjax.jit(static_argnames=["n"])(count_to)):
+    for call in (lambda: jf(fresh(x), 3), lambda: jf(fresh(x), n=3), lambda: jf(x=fresh(x), n=3)):
+      np.testing.assert_allclose(call().numpy(), x + 3, rtol=1e-12)
+  with pytest.raises(tinyjax.ConcretizationTypeError, match="tinyjax.jit"): tinyjax.jit(count_to)(fresh(x), 3)
+
+
 def test_same_tensor_twice_is_one_input():
   jf = tinyjax.jit(lambda a, b: a * b + a)
   for i in range(4):
@@ -170,10 +185,17 @@ def test_reading_a_traced_value_inside_jit_raises():
     jf(fresh(np.ones(3)))
 
 
-def test_unhashable_static_leaf_is_an_error():
-  jf = tinyjax.jit(lambda x, opts: x * opts["k"])
+def test_non_array_leaf_and_unhashable_static_argument_are_errors():
+  """As JAX: a leaf that is not an array (a str, a set, an object) must be a static argument, named by its path."""
+  import jax
+  def f(x, opts): return x * opts["k"]
+  for bad in ({"k": {1, 2}}, {"k": "two"}):
+    with pytest.raises(TypeError) as got: tinyjax.jit(f)(fresh(np.ones(3)), bad)
+    with pytest.raises(TypeError) as want: jax.jit(f)(np.ones(3), bad)
+    assert str(got.value).split(" as an abstract array")[1] == str(want.value).split(" as an abstract array")[1]
+  np.testing.assert_allclose(tinyjax.jit(lambda x, s: x * len(s), static_argnums=1)(fresh(np.ones(3)), "two").numpy(), 3.0)
   with pytest.raises(ValueError, match="must be hashable"):
-    jf(fresh(np.ones(3)), {"k": {1, 2}})   # a set: an unhashable leaf
+    tinyjax.jit(f, static_argnums=1)(fresh(np.ones(3)), {"k": 2})
 
 
 def test_views_of_one_buffer_as_inputs():

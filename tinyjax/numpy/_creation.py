@@ -6,14 +6,18 @@ from typing import Any, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import asarray, to_dtype, default_float, result_type, dtype_of
+from tinyjax.errors import ConcretizationTypeError
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
            "logspace", "geomspace", "eye", "identity", "meshgrid", "diag", "diagflat", "diagonal", "tri", "tril_indices",
            "triu_indices", "indices"]
 
 def _shape(shape: Any) -> tuple[int, ...]:
-  if isinstance(shape, (int, np.integer)): return (int(shape),)
-  shape = tuple(int(s) for s in shape)
+  if isinstance(shape, (int, np.integer)) or (isinstance(shape, Tensor) and shape.ndim == 0): shape = (shape,)
+  try: shape = tuple(int(s) for s in shape)
+  except ConcretizationTypeError as e:   # a shape from a traced argument: JAX's TypeError (not a concretization error)
+    raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got ({', '.join(map(str, shape))},).\nIf using `jit`, "
+                    f"try using `static_argnums` or applying `jit` to smaller subfunctions.\n{e}") from None
   if any(s < 0 for s in shape): raise ValueError(f"negative dimensions are not allowed, got shape {shape}")
   return shape
 

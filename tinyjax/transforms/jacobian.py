@@ -11,7 +11,7 @@ from tinyjax.core import serialized, as_tensor
 from tinyjax.transforms import batching
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
-from tinyjax.transforms.vjp import vjp, _argnums
+from tinyjax.transforms.vjp import vjp, _argnums, real_only
 
 
 def _basis(leaves: list[Tensor]) -> list[Tensor]:
@@ -74,8 +74,9 @@ _REV_MSG = ("{transform} requires real- or complex-valued inputs (input dtype th
             "got {dtype}. If you want to use Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
   """jax.jacfwd: forward-mode Jacobian, one vmap of jvp over the standard basis of the inputs."""
+  real_only("jacfwd", holomorphic)
   @serialized
   def jac_fn(*args, **kwargs):
     leaves, f_flat, in_struct = _dyn(args, argnums, "jacfwd", _FWD_MSG)
@@ -98,8 +99,10 @@ def move_axis_block(t: Tensor, k: int) -> Tensor:
   return t.permute(tuple(range(k, t.ndim)) + tuple(range(k))) if t.ndim else t
 
 
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False) -> Callable:
   """jax.jacrev: reverse-mode Jacobian, one vmap of the vjp over the standard basis of the outputs."""
+  real_only("jacrev", holomorphic, allow_int)
   @serialized
   def jac_fn(*args, **kwargs):
     leaves, f_flat, in_struct = _dyn(args, argnums, "jacrev", _REV_MSG)
@@ -118,6 +121,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 jacobian = jacrev
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
   """jax.hessian: jacfwd(jacrev(fun))."""
+  real_only("hessian", holomorphic)
   return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)

@@ -9,7 +9,7 @@ extra inputs and the function assigns its results into them, so the last kernel 
 copy kernel) and results of successive calls are independent Tensors.
 """
 from __future__ import annotations
-import functools
+import functools, inspect
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, TinyJit, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
@@ -92,15 +92,33 @@ class _Entry:
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
 
+def _infer_argnums_and_argnames(fun: Callable, argnums, argnames) -> tuple[tuple[int, ...], tuple[str, ...]]:
+  """As JAX: static arguments given by position are static by name too, and the other way round, through the signature
+  (`jit(g, static_argnames='n')(x, 20)` and `jit(g, static_argnums=1)(x, n=20)` both make n static)."""
+  nums = () if argnums is None else (argnums,) if isinstance(argnums, int) else tuple(argnums)
+  names = () if argnames is None else (argnames,) if isinstance(argnames, str) else tuple(argnames)
+  if argnums is not None and argnames is not None: return nums, names
+  try: params = list(inspect.signature(fun).parameters.values())
+  except (TypeError, ValueError): return nums, names
+  positional = [p.name if p.kind is p.POSITIONAL_OR_KEYWORD else None for p in params
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+  if argnames is None: names = tuple(positional[i] for i in nums if -len(positional) <= i < len(positional) and positional[i])
+  else: nums = tuple(i for i, n in enumerate(positional) if n in names)
+  return nums, names
+
 class jit:
   """jax.jit for tinygrad: `tinyjax.jit(f)(*args)` traces f once per signature and replays its kernels with TinyJit.
   Array leaves of the arguments (Tensors, numpy arrays, Python scalars) are traced; other leaves and static arguments
   are part of the cache key, as are shapes, dtypes, weak types, devices and sharding."""
-  def __init__(self, fun: Callable, static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = ()):
+  def __new__(cls, fun: Callable | None = None, **kwargs):
+    # jax.jit(static_argnums=0) without the function is a decorator, as in JAX
+    return functools.partial(cls, **kwargs) if fun is None else super().__new__(cls)
+
+  def __init__(self, fun: Callable, static_argnums: int | Sequence[int] | None = None,
+               static_argnames: str | Sequence[str] | None = None):
     functools.update_wrapper(self, fun)
     self.fun = fun
-    self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-    self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    self.static_argnums, self.static_argnames = _infer_argnums_and_argnames(fun, static_argnums, static_argnames)
     self._cache: dict[Any, _Entry] = {}
 
   def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj) if obj is not None else self
@@ -113,7 +131,7 @@ class jit:
     return entry(tensors)
 
   def _entry(self, args, kwargs) -> tuple[_Entry, list[Tensor]]:
-    nums = {a % len(args) for a in self.static_argnums} if args and self.static_argnums else set()
+    nums = {a % len(args) for a in self.static_argnums if -len(args) <= a < len(args)}   # the others passed by name
     static = tuple((i, args[i]) for i in sorted(nums)) + tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
     dyn = ([a for i, a in enumerate(args) if i not in nums], {k: v for k, v in kwargs.items() if k not in self.static_argnames})
     leaves, treedef = tu.tree_flatten(dyn)
@@ -126,8 +144,10 @@ class jit:
       if isinstance(x, Tensor): w = x.dtype if x.dtype in dtypes.weaks else None
       elif isinstance(x, (np.ndarray, np.generic)) or type(x) in _SCALARS: x, w = _host_array(x)
       else:
-        statics.append(x)
-        continue
+        raise TypeError(f"Error interpreting argument to {self.fun} as an abstract array. The problematic value is of type "
+                        f"{type(x)} and was passed to the function at path {self._path(tu.tree_flatten_with_path(dyn)[0][i][0], nums)}.\nThis "
+                        "typically means that a jit-wrapped function was called with a non-array argument, and this argument "
+                        "was not marked as static using the static_argnums or static_argnames parameters of jax.jit.")
       if 0 in x.shape:   # no data, nothing to pass (TinyJit takes no empty buffers): a fixed empty Tensor of its type
         statics.append(typ := _empty_type(x, w, device))
         leaves[i] = placeholder(*typ[:3]) if w is None else placeholder(*typ[:3]).cast(w)
@@ -160,6 +180,14 @@ class jit:
         return self.fun(*[static_pos[i] if i in static_pos else next(it) for i in range(nargs)], **dkw, **static_kw)
       entry = self._cache[key] = _Entry(call, uniq, weak, device, getattr(self.fun, "__name__", repr(self.fun)))
     return entry, uniq
+
+  def _path(self, keys: tuple, static_nums: set[int]) -> str:
+    """A leaf's path in the arguments as JAX names it: the parameter's name, then the path inside it (x[0])."""
+    if keys[0].idx == 1: return keys[1].key + tu.keystr(keys[2:])   # a keyword argument
+    i = [j for j in range(keys[1].idx + len(static_nums) + 1) if j not in static_nums][keys[1].idx]
+    try: names = [p.name for p in inspect.signature(self.fun).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError): names = []
+    return (names[i] if i < len(names) else f"args[{i}]") + tu.keystr(keys[2:])
 
   @serialized
   def kernels(self, *args, **kwargs) -> list[str]:

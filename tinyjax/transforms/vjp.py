@@ -97,8 +97,16 @@ def _argnums(argnums, nargs: int, positional_check: bool = False) -> tuple[int, 
   return tuple(a % nargs for a in nums)
 
 
-def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def real_only(transform: str, holomorphic: bool = False, allow_int: bool = False) -> None:
+  """JAX's holomorphic= and allow_int= options: accepted at their defaults (library code passes them explicitly)."""
+  if holomorphic: raise NotImplementedError(f"tinyjax.{transform}(holomorphic=True): tinyjax has no complex numbers (see docs/porting.md)")
+  if allow_int: raise NotImplementedError(f"tinyjax.{transform}(allow_int=True): tinyjax differentiates float inputs only "
+                                          "(integer inputs have JAX's float0 tangents there; see docs/porting.md)")
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> Callable:
   """jax.value_and_grad: fun must return a float scalar (or (scalar, aux) with has_aux)."""
+  real_only("value_and_grad", holomorphic, allow_int)
   @serialized
   def vg(*args, **kwargs):
     nums = _argnums(argnums, len(args))
@@ -126,8 +134,10 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
   return vg
 
 
-def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> Callable:
   """jax.grad: the gradient of a float-scalar function with respect to argument(s) `argnums`."""
+  real_only("grad", holomorphic, allow_int)
   vg = value_and_grad(fun, argnums, has_aux)
   def g(*args, **kwargs):
     value, gr = vg(*args, **kwargs)
