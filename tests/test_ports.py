@@ -1,0 +1,136 @@
+"""Real JAX snippets (examples/ports/*.py, each naming its source) run twice: with jax, and with only their import
+lines pointed at tinyjax. Every value they print and every array left in their module namespace must agree.
+
+Both runs use their defaults, as a user's script would: JAX with x64 off (conftest turns it on for the other tests), and
+tinyjax with x64 off. Outputs are recorded as objects, not text: a print's arguments (strings are compared with their
+numbers read as numbers), then the module's globals that are arrays or pytrees of arrays, in name order.
+Snippets waiting for tinyjax.random or lax control flow (issue 11) are in examples/ports/pending/ and not run here.
+"""
+from __future__ import annotations
+import builtins
+import re
+from pathlib import Path
+import numpy as np
+import optree
+import pytest
+import jax
+from tinygrad import Tensor
+from jnp_table import x64_off
+
+PORTS = Path(__file__).resolve().parent.parent / "examples" / "ports"
+FILES = sorted(PORTS.glob("*.py"))
+# per-snippet tolerances (rtol, atol) where float32 rounding grows through the snippet, with the reason
+TOL: dict[str, tuple[float, float]] = {
+  # central differences in float32 with eps = 1e-4: one ulp of the loss moves the estimate by 1e-3 relative
+  "jaxdocs_cookbook_finite_diff": (1e-2, 1e-6),
+}
+DEFAULT_TOL = (2e-5, 1e-6)
+
+# ---- the only rewrite: import lines ------------------------------------------------------------------------------------
+
+_IMPORT = re.compile(r"^(\s*)(import|from)\s+(jax)\b(.*)$")
+
+def _import_item(item: str) -> str:
+  name, _, alias = (p.strip() for p in item.partition(" as "))
+  if not (name == "jax" or name.startswith("jax.")): return item
+  if name == "jax": return f"tinyjax as {alias or 'jax'}"
+  if not alias: raise ValueError(f"'import {name}' without 'as' binds 'jax': not a port of only the imports")
+  return f"tinyjax{name[3:]} as {alias}"
+
+def to_tinyjax(src: str) -> str:
+  """The same source with its jax imports pointed at tinyjax: `import jax` -> `import tinyjax as jax`,
+  `import jax.numpy as jnp` -> `import tinyjax.numpy as jnp`, `from jax.x import y` -> `from tinyjax.x import y`."""
+  out = []
+  for line in src.splitlines():
+    if m := _IMPORT.match(line):
+      indent, kw, _, rest = m.groups()
+      if kw == "from": line = f"{indent}from tinyjax{rest}"
+      else: line = f"{indent}import " + ", ".join(_import_item(i) for i in f"jax{rest}".split(","))
+    out.append(line)
+  return "\n".join(out) + "\n"
+
+def changed_lines(a: str, b: str) -> list[str]:
+  la, lb = a.splitlines(), b.splitlines()
+  assert len(la) == len(lb)
+  return [x for x, y in zip(la, lb, strict=True) if x != y]
+
+# ---- running and recording ---------------------------------------------------------------------------------------------
+
+def _is_array(x) -> bool: return isinstance(x, (Tensor, jax.Array, np.ndarray, np.generic))
+
+def _value(x):
+  """Numbers and arrays as numpy, strings as they are, pytrees as lists of leaves (with their structure's repr)."""
+  if isinstance(x, Tensor): return np.asarray(x.numpy())
+  if isinstance(x, (jax.Array, np.ndarray, np.generic)): return np.asarray(x)
+  if isinstance(x, (bool, int, float, complex, str)) or x is None: return x
+  leaves, spec = optree.tree_flatten(x, is_leaf=_is_array, none_is_leaf=True)
+  if spec.num_leaves == 1 and spec.num_nodes == 1: return repr(x)   # an object that is no pytree: its text
+  return {"structure": str(spec).replace("tinyjax", "jax"), "leaves": [_value(v) for v in leaves]}
+
+def run(path: Path, src: str) -> list[tuple[str, object]]:
+  """Exec `src` as a script; the values it prints and the arrays (or pytrees of them) it leaves in its globals."""
+  out: list[tuple[str, object]] = []
+  def record(*args, **kwargs): out.append(("print", [_value(a) for a in args]))
+  g: dict = {"__name__": "__main__", "__file__": str(path), "__builtins__": builtins, "print": record}
+  exec(compile(src, str(path), "exec"), g)
+  for name in sorted(g):
+    v = g[name]
+    if name.startswith("_") or callable(v) and not _is_array(v): continue
+    leaves = optree.tree_leaves(v, is_leaf=_is_array) if isinstance(v, (list, tuple, dict)) else [v]
+    if leaves and all(_is_array(leaf) for leaf in leaves): out.append((name, _value(v)))
+  return out
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)")
+
+def assert_same(got, want, where: str, tol: tuple[float, float]) -> None:
+  if isinstance(want, dict) and isinstance(got, dict):
+    assert got.keys() == want.keys(), f"{where}: {got.keys()} != {want.keys()}"
+    for k in want: assert_same(got[k], want[k], f"{where}.{k}", tol)
+  elif isinstance(want, list) and isinstance(got, list):
+    assert len(got) == len(want), f"{where}: {len(got)} values, JAX printed {len(want)}"
+    for i, (a, b) in enumerate(zip(got, want, strict=True)): assert_same(a, b, f"{where}[{i}]", tol)
+  elif isinstance(want, str):
+    # printed text: the same words, and the same numbers to the tolerance (float32 may round the last digit apart)
+    assert isinstance(got, str), f"{where}: {got!r} is not text like JAX's {want!r}"
+    assert _NUMBER.sub("#", got) == _NUMBER.sub("#", want), f"{where}: {got!r} != {want!r}"
+    assert_same(np.array(_NUMBER.findall(got), float), np.array(_NUMBER.findall(want), float), where, tol)
+  else:
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape, f"{where}: shape {g.shape} != JAX's {w.shape}"
+    if isinstance(got, np.ndarray) and isinstance(want, np.ndarray): assert g.dtype == w.dtype, f"{where}: {g.dtype} != JAX's {w.dtype}"
+    if w.dtype.kind in "biu" or w.dtype == bool: np.testing.assert_array_equal(g, w, err_msg=where)
+    else: np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), *tol, err_msg=where)
+
+@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+def test_port(path: Path):
+  src = path.read_text()
+  assert src.startswith("# "), f"{path.name}: the first lines name the snippet's source"
+  ported = to_tinyjax(src)
+  changed = changed_lines(src, ported)
+  assert changed and all(_IMPORT.match(line) for line in changed)
+  with x64_off():
+    want = run(path, src)
+    got = run(path, ported)
+  assert [k for k, _ in got] == [k for k, _ in want], "the snippet printed or left different things"
+  assert want, "a snippet records something"
+  for i, ((k, g), (_, w)) in enumerate(zip(got, want, strict=True)): assert_same(g, w, f"{path.stem}: {k} #{i}", TOL.get(path.stem, DEFAULT_TOL))
+
+# ---- the harness itself ------------------------------------------------------------------------------------------------
+
+def test_import_rewrite():
+  src = ("import jax\nimport jax.numpy as jnp\nfrom jax import grad, jit, vmap\nfrom jax.scipy.special import logsumexp\n"
+         "import numpy as np\nimport jax, jax.numpy as np2\n  from jax.tree_util import tree_map\nx = jax.numpy.ones(3)  # import jax\n")
+  assert to_tinyjax(src) == ("import tinyjax as jax\nimport tinyjax.numpy as jnp\nfrom tinyjax import grad, jit, vmap\n"
+                             "from tinyjax.scipy.special import logsumexp\nimport numpy as np\nimport tinyjax as jax, tinyjax.numpy as np2\n"
+                             "  from tinyjax.tree_util import tree_map\nx = jax.numpy.ones(3)  # import jax\n")
+  with pytest.raises(ValueError, match="binds 'jax'"): to_tinyjax("import jax.numpy\n")
+
+def test_outputs_are_compared():
+  tol = DEFAULT_TOL
+  assert_same("loss 0.12345", "loss 0.12346", "t", (1e-4, 0))
+  with pytest.raises(AssertionError): assert_same("loss 0.1", "loss 0.2", "t", tol)
+  with pytest.raises(AssertionError): assert_same("loss 0.1", "cost 0.1", "t", tol)
+  with pytest.raises(AssertionError): assert_same(np.ones(3), np.ones(4), "t", tol)
+  with pytest.raises(AssertionError): assert_same([np.ones(2)], [np.ones(2), 1.0], "t", tol)
+  with pytest.raises(AssertionError): assert_same(np.array([1, 2]), np.array([1, 3]), "t", tol)
+  with pytest.raises(AssertionError): assert_same(np.ones(2), np.ones(2, np.float32), "t", tol)
