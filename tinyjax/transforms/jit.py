@@ -108,8 +108,8 @@ def _infer_argnums_and_argnames(fun: Callable, argnums, argnames) -> tuple[tuple
 
 class jit:
   """jax.jit for tinygrad: `tinyjax.jit(f)(*args)` traces f once per signature and replays its kernels with TinyJit.
-  Array leaves of the arguments (Tensors, numpy arrays, Python scalars) are traced; other leaves and static arguments
-  are part of the cache key, as are shapes, dtypes, weak types, devices and sharding."""
+  Array leaves of the arguments (Tensors, numpy arrays, Python scalars) are traced, any other leaf must be a static
+  argument; static arguments are part of the cache key, as are shapes, dtypes, weak types, devices and sharding."""
   def __new__(cls, fun: Callable | None = None, **kwargs):
     # jax.jit(static_argnums=0) without the function is a decorator, as in JAX
     return functools.partial(cls, **kwargs) if fun is None else super().__new__(cls)
@@ -166,7 +166,7 @@ class jit:
       where.append(k)
     key = (treedef, tuple(where), tuple(sigs), tuple(statics), static)
     try: hash(key)
-    except TypeError as e: raise ValueError(f"jit: non-array arguments must be hashable (they are part of the cache key): {e}") from None
+    except TypeError as e: raise ValueError(f"jit: static arguments must be hashable (they are part of the cache key): {e}") from None
 
     if (entry := self._cache.get(key)) is None:
       dyn_pos = set(pos)
