@@ -75,7 +75,7 @@ INTS = np.array([-7, -3, -1, 0, 2, 5, 7], np.int32)
                                   "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "gcd,lcm", "divide"])
 def test_integers(name):
   """Integer semantics incl. division by zero (XLA's answers; a compiled x // 0 must never stop the process)."""
-  if "," in name:   # gcd's kernel takes ~40 s to compile: lcm (built on gcd) reuses it when the same test realizes gcd first
+  if "," in name:   # lcm is built on gcd: one test realizes gcd's kernel first, and lcm reuses its compile
     for n in name.split(","): test_integers(n)
     return
   a, b = INTS[:, None], INTS[None, :]
@@ -87,6 +87,20 @@ def test_integers(name):
   assert got.dtype == want.dtype, (got.dtype, want.dtype)
   if name == "divide": np.testing.assert_allclose(got, want, rtol=3e-7)   # tinygrad divides as x * (1/y): 1 ulp
   else: np.testing.assert_array_equal(got, want)
+
+@pytest.mark.parametrize("dt", ["int32", "int64"])
+def test_gcd_worst_case(dt):
+  """Consecutive Fibonacci numbers take the most Euclid steps (Lame): the largest pair of each width must come out right
+  (an unrolled Euclid of 32 steps gave gcd(F46, F45) = 377 instead of 1)."""
+  fib = [1, 1]
+  while fib[-1] < np.iinfo(dt).max: fib.append(fib[-1] + fib[-2])
+  a = np.array([fib[-2], fib[-6] * 6, 12, 0, -fib[-3]], dt)
+  b = np.array([fib[-3], fib[-7] * 6, 18, 5, 6], dt)
+  want_gcd, want_lcm = np.asarray(jxn.gcd(a, b)), np.asarray(jxn.lcm(a, b))   # x64 on here: int64 stays int64
+  np.testing.assert_array_equal(want_gcd, [math.gcd(int(p), int(q)) for p, q in zip(a, b, strict=True)])
+  assert want_gcd[0] == 1 and want_gcd[1] == 6
+  np.testing.assert_array_equal(to_np(jnp.gcd(a, b)), want_gcd)
+  np.testing.assert_array_equal(to_np(jnp.lcm(a, b)), want_lcm)
 
 def test_operators_follow_jax():
   """Tensor's // and % by zero and <= / >= with nan give JAX's answers (tinygrad's: SIGFPE, and True for nan)."""

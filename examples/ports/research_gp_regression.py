@@ -3,7 +3,7 @@
 #   marginal likelihood and its jit(grad) over a dict of (1, 1) hyperparameters, RMSprop-with-momentum updates,
 #   posterior mean and variance at test points
 # Adapted: main() body run at module level (no absl app); data from numpy instead of jax.random (random keys are issue 11);
-#   20 training steps (print every 5) instead of 1000 (every 50); 40 test points instead of 200; plotting dropped
+#   10 training steps (print every 5) instead of 1000 (every 50); 40 test points instead of 200; plotting dropped
 
 from functools import partial
 
@@ -98,7 +98,7 @@ x = (rng.rand(numpts, 1).astype(np.float32) * 4.) + 1
 y = y_fun(x)
 xtest = jnp.linspace(0, 6., 40)[:, None]
 
-for i in range(20):
+for i in range(10):
   params, momentums, scales = train_step(params, momentums, scales, x, y)
   if i % 5 == 0:
     ml = marginal_likelihood(params, x, y)

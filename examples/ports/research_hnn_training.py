@@ -6,7 +6,7 @@
 # Adapted: the haiku black-box Hamiltonian (hk.nets.MLP on [cos q, sin q, p]) is written as the same MLP in jax.numpy
 #   (haiku is not a JAX API), with its parameters from numpy instead of jax.random; optax.adamw replaced by a plain SGD
 #   step (learning rate 1e-2); the replay-memory dataset replaced by 4 fixed numpy minibatches of 16 samples of a 2-dof
-#   system; 3 epochs, logs printed every epoch; timing, model saving and evaluation dropped
+#   system; 2 epochs, logs printed every epoch; timing, model saving and evaluation dropped
 
 import functools
 
@@ -126,7 +126,7 @@ def update_fn(params, q, qd, p, pd, tau):
 update_fn = jax.jit(update_fn)
 _, logs = update_fn(params, q[:1], qd[:1], p[:1], pd[:1], tau[:1])
 
-for epoch_i in range(1, 4):
+for epoch_i in range(1, 3):
     n_batches = 0
     logs = jax.tree.map(lambda x: x * 0.0, logs)
     for data_batch in batches:

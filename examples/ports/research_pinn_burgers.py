@@ -5,7 +5,7 @@
 # Adapted: excerpt of cells 2-11 as one script; seeded numpy points (N_0 = N_b = 8, N_r = 32 instead of 100/100/10000);
 #   init_params draws from numpy instead of jax.random (random keys are issue 11); 3 hidden layers of 8 instead of 6;
 #   optax.adam replaced by the plain step in the notebook's own commented-out line (jax.tree_multimap, removed from JAX,
-#   spelled jax.tree_util.tree_map); 10 epochs, loss printed every 5; plotting dropped
+#   spelled jax.tree_util.tree_map); 6 epochs, loss printed every 5; plotting dropped
 
 import jax
 import jax.numpy as jnp
@@ -103,7 +103,7 @@ params = init_params([2] + [8]*3+[1])
 residual = PDE_loss(colloc[:,[0]], colloc[:,[1]], lambda t,x : fwd(params,t,x))
 print("initial residual", residual[:4, 0])
 
-epochs = 10
+epochs = 6
 for _ in range(epochs):
   params = update(params,colloc,conds)
 
