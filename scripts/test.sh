@@ -10,4 +10,4 @@ DOCS_SITE="$(mktemp -d)"
 echo "tinyjax: mkdocs"
 if ! DOCS_LOG="$(mkdocs build --strict --site-dir "$DOCS_SITE" 2>&1)"; then echo "$DOCS_LOG" >&2; rm -rf "$DOCS_SITE"; exit 1; fi
 rm -rf "$DOCS_SITE"
-exec python -m pytest -n 2 -q "$@"
+exec python -m pytest -n 2 --dist worksteal -q "$@"

@@ -21,8 +21,16 @@ RTOL, ATOL = 1e-9, 1e-11   # float64 against JAX
 @pytest.fixture(autouse=True, scope="session")
 def compile_in_process():
   """Compile kernels in this process: tinygrad's compile worker pool (respawned every 16 kernels; one worker under
-  `pytest -n 2` on 2 cores) costs more than it saves on the tests' many small graphs (about a quarter of their time)."""
-  with Context(PARALLEL=0): yield
+  `pytest -n 2` on 2 cores) costs more than it saves on the tests' many small graphs (about a quarter of their time).
+  And without tinygrad's kernel optimizations (NOOPT): on the tests' tiny arrays, upcasting and unrolling buy no speed
+  but make every kernel several times larger to rewrite (a fifth of the suite's time). The kernels are the same in
+  number; the programs a user runs (tests/test_ports.py, test_fuzz.py, test_docs.py) keep the optimizations on."""
+  with Context(PARALLEL=0, NOOPT=1): yield
+
+@pytest.fixture
+def tinygrad_optimizations():
+  """tinygrad's default kernel optimizations, as a user runs them (see compile_in_process)."""
+  with Context(NOOPT=0): yield
 
 
 # ---- data -----------------------------------------------------------------------------------------------------------
@@ -92,3 +100,11 @@ def kernel_count(fn) -> int:
   GlobalCounters.reset()
   fn()
   return GlobalCounters.kernel_count
+
+
+# ---- scheduling ---------------------------------------------------------------------------------------------------------
+
+FIRST = ("test_ports.py", "test_fuzz.py")   # the longest tests (10-25 s each): started first, so no worker ends on one
+
+def pytest_collection_modifyitems(items):
+  items.sort(key=lambda item: item.path.name not in FIRST)   # stable: the order within each group is kept

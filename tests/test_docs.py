@@ -7,6 +7,7 @@ from jnp_table import x64_off
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+pytestmark = pytest.mark.usefixtures("tinygrad_optimizations")   # as a reader runs them (conftest.compile_in_process)
 FENCE = re.compile(r"^```(\S*)\s*$")
 
 def python_blocks(text: str) -> list[tuple[int, str]]:

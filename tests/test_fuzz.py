@@ -1,4 +1,4 @@
-"""The differential fuzzer (tests/fuzzer.py) on a bounded slice: 150 random tinygrad programs under random stacks of
+"""The differential fuzzer (tests/fuzzer.py) on a bounded slice: 100 random tinygrad programs under random stacks of
 tinyjax transforms, each compared with JAX running the same program through the same transforms.
 
 The seed is today's date (TINYJAX_FUZZ_SEED overrides it), so each day tries new programs. A failing chunk prints the
@@ -12,15 +12,16 @@ from tinygrad.helpers import Context
 import fuzzer
 
 SEED = fuzzer.default_seed()
-# 150 a day in CI (~100 s of kernels to compile on 2 cores); the seed changes daily, and scripts/fuzz.sh runs long campaigns
-PROGRAMS, CHUNK = int(os.environ.get("TINYJAX_FUZZ_PROGRAMS", "150")), 25
+# 100 a day in CI (~35 s of kernels to compile on 2 cores); the seed changes daily, and scripts/fuzz.sh runs long campaigns
+PROGRAMS, CHUNK = int(os.environ.get("TINYJAX_FUZZ_PROGRAMS", "100")), 20
 SHRINK = float(os.environ.get("TINYJAX_FUZZ_SHRINK", "60"))
 
 
 @pytest.fixture(autouse=True)
 def _compile_in_process():
-  """Compile kernels in this process: tinygrad's compile worker pool costs more than it saves on small graphs."""
-  with Context(PARALLEL=0): yield
+  """Compile kernels in this process (tinygrad's compile worker pool costs more than it saves on small graphs), with
+  tinygrad's kernel optimizations on, as a user runs them."""
+  with Context(PARALLEL=0, NOOPT=0): yield
 
 
 @pytest.mark.parametrize("start", range(0, PROGRAMS, CHUNK))

@@ -116,17 +116,19 @@ def test_eigh_vectors_up_to_sign():
   big = np.take_along_axis(v, np.abs(v).argmax(-2)[..., None, :], -2)
   assert (big > 0).all()
 
-def test_hessians():
-  """One hessian per family: logdet (LU), solve, cholesky, eigh, svd; custom rules differentiated again."""
-  a, b, c = A3 + 3 * np.eye(3), rnd(3, seed=4), rnd(3, seed=5)
-  cases = [
-    (lambda a: jnp.linalg.slogdet(a)[1], lambda a: L.slogdet(a)[1], a),
-    (lambda a: jnp.linalg.solve(a, tg(b)) @ tg(c), lambda a: L.solve(a, b) @ c, a),
-    (lambda a: jnp.linalg.cholesky(a).sum(), lambda a: L.cholesky(a).sum(), S3),
-    (lambda a: (jnp.linalg.eigh(a)[0] * tg(c)).sum(), lambda a: (L.eigh(a)[0] * c).sum(), S3),
-    (lambda a: jnp.linalg.svd(a, compute_uv=False)[0], lambda a: L.svd(a, compute_uv=False)[0], A3),
-  ]
-  for f, g, x in cases: assert_close(tinyjax.hessian(f)(tg(x)), lambda g=g, x=x: jax.hessian(g)(x), 1e-7, 1e-9)
+_B, _C = rnd(3, seed=4), rnd(3, seed=5)
+HESSIANS = {   # one per family: logdet (LU), solve, cholesky, eigh, svd; custom rules differentiated again
+  "slogdet": (lambda a: jnp.linalg.slogdet(a)[1], lambda a: L.slogdet(a)[1], A3 + 3 * np.eye(3)),
+  "solve": (lambda a: jnp.linalg.solve(a, tg(_B)) @ tg(_C), lambda a: L.solve(a, _B) @ _C, A3 + 3 * np.eye(3)),
+  "cholesky": (lambda a: jnp.linalg.cholesky(a).sum(), lambda a: L.cholesky(a).sum(), S3),
+  "eigh": (lambda a: (jnp.linalg.eigh(a)[0] * tg(_C)).sum(), lambda a: (L.eigh(a)[0] * _C).sum(), S3),
+  "svd": (lambda a: jnp.linalg.svd(a, compute_uv=False)[0], lambda a: L.svd(a, compute_uv=False)[0], A3),
+}
+
+@pytest.mark.parametrize("name", list(HESSIANS))
+def test_hessians(name):
+  f, g, x = HESSIANS[name]
+  assert_close(tinyjax.hessian(f)(tg(x)), lambda: jax.hessian(g)(x), 1e-7, 1e-9)
 
 def test_jit_and_nan():
   f = tinyjax.jit(lambda a: jnp.linalg.solve(a, a.sum(-1)))

@@ -17,6 +17,7 @@ import jax
 from tinygrad import Tensor
 from jnp_table import x64_off
 
+pytestmark = pytest.mark.usefixtures("tinygrad_optimizations")   # as a user runs them (conftest.compile_in_process)
 PORTS = Path(__file__).resolve().parent.parent / "examples" / "ports"
 FILES = sorted(PORTS.glob("*.py"))
 # per-snippet tolerances (rtol, atol) where float32 rounding grows through the snippet, with the reason
