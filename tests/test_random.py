@@ -1,0 +1,93 @@
+"""tinyjax.random against jax.random (threefry2x32, partitionable, as jax 0.10's defaults): keys, split, fold_in and bits
+bit for bit, uniform exactly, normal within a few ulps; under vmap over keys and jit with traced keys; JAX's errors."""
+import numpy as np
+import pytest
+import jax
+import jax.random as jr
+import tinyjax
+import tinyjax.random as tr
+from conftest import to_np
+from jnp_table import x64_off
+
+SEEDS = [0, 1, -1, 42, 2**31 - 1, -2**31]
+
+def same(got, want):
+  got, want = to_np(got), np.asarray(want)
+  assert got.dtype == want.dtype, (got.dtype, want.dtype)
+  np.testing.assert_array_equal(got, want)
+
+def ulps(got, want) -> float:
+  got, want = to_np(got), np.asarray(want)
+  assert got.dtype == want.dtype, (got.dtype, want.dtype)
+  return float((np.abs(got.astype(np.float64) - want) / np.spacing(np.abs(want)).astype(np.float64)).max())
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_keys_split_fold_in_bits_are_jax_bits(x64):
+  import contextlib
+  with (contextlib.nullcontext() if x64 else x64_off()):
+    seeds = SEEDS + ([2**40 + 5, -2**40, np.int32(-7)] if x64 else [np.int32(-7)])
+    for s in seeds:
+      same(tr.PRNGKey(s), jr.PRNGKey(s))
+      same(tr.key(s), jr.key_data(jr.key(s)))
+    k, t = jr.PRNGKey(42), tr.PRNGKey(42)
+    for num in (2, 5, (2, 3)): same(tr.split(t, num), jr.split(k, num))
+    for d in (0, 7, 2**32 - 1, np.uint32(5)): same(tr.fold_in(t, d), jr.fold_in(k, d))
+    same(tr.bits(t, (3, 5)), jr.bits(k, (3, 5)))   # uint32, or uint64 with x64
+    same(tr.bits(t), jr.bits(k))
+    for dt in (np.uint8, np.uint16, np.uint32) + ((np.uint64,) if x64 else ()): same(tr.bits(t, (7,), dt), jr.bits(k, (7,), dt))
+    same(tr.split(tr.fold_in(tr.split(t)[1], 3), 4), jr.split(jr.fold_in(jr.split(k)[1], 3), 4))   # chains of them
+
+def test_uniform_is_jax_uniform():
+  with x64_off():
+    k, t = jr.PRNGKey(3), tr.PRNGKey(3)
+    same(tr.uniform(t, (2000,)), jr.uniform(k, (2000,)))   # the same bits under the exponent of 1: exactly
+    same(tr.uniform(t, (10, 20), minval=-2, maxval=3), jr.uniform(k, (10, 20), minval=-2, maxval=3))
+    same(tr.uniform(t, (100,), np.float16), jr.uniform(k, (100,), np.float16))
+  same(tr.uniform(tr.PRNGKey(3), (2000,)), jr.uniform(jr.PRNGKey(3), (2000,)))   # x64: float64 from 64 bits
+
+def test_normal_within_3_ulps():
+  """sqrt(2) erfinv(u) with XLA's float32 erfinv: the same u, and at most 3 ulps apart (the tails, where erfinv is
+  steep). float64 differs more: tinyjax's float64 erfinv refines on tinygrad's float32-accurate erf (docs/porting.md)."""
+  with x64_off():
+    for seed in (0, 1, 2):
+      assert ulps(tr.normal(tr.PRNGKey(seed), (20000,)), jr.normal(jr.PRNGKey(seed), (20000,))) <= 3
+
+def test_vmap_over_keys_gives_each_example_jax_numbers():
+  with x64_off():
+    keys_j = jr.split(jr.PRNGKey(0), 6)
+    keys_t = tr.split(tr.PRNGKey(0), 6)
+    same(tinyjax.vmap(lambda k: tr.uniform(k, (4,)))(keys_t), jax.vmap(lambda k: jr.uniform(k, (4,)))(keys_j))
+    same(tinyjax.vmap(lambda k: tr.split(k, 3))(keys_t), jax.vmap(lambda k: jr.split(k, 3))(keys_j))
+    same(tinyjax.vmap(tr.fold_in, in_axes=(None, 0))(keys_t[0], np.arange(5, dtype=np.uint32)),
+         jax.vmap(jr.fold_in, in_axes=(None, 0))(keys_j[0], np.arange(5, dtype=np.uint32)))
+    same(tinyjax.vmap(lambda k: tr.bits(k, (2, 3)), in_axes=1, out_axes=1)(keys_t.T),
+         jax.vmap(lambda k: jr.bits(k, (2, 3)), in_axes=1, out_axes=1)(keys_j.T))
+
+def test_jit_traces_keys():
+  """A key is an argument like any other: a new key gives new numbers without retracing."""
+  with x64_off():
+    traces = []
+    @tinyjax.jit
+    def f(k):
+      traces.append(1)
+      k1, k2 = tr.split(k)
+      return tr.uniform(k1, (3,)) + tr.bits(k2, (3,)).astype(tinyjax.numpy.float32)
+    def g(k):
+      k1, k2 = jr.split(k)
+      return jr.uniform(k1, (3,)) + jr.bits(k2, (3,)).astype(np.float32)
+    for s in range(4): same(f(tr.PRNGKey(s)), jax.jit(g)(jr.PRNGKey(s)))
+    n = len(traces)
+    same(f(tr.PRNGKey(9)), jax.jit(g)(jr.PRNGKey(9)))
+    assert len(traces) == n
+
+def test_errors():
+  with x64_off():
+    k = tr.PRNGKey(0)
+    with pytest.raises(ValueError, match="split accepts a single key, but was given a key array of shape"): tr.split(tr.split(k))
+    with pytest.raises(TypeError, match="fold_in accepts a scalar"): tr.fold_in(k, np.arange(2))
+    with pytest.raises(OverflowError): tr.fold_in(k, -3)
+    with pytest.raises(ValueError, match="must be an unsigned int dtype"): tr.bits(k, (2,), np.int32)
+    with pytest.raises(ValueError, match="must be a float dtype"): tr.uniform(k, (2,), np.int32)
+    with pytest.raises(TypeError, match="PRNG key seed must be an integer"): tr.PRNGKey(1.5)
+    with pytest.raises(TypeError, match="a PRNG key is a uint32 array of shape"): tr.uniform(np.zeros(2, np.float32))
+    with pytest.raises(AttributeError, match="jax.random.gamma is not implemented in tinyjax"): tr.gamma  # noqa: B018

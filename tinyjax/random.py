@@ -1,0 +1,167 @@
+"""tinyjax.random: JAX's explicit-key PRNG on tinygrad Tensors, giving jax.random's numbers.
+
+The generator is JAX's default: threefry2x32 with `jax_threefry_partitionable` on (jax 0.10's default). Keys, counters
+and the hash are uint32 Tensor ops, so every transform (vmap over keys, jit with traced keys) applies as to any other
+Tensor code. A key is its raw data, a uint32 array of shape (..., 2), for `key` as for `PRNGKey` (JAX's typed keys
+have shape (); `key_data`/`wrap_key_data` convert between the two in JAX and are the identity here).
+Sources: jax/_src/random/threefry2x32.py (the hash, split, fold_in, bits) and jax/_src/random/core.py (the samplers).
+"""
+from __future__ import annotations
+import math
+from typing import Any, Sequence
+import numpy as np
+from tinyjax._tg import Tensor, DType, dtypes
+from tinyjax.config import config
+from tinyjax.core import as_tensor
+from tinyjax.errors import missing_names
+from tinyjax.numpy._core import default_float, to_dtype
+
+__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal"]
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+def _rotl(x: Tensor, r: int) -> Tensor: return (x << r) | (x >> (32 - r))
+
+def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
+  """The Threefry-2x32 hash of the counters (x1, x2) under the key (k1, k2), 20 rounds: XLA's unrolled lowering."""
+  ks = (k1, k2, k1 ^ k2 ^ 0x1BD11BDA)
+  a, b = x1 + ks[0], x2 + ks[1]
+  for i in range(5):
+    for r in _ROTATIONS[i % 2]:
+      a = a + b
+      b = _rotl(b, r) ^ a
+    a, b = a + ks[(i + 1) % 3], b + ks[(i + 2) % 3] + (i + 1)
+  return a, b
+
+# ---- keys -------------------------------------------------------------------------------------------------------------
+
+def _seed_words(seed: Any) -> Tensor:
+  """JAX's threefry_seed: the seed's 64 bits as (high, low) uint32 words; a 32-bit seed has a zero high word."""
+  if isinstance(seed, Tensor):
+    if seed.shape != (): raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
+    if not dtypes.is_int(seed.dtype): raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    hi = (seed >> 32).cast(dtypes.uint32) if seed.dtype.itemsize == 8 and config.jax_enable_x64 else seed.cast(dtypes.uint32) * 0
+    return Tensor.stack(hi, seed.cast(dtypes.uint32))
+  s = np.asarray(seed)
+  if s.shape: raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
+  if not np.issubdtype(s.dtype, np.integer): raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+  # a Python int is int64 with x64 on; with x64 off JAX makes it int32, and refuses one that does not fit
+  if not config.jax_enable_x64 and isinstance(seed, int) and not -2**31 <= seed < 2**31:
+    raise OverflowError(f"Python int {seed} too large to convert to int32")
+  v = int(s)
+  wide = config.jax_enable_x64 and (isinstance(seed, int) or s.dtype.itemsize == 8)   # x64 off: every seed is 32-bit
+  words = ((v >> 32) & 0xFFFFFFFF if wide else 0, v & 0xFFFFFFFF)
+  return Tensor(np.array(words, np.uint32))
+
+def key(seed: Any, *, impl: Any = None) -> Tensor:
+  """A PRNG key from an integer seed (jax.random.key); here its raw data, uint32 of shape (2,)."""
+  _check_impl(impl)
+  return _seed_words(seed)
+
+def PRNGKey(seed: Any, *, impl: Any = None) -> Tensor:  # noqa: N802 (JAX's name)
+  """A legacy PRNG key from an integer seed: uint32 of shape (2,), as jax.random.PRNGKey."""
+  _check_impl(impl)
+  return _seed_words(seed)
+
+def key_data(keys: Any) -> Tensor:
+  """The uint32 data of keys (shape (..., 2)): the keys themselves here."""
+  return _key_array(keys, "key_data", batched=True)
+
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Tensor:
+  """Keys from their uint32 data (shape (..., 2)): the data itself here."""
+  _check_impl(impl)
+  return _key_array(key_bits_array, "wrap_key_data", batched=True)
+
+def _check_impl(impl: Any) -> None:
+  if impl not in (None, "threefry2x32"):
+    raise NotImplementedError(f"PRNG implementation {impl!r}: tinyjax has threefry2x32, JAX's default (see docs/porting.md)")
+
+def _key_array(k: Any, name: str, batched: bool = False) -> Tensor:
+  t = as_tensor(k)
+  if t.dtype != dtypes.uint32 or not t.shape or t.shape[-1] != 2:
+    raise TypeError(f"{name}: a PRNG key is a uint32 array of shape (2,) (from tinyjax.random.key or PRNGKey), "
+                    f"got {t.dtype} of shape {t.shape}")
+  if not batched and t.ndim != 1:
+    raise ValueError(f"{name} accepts a single key, but was given a key array of shape {t.shape[:-1]} != (). "
+                     "Use jax.vmap for batching.")
+  return t
+
+def _iota_2x32(shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+  """The flat index of each element of `shape` as (high, low) uint32 words (JAX's iota_2x32_shape)."""
+  n = math.prod(shape)
+  if n >= 2 ** 32: raise NotImplementedError(f"random arrays of 2**32 elements or more (shape {shape})")
+  lo = Tensor.arange(n, dtype=dtypes.uint32).reshape(shape) if shape else Tensor(0, dtype=dtypes.uint32)
+  return lo * 0, lo
+
+def _hash_shape(k: Tensor, shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+  hi, lo = _iota_2x32(shape)
+  return threefry2x32(k[0], k[1], hi, lo)
+
+def _shape(shape: Any) -> tuple[int, ...]:
+  return tuple(int(d) for d in shape) if isinstance(shape, Sequence) else (int(shape),)
+
+def split(key: Any, num: int | Sequence[int] = 2) -> Tensor:
+  """`num` new keys (a leading axis, or the shape `num`), as jax.random.split."""
+  k = _key_array(key, "split")
+  b1, b2 = _hash_shape(k, _shape(num))
+  return Tensor.stack(b1, b2, dim=-1)
+
+def fold_in(key: Any, data: Any) -> Tensor:
+  """A new key from a key and a 32-bit integer, as jax.random.fold_in."""
+  k = _key_array(key, "fold_in")
+  if np.ndim(data) if not isinstance(data, Tensor) else data.ndim:
+    raise TypeError(f"fold_in accepts a scalar, but was given an array of shape {np.shape(data)} != (). Use jax.vmap for batching.")
+  d = data.cast(dtypes.uint32) if isinstance(data, Tensor) else Tensor(np.asarray(data, np.uint32))   # -3: OverflowError
+  b1, b2 = threefry2x32(k[0], k[1], d * 0, d)   # the hash of the counter pair (0, data): JAX's threefry_seed(data)
+  return Tensor.stack(b1, b2)
+
+# ---- samplers ---------------------------------------------------------------------------------------------------------
+
+_UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
+
+def _random_bits(k: Tensor, bit_width: int, shape: tuple[int, ...]) -> Tensor:
+  b1, b2 = _hash_shape(k, shape)
+  if bit_width == 64: return (b1.cast(dtypes.uint64) << 32) | b2.cast(dtypes.uint64)
+  return (b1 ^ b2).cast(_UINT[bit_width])
+
+def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """Uniform random bits as unsigned integers (uint32 by default; uint64 with x64), as jax.random.bits."""
+  k = _key_array(key, "bits")
+  dt = to_dtype(dtype) if dtype is not None else (dtypes.uint64 if config.jax_enable_x64 else dtypes.uint32)
+  if dt is None or not dtypes.is_unsigned(dt): raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
+  return _random_bits(k, 8 * dt.itemsize, _shape(shape))
+
+_MANT = {dtypes.float16: 10, dtypes.bfloat16: 7, dtypes.float32: 23, dtypes.float64: 52}
+
+def _float_dtype(dtype: Any, name: str) -> DType:
+  dt = default_float() if dtype is None else to_dtype(dtype)
+  if dt not in _MANT: raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dtype}")
+  return dt
+
+def _uniform(k: Tensor, shape: tuple[int, ...], dt: DType, minval: Any, maxval: Any) -> Tensor:
+  """JAX's construction: random mantissa bits under the exponent of 1.0, minus 1, scaled to [minval, maxval)."""
+  nbits, nmant = 8 * dt.itemsize, _MANT[dt]
+  rng_bits = 8 if nmant < 8 else nbits
+  u = _UINT[nbits]
+  b = _random_bits(k, rng_bits, shape).cast(u)
+  one = int(np.array(1.0, {16: np.float16, 32: np.float32, 64: np.float64}[nbits]).view(f"uint{nbits}")) \
+    if dt != dtypes.bfloat16 else 0x3F80
+  floats = ((b >> (rng_bits - nmant)) | one).bitcast(dt) - 1.0
+  lo, hi = (as_tensor(v).cast(dt) for v in (minval, maxval))
+  return lo.maximum(floats * (hi - lo) + lo)
+
+def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0) -> Tensor:
+  """Uniform values in [minval, maxval), as jax.random.uniform (the same bits, so the same numbers)."""
+  k = _key_array(key, "uniform")
+  return _uniform(k, _shape(shape), _float_dtype(dtype, "uniform"), minval, maxval)
+
+def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """Standard normal values, as jax.random.normal: sqrt(2) erfinv(u), u uniform in (-1, 1)."""
+  from tinyjax.scipy.special import erfinv
+  k = _key_array(key, "normal")
+  dt = _float_dtype(dtype, "normal")
+  np_dt: Any = {dtypes.float16: np.float16, dtypes.float64: np.float64}.get(dt, np.float32)
+  lo = float(np.nextafter(np_dt(-1.0), np_dt(0.0)))   # the largest value above -1: erfinv(-1) = -inf is never drawn
+  return erfinv(_uniform(k, _shape(shape), dt, lo, 1.0)) * float(np_dt(np.sqrt(2)))
+
+__getattr__ = missing_names("tinyjax.random", "jax.random")
