@@ -22,7 +22,7 @@ from tinygrad import Tensor as Array   # jax.Array: tinyjax's arrays are tinygra
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
            "jacobian", "hessian", "custom_jvp", "custom_vjp", "sparsity", "spjacobian", "sphessian", "SparseJacobian",
-           "SparseHessian", "jit", "tree_util", "tree", "lax", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
+           "SparseHessian", "jit", "tree_util", "tree", "lax", "random", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
            "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
            "ShapeDtypeStruct", "eval_shape", "make_jaxpr"]
