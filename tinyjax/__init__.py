@@ -18,6 +18,7 @@ from tinyjax import numpy, scipy, nn   # noqa: E402  (numpy installs JAX's array
 from tinyjax.api import Device, devices, local_devices, device_count, local_device_count, default_backend, device_put, device_get, \
   block_until_ready, ShapeDtypeStruct, eval_shape, make_jaxpr
 from tinyjax import test_util
+from tinyjax import random
 from tinygrad import Tensor as Array   # jax.Array: tinyjax's arrays are tinygrad Tensors
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
