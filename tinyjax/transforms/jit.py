@@ -70,6 +70,9 @@ class _Entry:
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
     self.tinyjit = TinyJit(self._flat)
+    # capture on the first call (TinyJit runs a first call plainly, then captures on the second): the second call replays,
+    # as in JAX, and the function is scheduled once instead of twice (the first call was a plain run, the second a capture)
+    self.tinyjit.cnt = 1
 
   def _inputs(self, bufs) -> list[Tensor]:
     """The function's arguments: weakly typed ones (Python scalars, Tensor(1.5)) as a weak-dtype view of their buffer."""
