@@ -5,7 +5,7 @@ tinygrad upgrade is this file's work. See docs/design.md, "tinygrad 0.14 IR fact
 """
 from __future__ import annotations
 import functools, re, threading, types
-from typing import Callable
+from typing import Any, Callable
 import numpy as np
 from tinygrad import Tensor, TinyJit, Device, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
@@ -119,6 +119,13 @@ def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False)
   return Tensor((u.cast(dt) if dt != u.dtype else u).clone(device=u.device or device)), None
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
+
+def capturing_tinyjit(fn: Callable) -> Any:
+  """A TinyJit that captures on its first call. TinyJit runs a first call plainly and captures on the second, which
+  scheduled every function twice; the inputs tinyjax passes are realized buffers, so there is nothing to warm up."""
+  tj = TinyJit(fn)
+  tj.cnt = 1
+  return tj
 
 def jit_kernel_names(jit) -> list[str]:
   """Names of the kernels a captured TinyJit replays, in order."""

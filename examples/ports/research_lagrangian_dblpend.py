@@ -4,7 +4,7 @@
 #   jnp.linalg.pinv, q % (2*pi), jnp.split, jit'd functions with default keyword arguments, jit'd RK4 step in a Python loop;
 #   compared with the analytical double pendulum accelerations
 # Adapted: excerpt of the two files (odeint/solve_dynamics, custom_init and the jax.experimental.ode import not included);
-#   a fixed initial state; RK4 with n_updates=2 over 1 step
+#   a fixed initial state; RK4 with n_updates=1 over 1 step
 
 import jax
 import jax.numpy as jnp
@@ -105,7 +105,7 @@ print("energy", hamiltonian_fn(q, q_t))
 
 trajectory = [state]
 for step in range(1):
-  state = state + lagrangian_eom_rk4(lagrangian_fn, state, 2)
+  state = state + lagrangian_eom_rk4(lagrangian_fn, state, 1)
   trajectory.append(state)
   q, q_t = jnp.split(state, 2)
   print("step", step, "energy", hamiltonian_fn(q, q_t))

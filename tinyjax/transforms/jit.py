@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools, inspect
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, TinyJit, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
+from tinyjax._tg import Tensor, capturing_tinyjit, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   allocated_buffer, assign_into, sharding, placeholder_like, np_dtype_of, host_buffer, jit_input, default_device
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, canonical_array
 from tinyjax import tree_util as tu
@@ -69,10 +69,7 @@ class _Entry:
     self.out_specs = [(static_shape(o), o.dtype, device if o.device is None else o.device, sharding(o) if o.device is not None else None)
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
-    self.tinyjit = TinyJit(self._flat)
-    # capture on the first call (TinyJit runs a first call plainly, then captures on the second): the second call replays,
-    # as in JAX, and the function is scheduled once instead of twice (the first call was a plain run, the second a capture)
-    self.tinyjit.cnt = 1
+    self.tinyjit = capturing_tinyjit(self._flat)   # the second call replays, as in JAX
 
   def _inputs(self, bufs) -> list[Tensor]:
     """The function's arguments: weakly typed ones (Python scalars, Tensor(1.5)) as a weak-dtype view of their buffer."""
