@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, DType, dtypes
+from tinyjax._tg import Tensor, DType, dtypes, np_dtype
 from tinyjax.config import config
 from tinyjax.core import as_tensor
 from tinyjax.errors import missing_names
@@ -59,9 +59,8 @@ def key(seed: Any, *, impl: Any = None) -> Tensor:
   return _seed_words(seed)
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> Tensor:  # noqa: N802 (JAX's name)
-  """A legacy PRNG key from an integer seed: uint32 of shape (2,), as jax.random.PRNGKey."""
-  _check_impl(impl)
-  return _seed_words(seed)
+  """A legacy PRNG key from an integer seed: uint32 of shape (2,), as jax.random.PRNGKey (the same as `key` here)."""
+  return key(seed, impl=impl)
 
 def key_data(keys: Any) -> Tensor:
   """The uint32 data of keys (shape (..., 2)): the keys themselves here."""
@@ -144,8 +143,7 @@ def _uniform(k: Tensor, shape: tuple[int, ...], dt: DType, minval: Any, maxval: 
   rng_bits = 8 if nmant < 8 else nbits
   u = _UINT[nbits]
   b = _random_bits(k, rng_bits, shape).cast(u)
-  one = int(np.array(1.0, {16: np.float16, 32: np.float32, 64: np.float64}[nbits]).view(f"uint{nbits}")) \
-    if dt != dtypes.bfloat16 else 0x3F80
+  one = 0x3F80 if dt == dtypes.bfloat16 else int(np.array(1.0, np_dtype(dt)).view(f"uint{nbits}"))   # 1.0's bits
   floats = ((b >> (rng_bits - nmant)) | one).bitcast(dt) - 1.0
   lo, hi = (as_tensor(v).cast(dt) for v in (minval, maxval))
   return lo.maximum(floats * (hi - lo) + lo)
@@ -160,8 +158,8 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   from tinyjax.scipy.special import erfinv
   k = _key_array(key, "normal")
   dt = _float_dtype(dtype, "normal")
-  np_dt: Any = {dtypes.float16: np.float16, dtypes.float64: np.float64}.get(dt, np.float32)
-  lo = float(np.nextafter(np_dt(-1.0), np_dt(0.0)))   # the largest value above -1: erfinv(-1) = -inf is never drawn
-  return erfinv(_uniform(k, _shape(shape), dt, lo, 1.0)) * float(np_dt(np.sqrt(2)))
+  np_dt = np_dtype(dt) or np.dtype(np.float32)   # bfloat16 (no numpy dtype) fails later in tinygrad's backend anyway
+  lo = float(np.nextafter(np_dt.type(-1.0), np_dt.type(0.0)))   # the largest value above -1: erfinv(-1) = -inf is never drawn
+  return erfinv(_uniform(k, _shape(shape), dt, lo, 1.0)) * float(np_dt.type(np.sqrt(2)))
 
 __getattr__ = missing_names("tinyjax.random", "jax.random")

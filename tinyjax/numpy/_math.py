@@ -331,7 +331,7 @@ def frexp(x: Any) -> tuple[Tensor, Tensor]:
 
 def _euclid_steps(bits: int) -> int:
   """Lame: Euclid needing n steps implies min(a, b) >= F(n+1), so n+1 Fibonacci numbers below 2**bits are enough
-  (45 for int32, 91 for int64: gcd(F46, F45) takes 44)."""
+  (46 steps for int32, 92 for int64)."""
   f0, f1, n = 1, 2, 1
   while f1 < 2 ** bits: f0, f1, n = f1, f0 + f1, n + 1
   return n

@@ -57,8 +57,7 @@ _ERFINV_W_GE_5 = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844
 
 @custom_jvp
 def _erfinv(x: Tensor) -> Tensor:
-  from tinyjax.numpy._math import _log1p
-  w = -_log1p(-x * x)   # XLA's ErfInv32 (jax.random.normal's tails depend on it: (1 - x)(1 + x) differs by 86 ulps)
+  w = -_math._log1p(-x * x)   # XLA's ErfInv32 (jax.random.normal's tails depend on it: (1 - x)(1 + x) differs by 86 ulps)
   lt = w < 5
   wl, wg = lt.where(w, 5.0) - 2.5, lt.where(6.25, w).sqrt() - 3
   pl, pg = wl * 0 + _ERFINV_W_LT_5[0], wg * 0 + _ERFINV_W_GE_5[0]
