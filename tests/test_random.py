@@ -63,6 +63,17 @@ def test_vmap_over_keys_gives_each_example_jax_numbers():
     same(tinyjax.vmap(lambda k: tr.bits(k, (2, 3)), in_axes=1, out_axes=1)(keys_t.T),
          jax.vmap(lambda k: jr.bits(k, (2, 3)), in_axes=1, out_axes=1)(keys_j.T))
 
+def test_grad_through_uniform_bounds_and_vmap_of_grad():
+  """uniform is differentiable in minval and maxval, as in JAX; grad inside vmap over keys."""
+  with x64_off():
+    k, t = jr.PRNGKey(1), tr.PRNGKey(1)
+    def f(lo, hi): return (jr.uniform(k, (50,), minval=lo, maxval=hi) ** 2).sum()
+    def g(lo, hi): return (tr.uniform(t, (50,), minval=lo, maxval=hi) ** 2).sum()
+    np.testing.assert_allclose(to_np(list(tinyjax.grad(g, (0, 1))(-0.5, 2.0))), np.asarray(jax.grad(f, (0, 1))(-0.5, 2.0)), rtol=2e-6)
+    want = jax.vmap(lambda kk: jax.grad(lambda s: (jr.normal(kk, (3,)) * s).sum())(1.0))(jr.split(k, 2))
+    got = tinyjax.vmap(lambda kk: tinyjax.grad(lambda s: (tr.normal(kk, (3,)) * s).sum())(1.0))(tr.split(t, 2))
+    np.testing.assert_allclose(to_np(got), np.asarray(want), rtol=2e-6)
+
 def test_jit_traces_keys():
   """A key is an argument like any other: a new key gives new numbers without retracing."""
   with x64_off():
