@@ -173,4 +173,7 @@ def ppermute(x, axis_name: Hashable | tuple, perm: Sequence[tuple[int, int]]):
     return _exchange(_take_last(g, [src.get(k) for k in range(size)]), [ax], t.ndim)[..., 0]
   return tree_map(one, x)
 
+from tinyjax.lax_ops import *   # noqa: E402,F401,F403  (dynamic_slice, conv_general_dilated, ...)
+from tinyjax.control_flow import *   # noqa: E402,F401,F403  (scan, while_loop, cond, ...)
+
 __getattr__ = missing_names("tinyjax.lax", "jax.lax")
