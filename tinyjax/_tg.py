@@ -14,6 +14,9 @@ from tinygrad.device import Buffer, MultiBuffer
 from tinygrad.helpers import GlobalCounters
 import tinygrad.helpers as _helpers
 import sqlite3 as _sqlite3
+import itertools, weakref
+import tinygrad.engine.realize as _realize
+from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, buffers
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
@@ -22,7 +25,8 @@ __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "Glo
            "sharding", "placeholder_like", "default_device", "np_dtype_of", "host_buffer", "jit_input", "gather", "gather_args",
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
-           "np_dtype", "install_tensor_methods", "tensor_method"]
+           "np_dtype", "install_tensor_methods", "tensor_method", "param", "Step", "host_call", "scratch_like", "copy_buffer",
+           "read_scalar", "constant_array", "filled_buffer"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
 
@@ -279,3 +283,121 @@ def install_tensor_methods(methods: dict[str, object]) -> None:
   for name, m in methods.items():
     if hasattr(Tensor, name) and name not in _ORIGINAL: _ORIGINAL[name] = getattr(Tensor, name)
     setattr(Tensor, name, m)
+
+
+# ---- host loops: a compiled step replayed from Python (tinyjax.lax control flow) -------------------------------------
+# A loop is one CALL in tinygrad's schedule, of a CUSTOM_FUNCTION whose executor (a Python callable) runs when tinygrad
+# executes the schedule: eagerly, or from a TinyJit's replay, which records the CALL like any kernel. The executor replays
+# the body's kernels, compiled once as TinyJit compiles a function (capture, PARAMs for the buffers, memory plan, graph),
+# on the loop's buffers. tinygrad checks a CUSTOM_FUNCTION's arg is a str and rebuilds CALLs without their aux, so the
+# executor is found from the CUSTOM_FUNCTION node itself, weakly: it lives as long as some graph or captured schedule
+# still holds the node.
+
+_host_executors: weakref.WeakKeyDictionary[UOp, Callable[[list[UOp]], None]] = weakref.WeakKeyDictionary()
+_host_names = itertools.count()
+
+def param(slot: int, shape: tuple[int, ...], dtype: DType, device) -> UOp: return UOp.param(slot, dtype, shape, device)
+
+def host_call(run: Callable[[list[UOp]], None], outs: list[tuple[tuple[int, ...], DType]], ins: list[UOp], device) -> list[UOp]:
+  """The outputs of one CALL that tinygrad executes by calling run(buffers): buffers are the UOps of the outputs' new
+  buffers, then of the inputs' (realized contiguous first). Shapes must not be empty."""
+  if not isinstance(device, str): raise NotImplementedError(f"tinyjax.lax control flow on multi-device (sharded) arrays, on {device}")
+  fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
+  _host_executors[fn] = run
+  bufs = [UOp.new_buffer(device, max(1, _prod(s)), d) for s, d in outs]
+  call = fn.call(*bufs, *[_stored(i) for i in ins])
+  return [b.after(call).reshape(s) for b, (s, _) in zip(bufs, outs, strict=True)]
+
+def _stored(u: UOp) -> UOp:
+  """u as a buffer for the host call. The scheduler folds a contiguous one-element constant back into the constant
+  (a value that only becomes constant when a transform substitutes its inputs, e.g. lax.cond's predicate), so those are
+  stored into a new buffer."""
+  if _prod(u.shape) != 1: return u.contiguous()
+  return Tensor.empty(*u.shape, dtype=u.dtype, device=u.device).assign(Tensor(u)).uop
+
+def _prod(shape) -> int:
+  n = 1
+  for d in shape: n *= d
+  return n
+
+def _exec_host(ctx, call: UOp, ast: UOp):
+  if (run := _host_executors.get(ast)) is None:
+    if ast.arg.startswith("tinyjax_host_"): raise RuntimeError(f"tinyjax: the executor of {ast.arg} was freed while a schedule still calls it")
+    return None
+  run(_realize.resolve_params(call, ctx.input_uops))
+  return []
+
+_realize.pm_exec = _realize.pm_exec + _realize.PatternMatcher([
+  (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION, name="ast"),), name="call", allow_any_len=True), _exec_host)])
+
+def _call_name(call: UOp, *args, _orig=_realize.get_call_name, **kwargs) -> str:   # DEBUG=2's line for a loop
+  return "tinyjax host loop" if call.src[0] in _host_executors else _orig(call, *args, **kwargs)
+_realize.get_call_name = _call_name
+
+class _Capture:
+  """Collects what is scheduled while it is in tinygrad's capturing list, as TinyJit does."""
+  def __init__(self): self.linears: list[UOp] = []
+  def add_linear(self, linear: UOp, var_vals): self.linears.append(linear)
+
+BufferType = tuple[tuple[int, ...], DType, "int | None"]   # shape, dtype, and the axis indexed by the step (None: whole)
+
+class Step:
+  """fn(inputs, ) -> outputs, compiled once for buffers of the given types and replayed on any buffers of those types
+  with `run`. An input with an axis is the slice at the step index along it; an output with an axis is written at the
+  index along it (tinygrad's bound Variable: one compiled program for every index)."""
+  def __init__(self, fn: Callable[[list[Tensor]], list[Tensor]], ins: list[BufferType], outs: list[BufferType], device, steps: int = 1):
+    self.var = f"tinyjax_step_{next(_host_names)}"
+    i = UOp.variable(self.var, 0, max(steps - 1, 0)).bind(0)
+    tin = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in ins]
+    tout = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in outs]
+    vals = fn([t if ax is None else _at(t, i, ax).squeeze(ax) for t, (_, _, ax) in zip(tin, ins, strict=True)])
+    stores = [(o if ax is None else _at(o, i, ax)).assign((v if ax is None else v.unsqueeze(ax)).cast(o.dtype))
+              for o, v, (_, _, ax) in zip(tout, vals, outs, strict=True)]
+    cap = _Capture()
+    _jit_capturing.append(cap)
+    try: Tensor.realize(*stores)
+    finally: _jit_capturing.remove(cap)
+    self.bufs = [t.uop.base for t in tin + tout]
+    big = UOp(Ops.LINEAR, src=tuple(c for lin in cap.linears for c in lin.src))
+    self.linear = _realize.link_linear(_jit_lower(big, set(self.bufs), self.bufs))
+
+  def run(self, bufs: list[UOp], index: int = 0) -> None:
+    _realize.run_linear(self.linear, {self.var: index}, input_uops=bufs, jit=True)
+
+def _at(t: Tensor, i: UOp, axis: int) -> Tensor:
+  return t.shrink(tuple((i, i + 1) if a == axis else None for a in range(t.ndim)))
+
+def scratch_like(u: UOp) -> UOp:
+  """A new allocated buffer of u's size and dtype, on its device."""
+  b = UOp.new_buffer(u.device, u.max_numel(), u.dtype)
+  b.buffer.allocate()
+  return b
+
+_DATA = frozenset({Ops.BUFFER, Ops.PARAM, Ops.CUSTOM})
+
+def constant_array(t: Tensor) -> np.ndarray | None:
+  """t's value if it is a constant expression (no buffer, placeholder or marker in its graph), else None. The
+  scheduler folds such a value into the kernels that read it, so it never reaches a host call as a buffer; it is
+  computed here instead (with a TinyJit's capture suspended: it depends on none of the jitted function's inputs)."""
+  if any(u.op in _DATA for u in t.uop.toposort()): return None
+  saved = list(_jit_capturing)
+  _jit_capturing.clear()
+  try: return t.numpy()
+  finally: _jit_capturing.extend(saved)
+
+def filled_buffer(a: np.ndarray, device) -> UOp:
+  """A new buffer holding numpy data (written from the host, no kernel)."""
+  t = host_buffer(a, device)
+  assert t is not None, f"no host layout for {a.dtype}"
+  return t.uop.base
+
+def copy_buffer(dst: UOp, src: UOp) -> None:
+  d, s = dst.buffer, src.buffer
+  assert isinstance(d, Buffer) and isinstance(s, Buffer), "host loops run on one device"
+  d.copy_from(s)
+
+def read_scalar(u: UOp):
+  """The first element of a buffer, as a Python value (a host read: the loop's condition, the branch index)."""
+  b = u.buffer
+  assert isinstance(b, Buffer), "host loops run on one device"
+  return b.numpy()[0].item()

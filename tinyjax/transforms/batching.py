@@ -129,7 +129,8 @@ def _gather(u, pairs, B):
 BATCH_RULES: dict[Ops | str, Callable] = {
   CUSTOM_CALL: _custom_call,
   GATHER: _gather,
-  Ops.GETTUPLE: lambda u, pairs, B: (pairs[0][0].gettuple(u.arg), True),
+  # a custom call's batched rule gives its node, or its outputs (a batched lax.cond's select has no node)
+  Ops.GETTUPLE: lambda u, pairs, B: (pairs[0][0][u.arg] if isinstance(pairs[0][0], list) else pairs[0][0].gettuple(u.arg), True),
   **{op: _elementwise for op in GroupOp.ALU | {Ops.CAST, Ops.BITCAST, Ops.CUSTOM}},
   Ops.RESHAPE: _movement(lambda u, v, B: mop(v, Ops.RESHAPE, (B,) + u.marg)),
   Ops.EXPAND: _movement(_expand),
