@@ -345,12 +345,13 @@ class Step:
   """fn(inputs, ) -> outputs, compiled once for buffers of the given types and replayed on any buffers of those types
   with `run`. An input with an axis is the slice at the step index along it; an output with an axis is written at the
   index along it (tinygrad's bound Variable: one compiled program for every index)."""
-  def __init__(self, fn: Callable[[list[Tensor]], list[Tensor]], ins: list[BufferType], outs: list[BufferType], device, steps: int = 1):
+  def __init__(self, fn: Callable[[list[Tensor]], list[Tensor]], ins: list[BufferType], outs: list[BufferType], device, steps: int = 1,
+               nested: bool = False):
     self.var = f"tinyjax_step_{next(_host_names)}"
     i = UOp.variable(self.var, 0, max(steps - 1, 0)).bind(0)
     tin = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in ins]
     tout = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in outs]
-    vals = fn([t if ax is None else _at(t, i, ax).squeeze(ax) for t, (_, _, ax) in zip(tin, ins, strict=True)])
+    vals = fn([t if ax is None else _sliced(_at(t, i, ax).squeeze(ax), nested) for t, (_, _, ax) in zip(tin, ins, strict=True)])
     stores = [(o if ax is None else _at(o, i, ax)).assign((v if ax is None else v.unsqueeze(ax)).cast(o.dtype))
               for o, v, (_, _, ax) in zip(tout, vals, outs, strict=True)]
     cap = _Capture()
@@ -363,6 +364,11 @@ class Step:
 
   def run(self, bufs: list[UOp], index: int = 0) -> None:
     _realize.run_linear(self.linear, {self.var: index}, input_uops=bufs, jit=True)
+
+def _sliced(t: Tensor, nested: bool) -> Tensor:
+  # a slice at the step index cannot be an argument of a call inside the step (tinygrad moves the argument's movement
+  # ops into the callee, whose graph has no room for the index variable): a step with calls gets it in a buffer
+  return t.contiguous() if nested else t
 
 def _at(t: Tensor, i: UOp, axis: int) -> Tensor:
   return t.shrink(tuple((i, i + 1) if a == axis else None for a in range(t.ndim)))
@@ -394,7 +400,7 @@ def filled_buffer(a: np.ndarray, device) -> UOp:
 def copy_buffer(dst: UOp, src: UOp) -> None:
   d, s = dst.buffer, src.buffer
   assert isinstance(d, Buffer) and isinstance(s, Buffer), "host loops run on one device"
-  d.copy_from(s)
+  d.ensure_allocated().copy_from(s.ensure_allocated())
 
 def read_scalar(u: UOp):
   """The first element of a buffer, as a Python value (a host read: the loop's condition, the branch index)."""

@@ -41,6 +41,9 @@ class Body:
   def __call__(self, xs: Sequence[Tensor]) -> list[Tensor]:
     return [Tensor(u) for u in substitute(self.outs, {p: x.uop for p, x in zip(self.params, xs, strict=True)})]
 
+  @property
+  def has_calls(self) -> bool: return any(u.op is Ops.FUNCTION for u in UOp.sink(*self.outs).toposort(enter_calls=False))
+
 def trace(fun: Callable[[list[Tensor]], list[Tensor]], types: list[Type], device, what: str) -> tuple[Body, list[Tensor]]:
   """fun traced on placeholders of `types`; the values it closes over that are traced (or data) become extra inputs,
   as a custom function's do (custom._closure). Returns the Body over (inputs, closed-over values) and those values."""
@@ -118,11 +121,13 @@ class _Rule:
     # the host call takes buffers: contiguous here, outside the FUNCTION (tinygrad moves an argument's movement ops
     # into a FUNCTION's body, where a broadcast argument fails its kernel-graph check)
     device = _device(xs)
-    xs = [x if x.device == device else x.to(device) for x in xs]
+    # contiguous outside the FUNCTION: tinygrad moves an argument's movement ops into the FUNCTION's body, where a
+    # broadcast fails its kernel-graph check
+    xs = [(x if x.device == device else x.to(device)).contiguous() for x in xs]
     params = [param_like(x.uop, i) for i, x in enumerate(xs)]
     out_types = self.out_types(xs)
-    # constant arguments do not reach the host call (the scheduler would fold their buffers back into constants): its
-    # executor fills buffers with them
+    # constant arguments do not reach the host call (the scheduler folds a buffer of a constant back into the constant,
+    # and a host call takes buffers): its executor fills buffers with them
     fixed = {i: v for i, x in enumerate(xs) if (v := constant_array(x)) is not None}
     run, filled = self.executor([_type(x) for x in xs], out_types), dict[int, UOp]()
     def with_constants(bufs: list[UOp]) -> None:
@@ -202,7 +207,8 @@ class Scan(_Rule):
     nc, nx, L, rev, n_out = self.n_carry, len(self.x_axes), self.length, self.reverse, len(outs)
     at = [None] * nc + list(self.x_axes) + [None] * (len(ins) - nc - nx)
     step = _lazy(lambda device: Step(self.body, [(s, d, a) for (s, d), a in zip(ins, at, strict=True)],
-                                     [(s, d, a) for (s, d), a in zip(outs, [None] * nc + list(self.y_axes), strict=True)], device, L))
+                                     [(s, d, a) for (s, d), a in zip(outs, [None] * nc + list(self.y_axes), strict=True)], device, L,
+                                     self.body.has_calls))
     def run(bufs: list[UOp]) -> None:
       carry_out, ys, ins = bufs[:nc], bufs[nc:n_out], bufs[n_out:]
       init, rest = ins[:nc], ins[nc:]
@@ -493,7 +499,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
   elif len(set(sizes)) > 1:
     what = ", ".join(f"{tu.keystr(p)}.shape[0]={n}" for p, n in zip(_paths(xs), sizes, strict=True))
     raise ValueError(f"scan got values with different leading axis sizes: {what}.")
-  L: int = length if length is not None else sizes[0]   # type: ignore[assignment]
+  L = length if length is not None else sizes[0]
   if unroll is True and L > 0: return _unrolled(f, init, xs, L, reverse)
   nc = len(carry)
   box: dict[str, Any] = {}

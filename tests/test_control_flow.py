@@ -1,0 +1,179 @@
+"""lax control flow (scan, fori_loop, while_loop, cond, switch, map, select, associative_scan) against JAX (x64), alone
+and under vmap, jvp, grad, hessian and jit; JAX's errors; and what the loop design promises: the body is traced once
+whatever the trip count, and a while_loop stops on data in a jitted function's replay."""
+import numpy as np
+import pytest
+import jax
+import jax.numpy as jnp
+from tinygrad import Tensor
+import tinyjax
+import tinyjax.numpy as tnp
+from tinyjax import lax as tl
+from conftest import tg, to_np, assert_close, ref
+
+RNG = np.random.default_rng(0)
+W, C0, XS = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal((6, 3))
+
+def rnn(np_, lax, **kw):
+  """A scan with a pytree carry (array, counter) and pytree ys, closing over w."""
+  def loss(w, c0, xs):
+    def f(carry, x):
+      c, n = carry
+      c = np_.tanh(c * w + x)
+      return (c, n + 1), {"s": (c * c).sum(), "c": c}
+    (c, n), ys = lax.scan(f, (c0, 0), xs, **kw)
+    return (c * c).sum() + ys["s"].sum() + (ys["c"] * xs).sum() + n
+  return loss
+
+T, J = rnn(tnp, tl), rnn(jnp, jax.lax)
+TR, JR = rnn(tnp, tl, reverse=True), rnn(jnp, jax.lax, reverse=True)
+
+
+def test_scan_values_and_pytrees():
+  def f(np_, lax):
+    def g(c0, xs):
+      (c, n), ys = lax.scan(lambda cr, x: ((cr[0] * 0.5 + x, cr[1] + 1), {"y": cr[0].sum(), "z": (x, None)}), (c0, 0), xs)
+      c2, _ = lax.scan(lambda c, _: (c * 2, None), c0, None, length=3)
+      c3, ys3 = lax.scan(lambda c, x: (c + x, c), c0, xs, reverse=True)
+      return c, n, ys, c2, c3, ys3
+    return g
+  got, want = f(tnp, tl)(Tensor(C0), Tensor(XS)), ref(lambda: f(jnp, jax.lax)(C0, XS))
+  assert_close(to_np(got), want)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_under_transforms(reverse):
+  t, j = (TR, JR) if reverse else (T, J)
+  Ws, X3 = RNG.standard_normal((4, 3)), RNG.standard_normal((6, 5, 3))
+  got = (t(*tg((W, C0, XS))), tinyjax.grad(t, (0, 1, 2))(*tg((W, C0, XS))),
+         tinyjax.jvp(t, tg((W, C0, XS)), tg((C0, W, XS)))[1],
+         tinyjax.vmap(t, (0, None, None))(*tg((Ws, C0, XS))), tinyjax.vmap(t, (None, None, 1))(*tg((W, C0, X3))),
+         tinyjax.vmap(tinyjax.grad(t), (0, None, None))(*tg((Ws, C0, XS))),
+         tinyjax.grad(lambda w: tinyjax.vmap(t, (0, None, None))(w, *tg((C0, XS))).sum())(Tensor(Ws)))
+  want = ref(lambda: (j(W, C0, XS), jax.grad(j, (0, 1, 2))(W, C0, XS), jax.jvp(j, (W, C0, XS), (C0, W, XS))[1],
+                      jax.vmap(j, (0, None, None))(Ws, C0, XS), jax.vmap(j, (None, None, 1))(W, C0, X3),
+                      jax.vmap(jax.grad(j), (0, None, None))(Ws, C0, XS),
+                      jax.grad(lambda w: jax.vmap(j, (0, None, None))(w, C0, XS).sum())(Ws)))
+  assert_close(to_np(got), want)
+
+
+def test_scan_hessian_nested_scans_and_jit():
+  def nested(np_, lax):
+    def f(w, xs):   # a scan inside a scan, both closing over w
+      def outer(c, x):
+        inner, _ = lax.scan(lambda d, y: (np_.sin(d * w[0] + y), None), c, x * w[1])
+        return inner, inner.sum()
+      c, ys = lax.scan(outer, xs[0], xs)
+      return (c * c).sum() + ys.sum()
+    return f
+  tn, jn = nested(tnp, tl), nested(jnp, jax.lax)
+  jt = tinyjax.jit(tinyjax.grad(T))
+  got = (tinyjax.hessian(T)(*tg((W, C0, XS))), tn(*tg((W[:2], XS))), tinyjax.grad(tn)(*tg((W[:2], XS))),
+         [jt(Tensor(W + i), *tg((C0, XS))) for i in range(3)])
+  want = ref(lambda: (jax.hessian(J)(W, C0, XS), jn(W[:2], XS), jax.grad(jn)(W[:2], XS), [jax.grad(J)(W + i, C0, XS) for i in range(3)]))
+  assert_close(to_np(got), want)
+
+
+def test_scan_traces_its_body_once_whatever_the_length():
+  calls = []
+  def f(c, x):
+    calls.append(1)
+    return c * 0.5 + x, c
+  for n in (3, 300):
+    calls.clear()
+    c, ys = tl.scan(f, Tensor(np.ones(2)), Tensor(np.ones((n, 2))))
+    assert len(calls) == 1
+    assert_close(to_np((c, ys)), jax.lax.scan(lambda c, x: (c * 0.5 + x, c), np.ones(2), np.ones((n, 2))))
+
+
+def test_fori_loop():
+  def f(np_, lax):
+    def g(x, n): return lax.fori_loop(0, n, lambda i, c: c * x + np_.sin(i * c), x)
+    return g
+  tf, jf = f(tnp, tl), f(jnp, jax.lax)
+  jit_static = tinyjax.jit(tf, static_argnums=1)
+  jit_traced = tinyjax.jit(tf)   # a traced trip count: a while_loop, as in JAX
+  got = (tf(Tensor(0.9), 5), tinyjax.grad(tf)(Tensor(0.9), 5), jit_static(Tensor(0.9), 4), [jit_traced(Tensor(0.9), n) for n in (0, 3, 6)],
+         tl.fori_loop(3, 1, lambda i, c: c + i, Tensor(1.0)))
+  want = ref(lambda: (jf(0.9, 5), jax.grad(jf)(0.9, 5), jf(0.9, 4), [jf(0.9, n) for n in (0, 3, 6)], np.float32(1.0)))
+  assert_close(to_np(got), want)
+  with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic"):
+    tinyjax.jit(tinyjax.grad(tf))(Tensor(0.9), 3)
+
+
+def newton_sqrt(np_, lax):
+  def f(a):
+    def cond(c): return np_.abs(c[0] * c[0] - a) > 1e-12 * a
+    def body(c): return 0.5 * (c[0] + a / c[0]), c[1] + 1
+    return lax.while_loop(cond, body, (a, 0))
+  return f
+
+def test_while_loop_vmap_jvp_jit():
+  tf, jf = newton_sqrt(tnp, tl), newton_sqrt(jnp, jax.lax)
+  A = np.array([2., 9., 100., 1e6])
+  jitted = tinyjax.jit(tf)
+  got = (tf(Tensor(7.0)), tinyjax.vmap(tf)(Tensor(A)),   # examples stop after different numbers of iterations
+         tinyjax.jvp(lambda a: tf(a)[0], (Tensor(7.0),), (Tensor(1.0),)),
+         [jitted(Tensor(v)) for v in (7.0, 1e6, 4.0)])   # one trace, three trip counts: the stop is read in the replay
+  want = ref(lambda: (jf(7.0), jax.vmap(jf)(A), jax.jvp(lambda a: jf(a)[0], (7.0,), (1.0,)), [jf(v) for v in (7.0, 1e6, 4.0)]))
+  assert_close(to_np(got), want)
+  with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+    tinyjax.grad(lambda a: tf(a)[0])(Tensor(7.0))
+
+
+def branches(np_, lax):
+  def c(x, y): return lax.cond(x > 0, lambda a, b: np_.sqrt(a) * b, lambda a, b: a * 0. + b, x, y)
+  def s(i, x): return lax.switch(i, [lambda x: x * 2, lambda x: np_.sin(x), lambda x: x ** 3], x)
+  return c, s
+
+def test_cond_and_switch():
+  (tc, ts), (jc, js) = branches(tnp, tl), branches(jnp, jax.lax)
+  X, I = np.array([2., -1., 0.5, -3.]), np.array([0, 1, 2, 7])
+  jc_jit = tinyjax.jit(tc)
+  # at x = 0 only the false branch runs: the true branch's sqrt'(0) = inf never meets the gradient (JAX's numbers)
+  got = ([tc(Tensor(x), Tensor(3.)) for x in (2., -1., 0.)], [tinyjax.grad(tc, (0, 1))(Tensor(x), Tensor(3.)) for x in (2., 0.)],
+         tinyjax.jvp(tc, tg((2., 3.)), tg((1., 2.)))[1], tinyjax.vmap(tc, (0, None))(Tensor(X), Tensor(3.)),
+         tinyjax.vmap(tc, (None, 0))(Tensor(2.), Tensor(X)), [jc_jit(Tensor(x), Tensor(3.)) for x in (2., -1.)],
+         [ts(Tensor(i), Tensor(0.7)) for i in (-1, 0, 1, 2, 5)], tinyjax.vmap(ts)(Tensor(I), Tensor(X)),
+         tinyjax.grad(lambda x: tinyjax.vmap(ts)(Tensor(I), x).sum())(Tensor(X)))
+  want = ref(lambda: ([jc(x, 3.) for x in (2., -1., 0.)], [jax.grad(jc, (0, 1))(x, 3.) for x in (2., 0.)],
+                      jax.jvp(jc, (2., 3.), (1., 2.))[1], jax.vmap(jc, (0, None))(X, 3.), jax.vmap(jc, (None, 0))(2., X),
+                      [jc(x, 3.) for x in (2., -1.)], [js(i, 0.7) for i in (-1, 0, 1, 2, 5)], jax.vmap(js)(I, X),
+                      jax.grad(lambda x: jax.vmap(js)(I, x).sum())(X)))
+  assert_close(to_np(got), want)
+
+
+def test_map_select_associative_scan():
+  X = RNG.standard_normal((7, 3))
+  def f(np_, lax):
+    return (lax.map(lambda x: np_.sin(x).sum(), X), lax.map(lambda x: x * 2, X, batch_size=3),
+            lax.select(X > 0, X, -X), lax.associative_scan(lambda a, b: a + b, X),
+            lax.associative_scan(lambda a, b: a * b, X, reverse=True, axis=1),
+            lax.associative_scan(lambda a, b: (a[0] + b[0], np_.maximum(a[1], b[1])), (X, -X)))
+  got = f(tnp, tl)
+  want = ref(lambda: f(jnp, jax.lax))
+  assert_close(to_np(got), want)
+
+
+def test_errors():
+  one = Tensor(np.ones(3))
+  with pytest.raises(TypeError, match="The input carry c has type float64\\[\\] but the corresponding output carry component has type int32\\[\\]"):
+    tl.scan(lambda c, x: (c.cast("int32"), x), Tensor(1.0), one)
+  with pytest.raises(TypeError, match="scan body function carry input and carry output must have the same pytree structure"):
+    tl.scan(lambda c, x: ((c, c), x), Tensor(1.0), one)
+  with pytest.raises(ValueError, match=r"scan got `length` argument of 4 which disagrees with leading axis sizes \[3\]"):
+    tl.scan(lambda c, x: (c, x), Tensor(1.0), one, length=4)
+  with pytest.raises(ValueError, match="scan got no values to scan over and `length` not provided"):
+    tl.scan(lambda c, x: (c, x), Tensor(1.0), None)
+  with pytest.raises(TypeError, match="cond branch outputs must have the same pytree structure"):
+    tl.cond(True, lambda x: x, lambda x: (x, x), Tensor(1.0))
+  with pytest.raises(TypeError, match="The output of true_fun has type float64\\[\\] but the corresponding output of false_fun has type int32\\[\\]"):
+    tl.cond(True, lambda x: x, lambda x: x.cast("int32"), Tensor(1.0))
+  with pytest.raises(TypeError, match="Pred must be a scalar"):
+    tl.cond(one > 0, lambda x: x, lambda x: x, Tensor(1.0))
+  with pytest.raises(TypeError, match="cond_fun must return a boolean scalar"):
+    tl.while_loop(lambda c: c, lambda c: c, Tensor(1.0))
+  with pytest.raises(TypeError, match="Index type must be an integer, got 1.0 as float"):
+    tl.switch(1., [lambda x: x], Tensor(1.0))
+  with pytest.raises(tinyjax.ConcretizationTypeError):   # a Python `if` on a traced carry, as in JAX
+    tl.scan(lambda c, x: (c if c > 0 else -c, x), Tensor(1.0), one)
