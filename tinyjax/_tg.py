@@ -183,13 +183,17 @@ def marker_arg(u: UOp):
 
 def call_kind(u: UOp, inline_custom: bool) -> str | None:
   """How the interpreter treats a call-like node: "inline" (the GETTUPLE of a tinygrad @function, or of a custom call
-  when inlining them), "custom" (a tinyjax custom_jvp/custom_vjp FUNCTION), "gather" (the AFTER of a gather kernel),
+  when inlining them, except control flow), "custom" (a tinyjax custom_jvp/custom_vjp FUNCTION), "gather" (the AFTER of a gather kernel),
   "skip" (a FUNCTION or CALL whose value its users carry), None (an ordinary op)."""
-  if u.op is Ops.FUNCTION: return "skip" if inline_custom or custom_rule_of(u) is None else "custom"
-  if u.op is Ops.GETTUPLE and u.src[0].op is Ops.FUNCTION and (inline_custom or custom_rule_of(u.src[0]) is None): return "inline"
+  if u.op is Ops.FUNCTION: return "skip" if _inlined(u, inline_custom) else "custom"
+  if u.op is Ops.GETTUPLE and u.src[0].op is Ops.FUNCTION and _inlined(u.src[0], inline_custom): return "inline"
   if u.op is Ops.CALL and _is_gather_call(u): return "skip"
   if u.op is Ops.AFTER and _is_gather_call(u.src[1]): return "gather"
   return None
+
+def _inlined(fn: UOp, inline_custom: bool) -> bool:
+  # a custom call whose body is a host call (control flow: `opaque` rules) is never inlined: its body is no graph of ops
+  return (rule := custom_rule_of(fn)) is None or (inline_custom and not getattr(rule, "opaque", False))
 
 def inline_call(gettuple: UOp) -> UOp:
   """GETTUPLE(FUNCTION(body, *args)) -> the body's output with its PARAMs replaced by the call's arguments."""

@@ -112,6 +112,7 @@ class _Rule:
   """What scan, while_loop and switch nodes share: the node (a custom call whose lowering is a host call) and the
   protocol the transforms use on custom calls (jvp, grad_fxn, batched(...).call_node)."""
   name = "control flow"
+  opaque = True   # never inlined (_tg.call_kind): the FUNCTION's body is a host call, not a graph of ops
   def out_types(self, xs: list[Tensor]) -> list[Type]: raise NotImplementedError
   def executor(self, ins: list[Type], outs: list[Type]) -> Callable[[list[UOp]], None]:
     """run(buffers): the outputs' buffers, then the inputs' (flat: their types are ins and outs)."""
@@ -596,7 +597,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
 _no_operand = object()
 
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_no_operand):
-  """jax.lax.cond: true_fun(*operands) if pred else false_fun(*operands). Only the chosen branch runs (a batched
+  """jax.lax.cond: `true_fun(*operands) if pred else false_fun(*operands)`. Only the chosen branch runs (a batched
   predicate under vmap runs both and selects, as in JAX)."""
   if operand is not _no_operand:
     if operands: raise TypeError("if `operand` is passed, `operands` should not be passed")
@@ -608,7 +609,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_no_o
   return _branches("cond", p.ne(0).cast(dtypes.int32), [false_fun, true_fun], operands)
 
 def switch(index, branches: Sequence[Callable], *operands, operand=_no_operand):
-  """jax.lax.switch: branches[clamp(index, 0, len(branches) - 1)](*operands); only that branch runs."""
+  """jax.lax.switch: `branches[clamp(index, 0, len(branches) - 1)](*operands)`; only that branch runs."""
   if operand is not _no_operand: operands = (operand,)
   if not isinstance(branches, (list, tuple)) or not branches: raise ValueError("Empty branch sequence")
   i = as_tensor(index)

@@ -234,7 +234,7 @@ def table_rule(table: dict, transform: str) -> Callable:
   error that names the op and the transform."""
   def lookup(u: UOp) -> Callable:
     key = {"custom": CUSTOM_CALL, "gather": GATHER}.get(_tg.call_kind(u, False) or "", u.op)
-    if (fn := table.get(key)) is None: raise no_rule(key, transform)
+    if (fn := table.get(key)) is None: raise no_rule(f"{key} {_tg.custom_rule_of(u).name}" if key == CUSTOM_CALL else key, transform)
     return fn
   return lookup
 

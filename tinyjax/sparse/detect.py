@@ -140,7 +140,7 @@ class Detector:
 
   def rule(self, u: UOp, deps: list) -> Dep:
     # ints and bools carry no derivative; still mark them as input-dependent (an empty Dep), never as constants
-    if u.op is not Ops.CUSTOM and not dtypes.is_float(u.dtype): return self.empty(u)
+    if u.op not in (Ops.CUSTOM, Ops.FUNCTION) and not dtypes.is_float(u.dtype): return self.empty(u)
     return sparsity_rule(u)(self, u, deps)
 
 
