@@ -122,7 +122,8 @@ def test_while_loop_vmap_jvp_jit():
 
 
 def branches(np_, lax):
-  def c(x, y): return lax.cond(x > 0, lambda a, b: np_.sqrt(a) * b, lambda a, b: a * 0. + b, x, y)
+  # y is closed over by the true branch: its gradient flows through the node's hidden argument
+  def c(x, y): return lax.cond(x > 0, lambda a: np_.sqrt(a) * y, lambda a: a * 0. + 1.5, x)
   def s(i, x): return lax.switch(i, [lambda x: x * 2, lambda x: np_.sin(x), lambda x: x ** 3], x)
   return c, s
 
@@ -175,5 +176,7 @@ def test_errors():
     tl.while_loop(lambda c: c, lambda c: c, Tensor(1.0))
   with pytest.raises(TypeError, match="Index type must be an integer, got 1.0 as float"):
     tl.switch(1., [lambda x: x], Tensor(1.0))
+  with pytest.raises(NotImplementedError, match="tinyjax.sparsity: no sparsity rule for custom_call scan"):
+    tinyjax.spjacobian(lambda x: tl.scan(lambda c, y: (c * y, c), x, one)[1].reshape(-1), Tensor(np.ones(3)))
   with pytest.raises(tinyjax.ConcretizationTypeError):   # a Python `if` on a traced carry, as in JAX
     tl.scan(lambda c, x: (c if c > 0 else -c, x), Tensor(1.0), one)
