@@ -7,8 +7,9 @@ length L (10, 100, 1000, 10000) and for the final state and the gradient of sum(
   first      the first call of a new jitted function: tracing, scheduling, compiling and running the L steps (tinygrad's
              on-disk compile cache off and its in-process caches cleared; a new jax.jit for JAX)
   per call   median after warm-up (device synchronized)
-  per step   per call / L; `1 step` is TinyJit replaying one RK4 step (or one step's gradient: its vjp), the goal being
-             per step <= 2x that
+  per step   per call / L; `1 step` is TinyJit replaying one RK4 step, for grad one step plus one step's vjp (what a
+             reverse loop written by hand replays per step: a forward sweep saving the states, a backward sweep of
+             vjps), the goal being per step <= 2x that
   hand       a Python loop of L RK4 steps written in tinygrad under TinyJit (unrolled: its graph and its compile grow with
              L; run up to L = 100, '-' beyond)
 Writes bench/out/loops.json and prints a markdown table (docs/benchmarks.md, section "lax.scan").
@@ -50,8 +51,8 @@ def hand(L, grad: bool):
     y = y0
     for _ in range(L): y = rk4(lambda v: f(v, A), y)
     if not grad: return y.realize()
-    (y * y).sum().backward()
-    return y0.grad.realize(), A.grad.realize()
+    gy, gA = (y * y).sum().gradient(y0, A)
+    return gy.realize(), gA.realize()
   return run
 
 def timeit(fn, reps: int) -> float:
@@ -70,7 +71,7 @@ def first(fn) -> float:
   return time.perf_counter() - t0
 
 def one_step(grad: bool) -> float:
-  """TinyJit replaying one RK4 step (grad: one step's vjp, as a step of the reverse scan does)."""
+  """TinyJit replaying one RK4 step (grad: one step and one step's vjp)."""
   A = Tensor(A0).realize()
   if grad:
     step = TinyJit(lambda y, g: tinyjax.vjp(lambda v: rk4(lambda u: (u @ A).tanh() - 0.1 * u, v), y)[1](g)[0].realize())
@@ -79,7 +80,7 @@ def one_step(grad: bool) -> float:
     step = TinyJit(lambda y: rk4(lambda u: (u @ A).tanh() - 0.1 * u, y).realize())
     args = (Tensor(Y0).realize(),)
   for _ in range(3): step(*args)
-  return timeit(lambda: step(*args), 200)
+  return timeit(lambda: step(*args), 200) + (one_step(False) if grad else 0.0)
 
 def main():
   ap = argparse.ArgumentParser()
@@ -104,7 +105,7 @@ def main():
       r["check"] = all(np.allclose(g, w, rtol=2e-4, atol=2e-5 * np.abs(w).max()) for g, w in zip(got, want, strict=True))
       if L <= 100:
         cold_tinygrad()
-        yh, Ah = Tensor(Y0, requires_grad=grad).realize(), Tensor(A0, requires_grad=grad).realize()
+        yh, Ah = Tensor(Y0).realize(), Tensor(A0).realize()
         hj = TinyJit(hand(L, grad))
         r["hand first"] = first(lambda: hj(yh, Ah)) + first(lambda: hj(yh, Ah))   # TinyJit runs, then captures
         r["hand"] = timeit(lambda: hj(yh, Ah), reps)
