@@ -348,11 +348,14 @@ BufferType = tuple[tuple[int, ...], DType, "int | None"]   # shape, dtype, and t
 class Step:
   """fn(inputs, ) -> outputs, compiled once for buffers of the given types and replayed on any buffers of those types
   with `run`. An input with an axis is the slice at the step index along it; an output with an axis is written at the
-  index along it (tinygrad's bound Variable: one compiled program for every index)."""
+  index along it (tinygrad's bound Variable: one compiled program for every index). `nested`: fn's graph has calls
+  (FUNCTIONs: loops, custom rules)."""
+  VAR = "tinyjax_step"
   def __init__(self, fn: Callable[[list[Tensor]], list[Tensor]], ins: list[BufferType], outs: list[BufferType], device, steps: int = 1,
                nested: bool = False):
-    self.var = f"tinyjax_step_{next(_host_names)}"
-    i = UOp.variable(self.var, 0, max(steps - 1, 0)).bind(0)
+    # one name for every step's index: it is in the kernels' source, so the compile cache knows them again (each step's
+    # linear runs with its own var_vals, nested loops included)
+    i = UOp.variable(self.VAR, 0, max(steps - 1, 0)).bind(0)
     tin = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in ins]
     tout = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in outs]
     vals = fn([t if ax is None else _sliced(_at(t, i, ax).squeeze(ax), nested) for t, (_, _, ax) in zip(tin, ins, strict=True)])
@@ -367,7 +370,7 @@ class Step:
     self.linear = _realize.link_linear(_jit_lower(big, set(self.bufs), self.bufs))
 
   def run(self, bufs: list[UOp], index: int = 0) -> None:
-    _realize.run_linear(self.linear, {self.var: index}, input_uops=bufs, jit=True)
+    _realize.run_linear(self.linear, {self.VAR: index}, input_uops=bufs, jit=True)
 
 def _sliced(t: Tensor, nested: bool) -> Tensor:
   # a slice at the step index cannot be an argument of a call inside the step (tinygrad moves the argument's movement

@@ -44,6 +44,12 @@ class Body:
   @property
   def has_calls(self) -> bool: return any(u.op is Ops.FUNCTION for u in UOp.sink(*self.outs).toposort(enter_calls=False))
 
+  @functools.cached_property
+  def key(self) -> bytes:
+    """What the body computes, whatever its PARAMs' slots: equal for two traces of the same function and closure."""
+    canon = {p: param(i, static_shape(p), p.dtype, p.device) for i, p in enumerate(self.params)}
+    return UOp.sink(*substitute(self.outs, canon)).key
+
 def trace(fun: Callable[[list[Tensor]], list[Tensor]], types: list[Type], device, what: str) -> tuple[Body, list[Tensor]]:
   """fun traced on placeholders of `types`; the values it closes over that are traced (or data) become extra inputs,
   as a custom function's do (custom._closure). Returns the Body over (inputs, closed-over values) and those values."""
@@ -173,12 +179,18 @@ def _vmap(body: Body, flags: Sequence[int | None], size: int) -> Callable[[list[
   from tinyjax.transforms.vmap import vmap
   return lambda xs: list(vmap(lambda *a: tuple(body(a)), in_axes=tuple(flags), axis_size=size)(*xs))
 
-def _lazy(make: Callable[[Any], Step]) -> Callable[[Any], Step]:
-  """The step compiled on first use (when the loop first runs: its inputs are concrete then), then reused."""
-  made: list[Step] = []
+_STEPS: dict[tuple, Step] = {}   # compiled bodies by what they compute: a loop traced again (eager code) reuses its step
+_MAX_STEPS = 256
+
+def _compiled(body: "Body", ins: list, outs: list, steps: int = 1) -> Callable[[Any], Step]:
+  """The step of `body` for buffers of these types, compiled on first use (when the loop first runs: its inputs are
+  concrete then) and shared by loops whose bodies compute the same."""
   def get(device) -> Step:
-    if not made: made.append(make(device))
-    return made[0]
+    key = (body.key, tuple(ins), tuple(outs), device, steps)
+    if (step := _STEPS.get(key)) is None:
+      if len(_STEPS) >= _MAX_STEPS: _STEPS.pop(next(iter(_STEPS)))
+      step = _STEPS[key] = Step(body, ins, outs, device, steps, body.has_calls)
+    return step
   return get
 
 def _broadcast(x: Tensor, flag: int | None, size: int) -> Tensor:
@@ -207,9 +219,8 @@ class Scan(_Rule):
   def executor(self, ins: list[Type], outs: list[Type]) -> Callable[[list[UOp]], None]:
     nc, nx, L, rev, n_out = self.n_carry, len(self.x_axes), self.length, self.reverse, len(outs)
     at = [None] * nc + list(self.x_axes) + [None] * (len(ins) - nc - nx)
-    step = _lazy(lambda device: Step(self.body, [(s, d, a) for (s, d), a in zip(ins, at, strict=True)],
-                                     [(s, d, a) for (s, d), a in zip(outs, [None] * nc + list(self.y_axes), strict=True)], device, L,
-                                     self.body.has_calls))
+    step = _compiled(self.body, [(s, d, a) for (s, d), a in zip(ins, at, strict=True)],
+                     [(s, d, a) for (s, d), a in zip(outs, [None] * nc + list(self.y_axes), strict=True)], L)
     def run(bufs: list[UOp]) -> None:
       carry_out, ys, ins = bufs[:nc], bufs[nc:n_out], bufs[n_out:]
       init, rest = ins[:nc], ins[nc:]
@@ -337,8 +348,8 @@ class While(_Rule):
 
   def executor(self, ins, outs):
     nc = self.n_carry
-    cond = _lazy(lambda device: Step(self.cond, [(s, d, None) for s, d in ins], [((1,), dtypes.bool, None)], device))
-    body = _lazy(lambda device: Step(self.body, [(s, d, None) for s, d in ins], [(s, d, None) for s, d in outs], device))
+    cond = _compiled(self.cond, [(s, d, None) for s, d in ins], [((1,), dtypes.bool, None)])
+    body = _compiled(self.body, [(s, d, None) for s, d in ins], [(s, d, None) for s, d in outs])
     def run(bufs: list[UOp]) -> None:
       out, init, ks = bufs[:nc], bufs[nc:2 * nc], bufs[2 * nc:]
       device = bufs[0].device
@@ -414,8 +425,7 @@ class Switch(_Rule):
   def out_types(self, xs): return list(self.types)
 
   def executor(self, ins, outs):
-    steps = [_lazy(functools.partial(lambda b, device: Step(b, [(s, d, None) for s, d in ins[1:]], [(s, d, None) for s, d in outs], device), b))
-             for b in self.branches]
+    steps = [_compiled(b, [(s, d, None) for s, d in ins[1:]], [(s, d, None) for s, d in outs]) for b in self.branches]
     n = len(outs)
     def run(bufs: list[UOp]) -> None:
       i = min(max(int(read_scalar(bufs[n])), 0), len(steps) - 1)   # clamped, as JAX
