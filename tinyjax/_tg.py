@@ -369,8 +369,44 @@ class Step:
     big = UOp(Ops.LINEAR, src=tuple(c for lin in cap.linears for c in lin.src))
     self.linear = _realize.link_linear(_jit_lower(big, set(self.bufs), self.bufs))
 
+    self.plan = [self._kernel(c, device) for c in self.linear.src]
+
+  @staticmethod
+  def _kernel(call: UOp, device) -> tuple | UOp:
+    """A kernel on one device as (runtime, its arguments: an input's slot or a fixed buffer, program info), which `run`
+    launches directly; any other call (a nested loop, a copy, a graph) is left to tinygrad's run_linear."""
+    if call.src[0].op is not Ops.PROGRAM or not isinstance(device, str) or not isinstance(call.src[1].device, str): return call
+    prg, args = call.src[0], _realize.get_call_arg_uops(call)
+    if any(a.op not in (Ops.PARAM, Ops.BUFFER, Ops.BITCAST, Ops.SHRINK) for a in args): return call
+    glob = [args[g] for g in prg.arg.globals]
+    return (_realize.get_runtime(device, prg), [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], prg.arg, device)
+
   def run(self, bufs: list[UOp], index: int = 0) -> None:
-    _realize.run_linear(self.linear, {self.VAR: index}, input_uops=bufs, jit=True)
+    """One step on these buffers (the types the step was compiled for) at this index. Kernels are launched straight
+    from the plan: run_linear's per-call work (resolving PARAMs, stats, multi-device lanes) is most of a small step."""
+    var_vals = {self.VAR: index}
+    real: dict[int, Any] = {}
+    n = 0
+    for item in self.plan:
+      if isinstance(item, UOp):
+        _realize.run_linear(UOp(Ops.LINEAR, src=(item,)), var_vals, input_uops=bufs, jit=True)
+        continue
+      rt, args, info, device = item
+      launch = []
+      for a in args:
+        if isinstance(a, int):
+          if (b := real.get(a)) is None: b = real[a] = _one(bufs[a]).get_buf(device)
+          launch.append(b)
+        else: launch.append(a.get_buf(device))
+      gs, ls = info.launch_dims(var_vals)
+      rt(*launch, global_size=gs, local_size=ls, vals=info.vals(var_vals))
+      n += 1
+    GlobalCounters.kernel_count += n
+
+def _one(u: UOp) -> Buffer:
+  b = u.buffer
+  assert isinstance(b, Buffer), "host loops run on one device"
+  return b
 
 def _sliced(t: Tensor, nested: bool) -> Tensor:
   # a slice at the step index cannot be an argument of a call inside the step (tinygrad moves the argument's movement
@@ -405,12 +441,8 @@ def filled_buffer(a: np.ndarray, device) -> UOp:
   return t.uop.base
 
 def copy_buffer(dst: UOp, src: UOp) -> None:
-  d, s = dst.buffer, src.buffer
-  assert isinstance(d, Buffer) and isinstance(s, Buffer), "host loops run on one device"
-  d.ensure_allocated().copy_from(s.ensure_allocated())
+  _one(dst).ensure_allocated().copy_from(_one(src).ensure_allocated())
 
 def read_scalar(u: UOp):
   """The first element of a buffer, as a Python value (a host read: the loop's condition, the branch index)."""
-  b = u.buffer
-  assert isinstance(b, Buffer), "host loops run on one device"
-  return b.numpy()[0].item()
+  return _one(u).numpy()[0].item()
