@@ -26,7 +26,8 @@ __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "Glo
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
            "np_dtype", "install_tensor_methods", "tensor_method", "param", "Step", "host_call", "scratch_like", "copy_buffer",
-           "read_scalar", "constant_array", "filled_buffer"]
+           "read_scalar", "constant_array", "filled_buffer", "Replay",
+           "captured_replay", "replay_buffers"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
 
@@ -130,6 +131,19 @@ def capturing_tinyjit(fn: Callable) -> Any:
   tj = TinyJit(fn)
   tj.cnt = 1
   return tj
+
+def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
+  """A captured TinyJit's kernels as a Replay, with the buffers they write (None: not captured yet)."""
+  return None if jit.captured is None else (Replay(jit.captured.linear), jit.captured._written_uops)
+
+def replay_buffers(tensors: list[Tensor], written: set[UOp]) -> list[UOp] | None:
+  """The input buffers TinyJit would pass for these Tensors (realized first), or None where only TinyJit's own call
+  will do: a multi-device input, or one the captured kernels write (TinyJit copies it first)."""
+  def ready(u: UOp) -> bool: return u.op is Ops.BUFFER and (b := buffers.get(u)) is not None and b.is_allocated()
+  if lazy := [t for t in tensors if not ready(t.uop.base)]: Tensor.realize(*lazy)
+  bufs = [t.uop.base for t in tensors]
+  if any(b.op is not Ops.BUFFER or not isinstance(b.device, str) or b in written for b in bufs): return None
+  return bufs
 
 def jit_kernel_names(jit) -> list[str]:
   """Names of the kernels a captured TinyJit replays, in order."""
@@ -369,22 +383,29 @@ class Step:
     big = UOp(Ops.LINEAR, src=tuple(c for lin in cap.linears for c in lin.src))
     self.linear = _realize.link_linear(_jit_lower(big, set(self.bufs), self.bufs))
 
-    self.plan = [self._kernel(c, device) for c in self.linear.src]
+    self.replay = Replay(self.linear)
+
+  def run(self, bufs: list[UOp], index: int = 0) -> None:
+    """One step on these buffers (the types the step was compiled for) at this index."""
+    self.replay.run(bufs, {self.VAR: index})
+
+class Replay:
+  """A compiled linear (a Step's, a captured TinyJit's) replayed on new input buffers. Kernels are launched straight
+  from a plan made once: run_linear's and TinyJit's per-call work (resolving PARAMs, rewriting input views, stats,
+  multi-device lanes) is most of the time of a small program. Any other call (a host loop, a copy, a graph) goes
+  through run_linear."""
+  def __init__(self, linear: UOp): self.plan = [self._kernel(c) for c in linear.src]
 
   @staticmethod
-  def _kernel(call: UOp, device) -> tuple | UOp:
-    """A kernel on one device as (runtime, its arguments: an input's slot or a fixed buffer, program info), which `run`
-    launches directly; any other call (a nested loop, a copy, a graph) is left to tinygrad's run_linear."""
-    if call.src[0].op is not Ops.PROGRAM or not isinstance(device, str) or not isinstance(call.src[1].device, str): return call
+  def _kernel(call: UOp) -> tuple | UOp:
+    """(runtime, its arguments: an input's slot or a fixed buffer, program info, device), or the call itself."""
+    if call.src[0].op is not Ops.PROGRAM or not isinstance(device := call.src[1].device, str): return call
     prg, args = call.src[0], _realize.get_call_arg_uops(call)
     if any(a.op not in (Ops.PARAM, Ops.BUFFER, Ops.BITCAST, Ops.SHRINK) for a in args): return call
     glob = [args[g] for g in prg.arg.globals]
     return (_realize.get_runtime(device, prg), [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], prg.arg, device)
 
-  def run(self, bufs: list[UOp], index: int = 0) -> None:
-    """One step on these buffers (the types the step was compiled for) at this index. Kernels are launched straight
-    from the plan: run_linear's per-call work (resolving PARAMs, stats, multi-device lanes) is most of a small step."""
-    var_vals = {self.VAR: index}
+  def run(self, bufs: list[UOp], var_vals: dict[str, int]) -> None:
     real: dict[int, Any] = {}
     n = 0
     for item in self.plan:

@@ -13,7 +13,8 @@ import functools, inspect
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
-  allocated_buffer, assign_into, sharding, placeholder_like, np_dtype_of, host_buffer, jit_input, default_device
+  allocated_buffer, assign_into, sharding, placeholder_like, np_dtype_of, host_buffer, jit_input, default_device, \
+  Replay, captured_replay, replay_buffers
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, canonical_array
 from tinyjax import tree_util as tu
 
@@ -70,6 +71,7 @@ class _Entry:
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
     self.tinyjit = capturing_tinyjit(self._flat)   # the second call replays, as in JAX
+    self.replay: tuple[Replay, set[UOp]] | None = None
 
   def _inputs(self, bufs) -> list[Tensor]:
     """The function's arguments: weakly typed ones (Python scalars, Tensor(1.5)) as a weak-dtype view of their buffer."""
@@ -87,7 +89,12 @@ class _Entry:
     if ins := [i for i, _ in made if i is not None]:
       running = trace_state().running_jit
       running.append(self)   # jitted functions it calls are inlined
-      try: self.tinyjit(*tensors, *ins)
+      try:
+        # TinyJit captures on the first call; then its kernels are replayed straight from a plan (_tg.Replay), without
+        # TinyJit's per-call preparation of its inputs, unless an input needs it (multi-device, written by the kernels)
+        if self.replay is None: self.replay = captured_replay(self.tinyjit)
+        if self.replay is not None and (bufs := replay_buffers(tensors + ins, self.replay[1])) is not None: self.replay[0].run(bufs, {})
+        else: self.tinyjit(*tensors, *ins)
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
