@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins, itertools
 from typing import Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, dtypes, DType, dtype_name, static_shape
+from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
 from tinyjax.numpy._core import asarray
 from tinyjax.numpy import _math as _jm
 from tinyjax.scipy.special import erfinv as _erfinv
@@ -35,24 +35,15 @@ FLOAT = ("floating, complexfloating", dtypes.is_float)
 NUMBER = ("integer, floating, complexfloating", lambda d: d != dtypes.bool)
 SIGNED = ("floating, complexfloating, signedinteger", lambda d: dtypes.is_float(d) or (dtypes.is_int(d) and not dtypes.is_unsigned(d)))
 
-def _weak(x) -> bool: return isinstance(x, (bool, int, float)) and not isinstance(x, Tensor)
-
-def _fits(x, dt: DType) -> bool:
-  """A Python scalar takes dtype dt without a change of kind (JAX's weak types)."""
-  if isinstance(x, bool): return dt == dtypes.bool
-  if isinstance(x, int): return dt != dtypes.bool
-  return dtypes.is_float(dt)
+def _weak(x) -> bool: return isinstance(x, (bool, int, float))
 
 def _same(name: str, *xs, tip: bool = False) -> list[Tensor]:
-  """xs as Tensors of one dtype (lax's rule: arrays must agree, Python scalars take their dtype), else TypeError."""
-  strong = [asarray(x) for x in xs if not _weak(x)]
-  dt = strong[0].dtype if strong else asarray(xs[0]).dtype
-  names = [dtype_name(t.dtype) for t in strong]
-  bad = [dtype_name(asarray(x).dtype) for x in xs if _weak(x) and not _fits(x, dt)]
-  if any(t.dtype != dt for t in strong) or bad:
+  """xs as Tensors of one dtype, else TypeError: lax does not promote (a Python scalar has the default dtype of its kind)."""
+  ts = [asarray(x) for x in xs]
+  if any(t.dtype != ts[0].dtype for t in ts):
     hint = f" (Tip: jnp.{name} is a similar function that does automatic type promotion on inputs)." if tip else ""
-    raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {', '.join(names + bad)}.{hint}")
-  return [x if isinstance(x, Tensor) and x.dtype == dt else asarray(x, dtype=dt) for x in xs]
+    raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {', '.join(dtype_name(t.dtype) for t in ts)}.{hint}")
+  return ts
 
 def _accept(name: str, t: Tensor, kinds: tuple[str, Callable], pos: int | None = None) -> Tensor:
   if not kinds[1](t.dtype):
@@ -292,13 +283,12 @@ def _pad(t: Tensor, config: Sequence[tuple[int, int, int]], value) -> Tensor:
   return t
 
 def _scalar_like(name: str, value, t: Tensor):
-  """A scalar of t's dtype: a Python number, or a Tensor (JAX: same dtype, no promotion)."""
+  """value as a Python number (a static pad) or a Tensor, of t's dtype (lax does not promote)."""
   if np.shape(value) != (): raise ValueError(f"{name} must be a scalar; got np.shape({name})={np.shape(value)}")
-  if _weak(value): return value if t.dtype != dtypes.bool else bool(value)
   v = asarray(value)
   if v.dtype != t.dtype:
     raise TypeError(f"pad operand and padding_value must be same dtype: got {dtype_name(t.dtype)} and {dtype_name(v.dtype)}.")
-  return v
+  return value if _weak(value) else v
 
 def pad(operand, padding_value, padding_config: Sequence[tuple[int, int, int]]) -> Tensor:
   """lax.pad: each axis gets (lo, hi, interior) padding with padding_value: lo before, hi after (negative: that many
@@ -447,14 +437,15 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
 
 _BITS = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}
 
-def _order_key(t: Tensor) -> Tensor:
-  """Integers ordered as JAX sorts t: floats by their bits made monotone (-0.0 before 0.0), every NaN last."""
+def _order_key(t: Tensor, total: bool = False) -> Tensor:
+  """Integers ordered as JAX sorts t: floats by their bits made monotone, with -0.0 equal to 0.0 and every NaN last
+  (sort), or in IEEE's total order, -NaN < -inf < -0.0 < 0.0 < inf < NaN (total: top_k)."""
   if t.dtype == dtypes.bool: return t.cast(dtypes.int8)
   if not dtypes.is_float(t.dtype): return t
   it = _BITS[t.dtype.itemsize]
-  top = it.max
-  bits = t.bitcast(it)
-  return (t != t).where(top, (bits < 0).where(bits ^ top, bits))   # negative floats: the magnitude bits reversed
+  bits = (t if total else (t == 0).where(0.0, t)).bitcast(it)
+  key = (bits < 0).where(bits ^ it.max, bits)   # negative floats: the magnitude bits reversed
+  return key if total else (t != t).where(it.max, key)
 
 def _argsort(key: Tensor, axis: int) -> Tensor:
   """A stable ascending argsort (tinygrad's sort keeps the order of equal elements)."""
@@ -476,7 +467,7 @@ def _canonical_axis(axis: int, ndim: int) -> int:
 
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
   """lax.sort: operand (or each of a sequence of operands, returned as a tuple) reordered along `dimension` by
-  ascending keys: the first num_keys operands, lexicographically. Always stable; NaNs last, -0.0 before 0.0."""
+  ascending keys: the first num_keys operands, lexicographically. Always stable; NaNs last, -0.0 equal to 0.0."""
   seq = isinstance(operand, (tuple, list))
   ops = [asarray(o) for o in (operand if seq else [operand])]
   if any(_S(o) != _S(ops[0]) for o in ops):
@@ -492,13 +483,13 @@ def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True) -> t
   """lax.sort_key_val: (keys sorted, values in the keys' order)."""
   return sort((keys, values), dimension, is_stable, num_keys=1)
 
-def top_k(operand, k: int, *, axis: int = -1) -> tuple[Tensor, Tensor]:
-  """lax.top_k: the k largest values along `axis` in descending order and their int32 indices; equal values in index
-  order, NaN above everything."""
+def top_k(operand, k: int, *, axis: int = -1) -> list[Tensor]:
+  """lax.top_k: [the k largest values along `axis` in descending order, their int32 indices] (a list, as JAX returns);
+  equal values in index order; floats in IEEE's total order as JAX's (NaN first, -NaN last, 0.0 before -0.0)."""
   if k < 0: raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
   t = asarray(operand)
   ax = _canonical_axis(axis, t.ndim)
   if k > _S(t)[ax]:
     raise ValueError(f"k argument to top_k must be no larger than size along axis; got k={k} with shape={list(_S(t))} and axis={ax}")
-  idx = _shrink(_argsort(~_order_key(t), ax), ax, 0, k)   # ~: the order reversed, ties still by index
-  return _take(t, ax, idx), idx
+  idx = _shrink(_argsort(~_order_key(t, total=True), ax), ax, 0, k)   # ~: the order reversed, ties still by index
+  return [_take(t, ax, idx), idx]
