@@ -17,7 +17,7 @@ import sqlite3 as _sqlite3
 import itertools, weakref
 import tinygrad.engine.realize as _realize
 from tinygrad.engine.jit import jit_lower as _jit_lower
-from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, buffers
+from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, buffers, ParamArg
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
 __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
@@ -43,12 +43,13 @@ def placeholder(shape: tuple, dtype: DType, device) -> Tensor:
 @functools.lru_cache(maxsize=None)
 def _shape_arg(shape: tuple[int, ...]) -> UOp: return shape_to_shape_arg(shape)
 
-def allocated_buffer(shape: tuple, dtype: DType, device, axis: int | None = None) -> tuple[Tensor, Tensor]:
+def allocated_buffer(shape: tuple, dtype: DType, device, axis: int | None = None) -> tuple[UOp, Tensor]:
   """A new, allocated, uninitialised buffer (no kernel) as (TinyJit input, Tensor of `shape` viewing it), that the
-  jitted function writes into with `assign_into`: a flat 1-D buffer on one device or replicated over a device tuple,
-  the shaped Tensor itself when sharded on `axis`. Built directly: Tensor.empty's graph rewrites cost ~0.2 ms per call."""
+  jitted function writes into with `assign_into`: the input is a flat 1-D buffer on one device or replicated over a
+  device tuple (its UOp: `Tensor(input)` when a Tensor is needed), the shaped Tensor's when sharded on `axis`. Built
+  directly: Tensor.empty's graph rewrites cost ~0.2 ms per call."""
   buf, shaped = _new_buffer(shape, dtype, device, axis, allocate=True)
-  return (shaped, shaped) if axis is not None or shaped.uop is buf else (Tensor(buf), shaped)
+  return (shaped.uop, shaped) if axis is not None else (buf, shaped)
 
 def assign_into(buf: Tensor, value: Tensor) -> Tensor:
   """buf := value (buf from `allocated_buffer`). A tinyjax gather writes straight into a buffer on one device."""
@@ -62,7 +63,8 @@ def _new_buffer(shape: tuple, dtype: DType, device, axis: int | None, allocate: 
   shard = shape if axis is None else shape[:axis] + (shape[axis] // len(device),) + shape[axis+1:]
   n = 1
   for d in shard: n *= d
-  buf = UOp.new_buffer(device, n, dtype)
+  # UOp.new_buffer, with its shape operand cached (building it is a fifth of a jitted call's dispatch)
+  buf = UOp(Ops.BUFFER, src=(_shape_arg((n,)),), arg=ParamArg(next(UOp.unique_num), dtype, device=device))
   if allocate:   # what UOp.buffer does, without its shape inference (~10 us)
     buffers[buf] = b = (MultiBuffer(device, n, dtype) if isinstance(device, tuple) else Buffer(device, n, dtype)).ref(1)
     for x in _device_buffers(b): x.allocate()
@@ -136,12 +138,12 @@ def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
   """A captured TinyJit's kernels as a Replay, with the buffers they write (None: not captured yet)."""
   return None if jit.captured is None else (Replay(jit.captured.linear), jit.captured._written_uops)
 
-def replay_buffers(tensors: list[Tensor], written: set[UOp]) -> list[UOp] | None:
-  """The input buffers TinyJit would pass for these Tensors (realized first), or None where only TinyJit's own call
-  will do: a multi-device input, or one the captured kernels write (TinyJit copies it first)."""
+def replay_buffers(tensors: list[Tensor], outs: list[UOp], written: set[UOp]) -> list[UOp] | None:
+  """The input buffers TinyJit would pass for these Tensors (realized first) and the output buffers, or None where
+  only TinyJit's own call will do: a multi-device input, or one the captured kernels write (TinyJit copies it first)."""
   def ready(u: UOp) -> bool: return u.op is Ops.BUFFER and (b := buffers.get(u)) is not None and b.is_allocated()
   if lazy := [t for t in tensors if not ready(t.uop.base)]: Tensor.realize(*lazy)
-  bufs = [t.uop.base for t in tensors]
+  bufs = [t.uop.base for t in tensors] + [o.base for o in outs]
   if any(b.op is not Ops.BUFFER or not isinstance(b.device, str) or b in written for b in bufs): return None
   return bufs
 

@@ -93,8 +93,8 @@ class _Entry:
         # TinyJit captures on the first call; then its kernels are replayed straight from a plan (_tg.Replay), without
         # TinyJit's per-call preparation of its inputs, unless an input needs it (multi-device, written by the kernels)
         if self.replay is None: self.replay = captured_replay(self.tinyjit)
-        if self.replay is not None and (bufs := replay_buffers(tensors + ins, self.replay[1])) is not None: self.replay[0].run(bufs, {})
-        else: self.tinyjit(*tensors, *ins)
+        if self.replay is not None and (bufs := replay_buffers(tensors, ins, self.replay[1])) is not None: self.replay[0].run(bufs, {})
+        else: self.tinyjit(*tensors, *[Tensor(i) for i in ins])
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
