@@ -180,3 +180,26 @@ def test_errors():
     tinyjax.spjacobian(lambda x: tl.scan(lambda c, y: (c * y, c), x, one)[1].reshape(-1), Tensor(np.ones(3)))
   with pytest.raises(tinyjax.ConcretizationTypeError):   # a Python `if` on a traced carry, as in JAX
     tl.scan(lambda c, x: (c if c > 0 else -c, x), Tensor(1.0), one)
+
+
+def test_loops_inside_custom_vjp_rules():
+  """The fixed-point pattern of JAX's custom-derivatives notebook: a custom_vjp whose fwd and bwd run while_loops that
+  close over the function's arguments (values of a vjp whose trace has ended when tinygrad calls the rule)."""
+  def make(np_, lax, custom_vjp, vjp):
+    def fixed_point(f, a, x0):
+      return lax.while_loop(lambda c: np_.abs(c[0] - c[1]) > 1e-10, lambda c: (c[1], f(a, c[1])), (x0, f(a, x0)))[1]
+    fp = custom_vjp(fixed_point, nondiff_argnums=(0,))
+    def fwd(f, a, x0):
+      x = fp(f, a, x0)
+      return x, (a, x)
+    def bwd(f, res, g):
+      a, x = res
+      _, vjp_a = vjp(lambda a: f(a, x), a)
+      u = fp(lambda packed, u: packed[2] + vjp(lambda x: f(packed[0], x), packed[1])[1](u)[0], (a, x, g), g)
+      return vjp_a(u)[0], x * 0
+    fp.defvjp(fwd, bwd)
+    return lambda a: fp(lambda a, x: 0.5 * (x + a / x), a, a)
+  t = make(tnp, tl, tinyjax.custom_vjp, tinyjax.vjp)
+  j = make(jnp, jax.lax, jax.custom_vjp, jax.vjp)
+  got = [t(Tensor(2.0)), tinyjax.grad(t)(Tensor(2.0)), tinyjax.grad(tinyjax.grad(t))(Tensor(2.0)), tinyjax.grad(t)(Tensor(3.0))]
+  assert_close(to_np(got), [j(2.0), jax.grad(j)(2.0), jax.grad(jax.grad(j))(2.0), jax.grad(j)(3.0)])

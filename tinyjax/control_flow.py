@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, UOp, Ops, DType, jit_capturing, dtypes, custom_call, param_like, param, host_call, Step, scratch_like, copy_buffer, \
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, jit_capturing, dtypes, custom_call, param_like, param, host_call, Step, scratch_like, copy_buffer, \
   read_scalar, constant_array, filled_buffer, static_shape, dtype_name, default_device
 from tinyjax.core import as_tensor, trace_scope, traced_by, substitute, enclosing_inputs
 from tinyjax.custom import _closure, _slots
@@ -56,9 +56,29 @@ def trace(fun: Callable[[list[Tensor]], list[Tensor]], types: list[Type], device
   own = [param(next(_slots), s, d, device) for s, d in types]
   with trace_scope(what, own):
     outs = [o.uop for o in fun([Tensor(p) for p in own])]
-  hidden = _closure(outs, set(own))
+  hidden = _inputs(outs, set(own))
   extra = [param_like(h, next(_slots)) for h in hidden]
   return Body(own + extra, substitute(outs, dict(zip(hidden, extra, strict=True)))), [Tensor(h) for h in hidden]
+
+def _inputs(outs: list[UOp], own: set[UOp]) -> list[UOp]:
+  """What a body reads besides its own inputs: custom._closure's (traced values, markers, data), and every other
+  buffer or PARAM (with the movement ops over it: the whole node a transform substitutes). A placeholder of a transform whose trace has ended (a custom_vjp's bwd builds its loop while the
+  vjp substitutes its residuals) is not traced any more, but is still substituted later: only as an argument of the
+  loop node, not inside its compiled body."""
+  hidden = _closure(outs, own)
+  seen = own | set(hidden)
+  def view_of_input(u: UOp) -> bool:   # a placeholder is a view of a BUFFER (Tensor.empty: RESHAPE(BUFFER)), keyed so
+    while u.op in GroupOp.Movement: u = u.src[0]
+    return u.op in (Ops.BUFFER, Ops.PARAM) and u not in own
+  def gate(u: UOp) -> bool:
+    if u in seen: return False
+    if view_of_input(u):
+      hidden.append(u)
+      seen.add(u)
+      return False
+    return True
+  UOp.sink(*outs).toposort(gate=gate, enter_calls=False)
+  return hidden
 
 def _shared(bodies: list[tuple[Body, list[Tensor]]], n_own: int, device) -> tuple[list[Body], list[Tensor]]:
   """Bodies traced apart, as bodies of the same inputs: their own `n_own` ones and all of their closed-over values."""
