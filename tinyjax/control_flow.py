@@ -14,8 +14,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, jit_capturing, dtypes, custom_call, param_like, param, host_call, Step, scratch_like, copy_buffer, \
-  read_scalar, constant_array, filled_buffer, static_shape, dtype_name, default_device
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, jit_capturing, dtypes, custom_call, param_like, param, host_call, Step, \
+  scratch_like, copy_buffer, read_scalar, constant_array, filled_buffer, static_shape, dtype_name, default_device
 from tinyjax.core import as_tensor, trace_scope, traced_by, substitute, enclosing_inputs
 from tinyjax.custom import _closure, _slots
 from tinyjax import tree_util as tu
@@ -62,8 +62,9 @@ def trace(fun: Callable[[list[Tensor]], list[Tensor]], types: list[Type], device
 
 def _inputs(outs: list[UOp], own: set[UOp]) -> list[UOp]:
   """What a body reads besides its own inputs: custom._closure's (traced values, markers, data), and every other
-  buffer or PARAM (with the movement ops over it: the whole node a transform substitutes). A placeholder of a transform whose trace has ended (a custom_vjp's bwd builds its loop while the
-  vjp substitutes its residuals) is not traced any more, but is still substituted later: only as an argument of the
+  buffer or PARAM (with the movement ops over it: the whole node a transform substitutes). A placeholder of a
+  transform whose trace has ended (a custom_vjp's bwd builds its loop while the vjp substitutes its residuals) is not
+  traced any more, but is still substituted later: only as an argument of the
   loop node, not inside its compiled body."""
   hidden = _closure(outs, own)
   seen = own | set(hidden)
