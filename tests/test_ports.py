@@ -4,7 +4,7 @@ lines pointed at tinyjax. Every value they print and every array left in their m
 Both runs use their defaults, as a user's script would: JAX with x64 off (conftest turns it on for the other tests), and
 tinyjax with x64 off. Outputs are recorded as objects, not text: a print's arguments (strings are compared with their
 numbers read as numbers), then the module's globals that are arrays or pytrees of arrays, in name order.
-Snippets waiting for tinyjax.random or lax control flow (issue 11) are in examples/ports/pending/ and not run here.
+Snippets waiting for a feature are in examples/ports/pending/ and not run here.
 """
 from __future__ import annotations
 import builtins
