@@ -5,6 +5,7 @@ import pytest
 import jax
 import jax.random as jr
 import tinyjax
+from tinygrad import Tensor
 import tinyjax.random as tr
 from conftest import to_np
 from jnp_table import x64_off
@@ -102,3 +103,22 @@ def test_errors():
     with pytest.raises(TypeError, match="PRNG key seed must be an integer"): tr.PRNGKey(1.5)
     with pytest.raises(TypeError, match="a PRNG key is a uint32 array of shape"): tr.uniform(np.zeros(2, np.float32))
     with pytest.raises(AttributeError, match="jax.random.gamma is not implemented in tinyjax"): tr.gamma  # noqa: B018
+
+
+def test_one_uniform_samplers_match_jax():
+  """bernoulli and rademacher bit for bit; exponential, laplace, logistic and gumbel (JAX's formulas on the same uniform
+  draw) within 2 float32 eps of max(|x|, 1): log and log1p differ from XLA's by an ulp, which the formulas amplify where
+  the result is near 0."""
+  with x64_off():
+    k, t = jr.PRNGKey(7), tr.PRNGKey(7)
+    p = np.linspace(0, 1, 50, dtype=np.float32)
+    assert (tr.bernoulli(t, 0.3, (500,)).numpy() == np.asarray(jr.bernoulli(k, 0.3, (500,)))).all()
+    assert (tr.bernoulli(t, Tensor(p)).numpy() == np.asarray(jr.bernoulli(k, p))).all()
+    assert (tr.rademacher(t, (100,)).numpy() == np.asarray(jr.rademacher(k, (100,)))).all()
+    for name in ["exponential", "laplace", "logistic", "gumbel"]:
+      a, b = getattr(tr, name)(t, (2000,)).numpy(), np.asarray(getattr(jr, name)(k, (2000,)))
+      assert a.dtype == b.dtype == np.float32
+      err = np.abs(a.astype(np.float64) - b) / (np.finfo(np.float32).eps * np.maximum(np.abs(b), 1))
+      assert err.max() <= 2.0, (name, err.max())
+  with pytest.raises(TypeError, match="bernoulli probability `p` must have a floating dtype"):
+    tr.bernoulli(t, 1)

@@ -16,7 +16,8 @@ from tinyjax.core import as_tensor
 from tinyjax.errors import missing_names
 from tinyjax.numpy._core import default_float, to_dtype
 
-__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal"]
+__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
+           "rademacher", "exponential", "laplace", "logistic", "gumbel"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -161,5 +162,51 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   np_dt = np_dtype(dt) or np.dtype(np.float32)   # bfloat16 (no numpy dtype) fails later in tinygrad's backend anyway
   lo = float(np.nextafter(np_dt.type(-1.0), np_dt.type(0.0)))   # the largest value above -1: erfinv(-1) = -inf is never drawn
   return erfinv(_uniform(k, _shape(shape), dt, lo, 1.0)) * float(np_dt.type(np.sqrt(2)))
+
+# ---- samplers that transform one uniform draw (JAX's formulas in jax/_src/random/core.py, so JAX's numbers) ----------
+
+def _tiny(dt: DType) -> float: return float(np.finfo(np_dtype(dt) or np.float32).tiny)
+
+def bernoulli(key: Any, p: Any = np.float32(0.5), shape: Sequence[int] | None = None, mode: str = "low") -> Tensor:
+  """True with probability p, as jax.random.bernoulli: uniform(key, shape, p's dtype) < p (mode 'low')."""
+  if mode not in ("high", "low"): raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
+  if mode == "high": raise NotImplementedError("tinyjax.random.bernoulli(mode='high')")
+  k, pt = _key_array(key, "bernoulli"), as_tensor(p)
+  if not dtypes.is_float(pt.dtype): raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {pt.dtype}.")
+  return _uniform(k, _shape(pt.shape) if shape is None else _shape(shape), pt.dtype, 0.0, 1.0) < pt
+
+def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """-1 or 1 with equal probability, as jax.random.rademacher (2 bernoulli(0.5) - 1)."""
+  dt = (to_dtype(dtype) if dtype is not None else None) or (dtypes.int64 if config.jax_enable_x64 else dtypes.int32)
+  b = bernoulli(key, np.float32(0.5), shape).cast(dt)
+  return (2 * b - 1).cast(dt)
+
+def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """Exponential(1) values, as jax.random.exponential: -log1p(-u)."""
+  dt = _float_dtype(dtype, "exponential")
+  return -_log1p(-_uniform(_key_array(key, "exponential"), _shape(shape), dt, 0.0, 1.0))
+
+def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """Laplace(0, 1) values, as jax.random.laplace: sign(u) log1p(-|u|), u uniform in (-1, 1)."""
+  dt = _float_dtype(dtype, "laplace")
+  lo = -1.0 + float(np.finfo(np_dtype(dt) or np.float32).epsneg)
+  u = _uniform(_key_array(key, "laplace"), _shape(shape), dt, lo, 1.0)
+  return u.sign() * _log1p(-u.abs())
+
+def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """Logistic values, as jax.random.logistic: log(u) - log1p(-u), u uniform in [tiny, 1)."""
+  dt = _float_dtype(dtype, "logistic")
+  u = _uniform(_key_array(key, "logistic"), _shape(shape), dt, _tiny(dt), 1.0)
+  return u.log() - _log1p(-u)
+
+def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Tensor:
+  """Gumbel values, as jax.random.gumbel (mode 'low'): -log(-log(u)), u uniform in [tiny, 1)."""
+  if mode not in (None, "low"): raise NotImplementedError(f"tinyjax.random.gumbel(mode={mode!r})")
+  dt = _float_dtype(dtype, "gumbel")
+  return -(-_uniform(_key_array(key, "gumbel"), _shape(shape), dt, _tiny(dt), 1.0).log()).log()
+
+def _log1p(x: Tensor) -> Tensor:
+  from tinyjax.numpy import log1p
+  return log1p(x)
 
 __getattr__ = missing_names("tinyjax.random", "jax.random")
