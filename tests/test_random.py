@@ -122,3 +122,24 @@ def test_one_uniform_samplers_match_jax():
       assert err.max() <= 2.0, (name, err.max())
   with pytest.raises(TypeError, match="bernoulli probability `p` must have a floating dtype"):
     tr.bernoulli(t, 1)
+
+
+def test_randint_and_permutation_are_jax_bits():
+  with x64_off():
+    k, t = jr.PRNGKey(11), tr.PRNGKey(11)
+    x = np.arange(24, dtype=np.float32).reshape(6, 4)
+    lo = np.array([0, 10, 100], np.int32)
+    got = [tr.randint(t, (300,), 0, 10), tr.randint(t, (300,), -5, 1000003), tr.randint(t, (4,), 5, 5),
+           tr.randint(t, (2, 3), Tensor(lo), 200), tr.permutation(t, 10),
+           tr.permutation(t, Tensor(x)), tr.permutation(t, Tensor(x), axis=1, independent=True),
+           tinyjax.vmap(lambda kk: tr.permutation(kk, 7))(tr.split(t, 3)),
+           tinyjax.jit(lambda kk: tr.randint(kk, (5,), 0, 100))(tr.fold_in(t, 3))]
+    want = [jr.randint(k, (300,), 0, 10), jr.randint(k, (300,), -5, 1000003), jr.randint(k, (4,), 5, 5),
+            jr.randint(k, (2, 3), lo, 200), jr.permutation(k, 10),
+            jr.permutation(k, x), jr.permutation(k, x, axis=1, independent=True),
+            jax.vmap(lambda kk: jr.permutation(kk, 7))(jr.split(k, 3)), jr.randint(jr.fold_in(k, 3), (5,), 0, 100)]
+    for g, w in zip(got, want, strict=True): same(g, w)
+  with pytest.raises(TypeError, match="randint only accepts integer dtypes"):
+    tr.randint(t, (2,), 0, 5, dtype=np.float32)
+  with pytest.raises(TypeError, match="x must be an integer or at least 1-dimensional"):
+    tr.permutation(t, Tensor(2.5))

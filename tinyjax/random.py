@@ -17,7 +17,7 @@ from tinyjax.errors import missing_names
 from tinyjax.numpy._core import default_float, to_dtype
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
-           "rademacher", "exponential", "laplace", "logistic", "gumbel"]
+           "rademacher", "exponential", "laplace", "logistic", "gumbel", "randint", "permutation"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -204,6 +204,59 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | N
   if mode not in (None, "low"): raise NotImplementedError(f"tinyjax.random.gumbel(mode={mode!r})")
   dt = _float_dtype(dtype, "gumbel")
   return -(-_uniform(_key_array(key, "gumbel"), _shape(shape), dt, _tiny(dt), 1.0).log()).log()
+
+# ---- integers and permutations (bit for bit: the same bits, JAX's integer arithmetic) ---------------------------------
+
+def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Tensor:
+  """Integers in [minval, maxval), as jax.random.randint: two words of random bits per value reduced modulo the span
+  (JAX's construction, with its slight bias when the span is not a power of 2)."""
+  k = _key_array(key, "randint")
+  dt = (to_dtype(dtype) if dtype is not None else None) or (dtypes.int64 if config.jax_enable_x64 else dtypes.int32)
+  if not dtypes.is_int(dt) or dt == dtypes.bool: raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
+  nbits = 8 * dt.itemsize
+  info = np.iinfo(np_dtype(dt))
+  lo_in, hi_in = as_tensor(minval), as_tensor(maxval)
+  hi_out_of_range = hi_in > int(info.max)   # randint(0, 256, uint8): the span is one larger than the dtype holds
+  lo, hi = (v.maximum(int(info.min)).minimum(int(info.max)).cast(dt) for v in (lo_in, hi_in))
+  k1, k2 = split(k)
+  shp = _shape(shape)
+  higher, lower = _random_bits(k1, nbits, shp), _random_bits(k2, nbits, shp)
+  u = _UINT[nbits]
+  span = (hi - lo).cast(u)
+  span = (hi <= lo).where(Tensor(1, dtype=u), span)
+  span = (hi_out_of_range & (hi > lo)).where(span + 1, span)
+  def rem(a: Tensor, m: Tensor) -> Tensor:   # a % m, and a where m is 0 (XLA's unsigned remainder; the wrapped span)
+    return m.eq(0).where(a, a % m.eq(0).where(Tensor(1, dtype=u), m))
+  # `& mask`: tinygrad folds arithmetic on unsigned constants in Python ints without wrapping ((c * c) % m on uint32
+  # constants is not XLA's); the mask wraps the folded value and is a no-op on the device
+  mask = 2 ** nbits - 1
+  mult = rem(Tensor(2 ** (nbits // 2), dtype=u), span)
+  mult = rem((mult * mult) & mask, span)
+  offset = rem(((rem(higher, span) * mult) & mask) + rem(lower, span) & mask, span)
+  return lo + offset.cast(dt)
+
+def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Tensor:
+  """A random permutation of arange(x) (x an int) or of x along `axis`, as jax.random.permutation: JAX's shuffle, a
+  stable sort by random 32-bit keys repeated ceil(3 log n / log(2^32 - 1)) times."""
+  from tinyjax.lax_ops import sort_key_val
+  k = _key_array(key, "permutation")
+  if isinstance(x, (int, np.integer)) or (isinstance(x, Tensor) and x.ndim == 0):
+    if isinstance(x, Tensor) and not dtypes.is_int(x.dtype): raise TypeError("x must be an integer or at least 1-dimensional")
+    n = int(x) if not isinstance(x, Tensor) else int(x.item())
+    return _shuffle(k, Tensor.arange(n, dtype=dtypes.int64 if config.jax_enable_x64 else dtypes.int32), 0, sort_key_val)
+  t = as_tensor(x)
+  if t.ndim == 0: raise TypeError("x must be an integer or at least 1-dimensional")
+  ax = axis % t.ndim
+  if independent or t.ndim == 1: return _shuffle(k, t, ax, sort_key_val)
+  idx = _shuffle(k, Tensor.arange(t.shape[ax], dtype=dtypes.int64 if config.jax_enable_x64 else dtypes.int32), 0, sort_key_val)
+  return t.gather(ax, idx.reshape([-1 if i == ax else 1 for i in range(t.ndim)]).expand(*[t.shape[i] if i != ax else -1 for i in range(t.ndim)]))
+
+def _shuffle(k: Tensor, x: Tensor, axis: int, sort_key_val) -> Tensor:
+  rounds = int(np.ceil(3 * np.log(max(1, x.numel())) / np.log(2 ** 32 - 1)))
+  for _ in range(rounds):
+    k, sub = split(k)
+    _, x = sort_key_val(_random_bits(sub, 32, _shape(x.shape)), x, axis)
+  return x
 
 def _log1p(x: Tensor) -> Tensor:
   from tinyjax.numpy import log1p
