@@ -218,7 +218,8 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
   lo_in, hi_in = as_tensor(minval), as_tensor(maxval)
   hi_out_of_range = hi_in > int(info.max)   # randint(0, 256, uint8): the span is one larger than the dtype holds
   lo, hi = (v.maximum(int(info.min)).minimum(int(info.max)).cast(dt) for v in (lo_in, hi_in))
-  k1, k2 = split(k)
+  ks = split(k)
+  k1, k2 = ks[0], ks[1]
   shp = _shape(shape)
   higher, lower = _random_bits(k1, nbits, shp), _random_bits(k2, nbits, shp)
   u = _UINT[nbits]
@@ -252,9 +253,10 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> T
   return t.gather(ax, idx.reshape([-1 if i == ax else 1 for i in range(t.ndim)]).expand(*[t.shape[i] if i != ax else -1 for i in range(t.ndim)]))
 
 def _shuffle(k: Tensor, x: Tensor, axis: int, sort_key_val) -> Tensor:
-  rounds = int(np.ceil(3 * np.log(max(1, x.numel())) / np.log(2 ** 32 - 1)))
+  rounds = int(np.ceil(3 * np.log(max(1, int(x.numel()))) / np.log(2 ** 32 - 1)))
   for _ in range(rounds):
-    k, sub = split(k)
+    ks = split(k)
+    k, sub = ks[0], ks[1]
     _, x = sort_key_val(_random_bits(sub, 32, _shape(x.shape)), x, axis)
   return x
 
