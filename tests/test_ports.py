@@ -26,6 +26,10 @@ TOL: dict[str, tuple[float, float]] = {
   "jaxdocs_cookbook_finite_diff": (1e-2, 1e-6),
   # the predictive variance amp - v.T v cancels: 3 ulps of amp (0.83) are 4e-5 of std where the variance is small
   "research_gp_regression": (2e-5, 5e-6),
+  # the first ELBO gradient agrees with JAX's to 1e-6 (a few ulps of exp/log); 10 momentum steps on the funnel's
+  # gradients (up to 20) amplify that to 6e-5 relative, and mean[1] (~-0.0036, a difference of terms of size ~1) to
+  # 3.6e-5 absolute
+  "jaxexamples_advi": (1e-4, 1e-4),
 }
 DEFAULT_TOL = (2e-5, 1e-6)
 
