@@ -203,3 +203,14 @@ def test_loops_inside_custom_vjp_rules():
   j = make(jnp, jax.lax, jax.custom_vjp, jax.vjp)
   got = [t(Tensor(2.0)), tinyjax.grad(t)(Tensor(2.0)), tinyjax.grad(tinyjax.grad(t))(Tensor(2.0)), tinyjax.grad(t)(Tensor(3.0))]
   assert_close(to_np(got), [j(2.0), jax.grad(j)(2.0), jax.grad(jax.grad(j))(2.0), jax.grad(j)(3.0)])
+
+
+def test_loop_arguments_that_become_constants():
+  """A loop's argument that is a placeholder when the loop is built and a constant after (a custom rule inlined with a
+  constant, under vmap) is folded by tinygrad's scheduler into a constant, which is not a buffer: _tg fills it."""
+  @tinyjax.custom_jvp
+  def h(a, x): return tl.while_loop(lambda s: (s[1] < 3).any(), lambda s: (s[0] + 1, s[1] + a + x), (a * 0, a * 0))[0]
+  h.defjvp(lambda p, t: (h(*p), t[0]))
+  X = np.array([[1., 2.], [0.5, 0.25]], np.float32)
+  assert_close(to_np(tinyjax.vmap(lambda x: h(Tensor.full((2,), 0.5), x))(Tensor(X))), np.array([[2., 2.], [4., 4.]], np.float32))
+  assert_close(to_np(tinyjax.vmap(lambda x: h(Tensor.full((2,), 0.5), x * 0 + 1.0))(Tensor(X))), np.array([[2., 2.], [2., 2.]], np.float32))

@@ -124,16 +124,25 @@ def test_dtypes_x64_off():
     assert to_np(tnn.one_hot(np.array([0, 1]), 2)).dtype == np.asarray(jnn.one_hot(np.array([0, 1]), 2)).dtype
 
 def test_initializers():
-  """zeros/ones/constant as JAX's; fans as JAX's; the random ones wait for tinyjax.random (issue 11) and say so."""
+  """zeros/ones/constant as JAX's; fans as JAX's; the random ones draw JAX's parameters from the same key (normal and
+  truncated_normal within 6 float32 eps, as the samplers: erfinv)."""
   import jax.nn.initializers as jinit
+  import tinyjax.random as tr
   from jax._src.nn.initializers import _compute_fans
   key = jax.random.key(0)
   assert_close(tnn.initializers.zeros(None, (2, 3)), np.asarray(jinit.zeros(key, (2, 3))))
   assert_close(tnn.initializers.constant(2.5)(None, (2,)), np.asarray(jinit.constant(2.5)(key, (2,))))
   for shape in [(3, 4), (5, 3, 4), (2, 3, 5, 7)]:
     assert tnn.initializers.compute_fans(shape) == tuple(float(f) for f in _compute_fans(shape))
-  with pytest.raises(NotImplementedError, match=r"glorot_normal|variance_scaling.*tinyjax.random"):
-    tnn.initializers.glorot_normal()(None, (3, 4))
+  with x64_off():
+    for name, args in [("glorot_normal", ()), ("glorot_uniform", ()), ("he_normal", ()), ("lecun_uniform", ()), ("normal", (0.5,)),
+                       ("uniform", (2.0,)), ("truncated_normal", (0.3,))]:
+      got = getattr(tnn.initializers, name)(*args)(tr.PRNGKey(3), (16, 8))
+      want = getattr(jinit, name)(*args)(jax.random.PRNGKey(3), (16, 8))
+      np.testing.assert_allclose(to_np(got), np.asarray(want), rtol=8e-7, atol=2e-7, err_msg=name)
+    got = tnn.initializers.variance_scaling(2.0, "fan_geo_avg", "normal", in_axis=1, out_axis=0)(tr.PRNGKey(1), (4, 6, 3))
+    want = jinit.variance_scaling(2.0, "fan_geo_avg", "normal", in_axis=1, out_axis=0)(jax.random.PRNGKey(1), (4, 6, 3))
+    np.testing.assert_allclose(to_np(got), np.asarray(want), rtol=8e-7, atol=2e-7)
   with pytest.raises(ValueError, match="invalid mode"): tnn.initializers.variance_scaling(1.0, "fan_x", "normal")
 
 def test_kernels_as_hand_written():

@@ -4,7 +4,7 @@ Everything tinyjax needs from tinygrad's UOp IR is imported or wrapped here, so 
 tinygrad upgrade is this file's work. See docs/design.md, "tinygrad 0.14 IR facts".
 """
 from __future__ import annotations
-import functools, re, threading, types
+import functools, hashlib, re, threading, types
 from typing import Any, Callable
 import numpy as np
 from tinygrad import Tensor, TinyJit, Device, dtypes
@@ -16,8 +16,9 @@ import tinygrad.helpers as _helpers
 import sqlite3 as _sqlite3
 import itertools, weakref
 import tinygrad.engine.realize as _realize
+import tinygrad.schedule.rangeify as _rangeify
 from tinygrad.engine.jit import jit_lower as _jit_lower
-from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, buffers, ParamArg
+from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, buffers, ParamArg, CallInfo as _CallInfo
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
 __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
@@ -26,7 +27,7 @@ __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "Glo
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
            "np_dtype", "install_tensor_methods", "tensor_method", "param", "Step", "host_call", "scratch_like", "copy_buffer",
-           "read_scalar", "constant_array", "filled_buffer", "Replay",
+           "read_scalar", "constant_array", "canonical_key", "filled_buffer", "Replay",
            "captured_replay", "replay_buffers"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
@@ -334,6 +335,50 @@ def _stored(u: UOp) -> UOp:
   stored into a new buffer."""
   if _prod(u.shape) != 1: return u.contiguous()
   return Tensor.empty(*u.shape, dtype=u.dtype, device=u.device).assign(Tensor(u)).uop
+
+def _constant_arguments(call: UOp) -> UOp | None:
+  """A host call's arguments that the scheduler folded into constants are not buffers, which the kernel graph requires.
+  A value can become constant after a host call was built: a placeholder substituted by a constant when a custom rule
+  is inlined, vmap's broadcast of an unbatched constant, tinygrad's x*0. Each is computed here, once per schedule,
+  dropped from the call, and filled into a buffer by a wrapping executor (a buffer filled now would be reused by the
+  memory planner)."""
+  if (run := _host_executors.get(call.src[0])) is None: return None
+  # a cast of a buffer into a weak dtype (which has no storage of its own) is that buffer's bytes
+  args = tuple(x.src[0] if x.op is Ops.CAST and x.dtype in dtypes.weaks and x.src[0].op in _BUFFER_ARGS
+               and x.src[0].dtype == strong_dtype(x.dtype) else x for x in call.src[1:])
+  consts = {i: v for i, x in enumerate(args) if x.op not in _BUFFER_ARGS and (v := constant_array(Tensor(x))) is not None}
+  if not consts: return None if args == call.src[1:] else call.replace(src=(call.src[0], *args))
+  device, filled = args[0].device, dict[int, UOp]()   # args[0]: the first output's buffer (a constant may have no device)
+  def with_constants(bufs: list[UOp]) -> None:
+    if not filled: filled.update((i, filled_buffer(v, device)) for i, v in consts.items())
+    rest = iter(bufs)
+    run([filled[i] if i in consts else next(rest) for i in range(len(args))])
+  fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
+  _host_executors[fn] = with_constants
+  return call.replace(src=(fn, *(x for i, x in enumerate(args) if i not in consts)))
+
+_BUFFER_ARGS = frozenset({Ops.BUFFER, Ops.AFTER, Ops.MSELECT, Ops.MSTACK})
+
+# after the scheduler has folded constants, before it checks the kernel graph
+_rangeify.pm_no_indexing_calls = _rangeify.pm_no_indexing_calls + _realize.PatternMatcher([
+  (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION),), name="call", allow_any_len=True), _constant_arguments)])
+
+def canonical_key(root: UOp) -> bytes:
+  """root's key (tinygrad's: a hash of op, dtype, arg and the sources' keys) without what differs between two traces of
+  the same computation, so compiled code can be found again by it: a FUNCTION's CallInfo (its grad_fxn's id; what a
+  FUNCTION computes is its body, in its sources, or for a host call its rule's `content_key()`), a host call's name
+  (fixed by its FUNCTION's rule) and the slots of buffers not yet allocated (scratch, numbered by first use)."""
+  keys: dict[UOp, bytes] = {}
+  scratch: dict[UOp, int] = {}
+  for u in root.toposort():
+    arg = u.arg
+    if u.op is Ops.FUNCTION and isinstance(arg, _CallInfo):
+      content = getattr(arg.aux, "content_key", None)
+      arg = (arg.name, content() if content is not None else None)
+    elif u.op is Ops.CUSTOM_FUNCTION and u in _host_executors: arg = "host"
+    elif u.op is Ops.BUFFER and u not in buffers: arg = ("scratch", scratch.setdefault(u, len(scratch)), arg.dtype, arg.device)
+    keys[u] = hashlib.sha256(str((u.op, u.dtype, arg)).encode() + b"".join(keys[x] for x in u.src)).digest()
+  return keys[root]
 
 def _prod(shape) -> int:
   n = 1

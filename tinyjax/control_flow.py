@@ -10,12 +10,12 @@ batch put next to the scanned axis; jvp: a scan of the primal and tangent; rever
 a reverse scan of the body's vjp), so transforms nest freely. See docs/control_flow.md.
 """
 from __future__ import annotations
-import functools
+import dataclasses, functools
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, jit_capturing, dtypes, custom_call, param_like, param, host_call, Step, \
-  scratch_like, copy_buffer, read_scalar, constant_array, filled_buffer, static_shape, dtype_name, default_device
+  scratch_like, copy_buffer, read_scalar, constant_array, canonical_key, filled_buffer, static_shape, dtype_name, default_device
 from tinyjax.core import as_tensor, trace_scope, traced_by, substitute, enclosing_inputs
 from tinyjax.custom import _closure, _slots
 from tinyjax import tree_util as tu
@@ -46,9 +46,10 @@ class Body:
 
   @functools.cached_property
   def key(self) -> bytes:
-    """What the body computes, whatever its PARAMs' slots: equal for two traces of the same function and closure."""
+    """What the body computes, whatever its PARAMs' slots and the names of its nested calls: equal for two traces of
+    the same function and closure (`_tg.canonical_key`)."""
     canon = {p: param(i, static_shape(p), p.dtype, p.device) for i, p in enumerate(self.params)}
-    return UOp.sink(*substitute(self.outs, canon)).key
+    return canonical_key(UOp.sink(*substitute(self.outs, canon)))
 
 def trace(fun: Callable[[list[Tensor]], list[Tensor]], types: list[Type], device, what: str) -> tuple[Body, list[Tensor]]:
   """fun traced on placeholders of `types`; the values it closes over that are traced (or data) become extra inputs,
@@ -141,6 +142,16 @@ class _Rule:
   name = "control flow"
   opaque = True   # never inlined (_tg.call_kind): the FUNCTION's body is a host call, not a graph of ops
   def out_types(self, xs: list[Tensor]) -> list[Type]: raise NotImplementedError
+  def content_key(self) -> tuple:
+    """All the executor depends on besides its arguments (their types, and the constants among them, are in the graph):
+    the rule's fields, each body by what it computes. A field of another kind raises: never a key that misses one."""
+    def key(v):
+      if isinstance(v, Body): return v.key
+      if isinstance(v, (list, tuple)): return tuple(key(x) for x in v)
+      if isinstance(v, (int, float, bool, str, DType, type(None))): return v
+      raise TypeError(f"tinyjax: no content key for a {type(v).__name__} in {type(self).__name__}")
+    return (type(self).__name__, *((f.name, key(getattr(self, f.name))) for f in dataclasses.fields(self)))  # type: ignore[arg-type]
+
   def executor(self, ins: list[Type], outs: list[Type]) -> Callable[[list[UOp]], None]:
     """run(buffers): the outputs' buffers, then the inputs' (flat: their types are ins and outs)."""
     raise NotImplementedError

@@ -10,20 +10,22 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, DType, dtypes, np_dtype
+from tinyjax._tg import Tensor, DType, dtypes, np_dtype, jit_capturing
 from tinyjax.config import config
-from tinyjax.core import as_tensor
+from tinyjax.core import as_tensor, is_tracing, trace_state
 from tinyjax.errors import missing_names
 from tinyjax.numpy._core import default_float, to_dtype
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
-           "rademacher", "exponential", "laplace", "logistic", "gumbel", "randint", "permutation"]
+           "rademacher", "exponential", "laplace", "logistic", "gumbel", "randint", "permutation", "choice", "categorical",
+           "truncated_normal", "cauchy", "multivariate_normal", "gamma", "loggamma", "beta", "dirichlet", "t",
+           "generalized_normal", "ball", "poisson"]
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 def _rotl(x: Tensor, r: int) -> Tensor: return (x << r) | (x >> (32 - r))
 
-def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
+def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor | int, x2: Tensor | int) -> tuple[Tensor, Tensor]:
   """The Threefry-2x32 hash of the counters (x1, x2) under the key (k1, k2), 20 rounds: XLA's unrolled lowering."""
   ks = (k1, k2, k1 ^ k2 ^ 0x1BD11BDA)
   a, b = x1 + ks[0], x2 + ks[1]
@@ -93,18 +95,28 @@ def _iota_2x32(shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
   lo = Tensor.arange(n, dtype=dtypes.uint32).reshape(shape) if shape else Tensor(0, dtype=dtypes.uint32)
   return lo * 0, lo
 
-def _hash_shape(k: Tensor, shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+Words = tuple[Tensor, Tensor]   # a batch of keys as its two uint32 words (the rejection samplers' key chains)
+
+def _hash_shape(k: Tensor | Words, shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+  """The hash of each index of `shape` under key k; a batch of keys as Words gives shape (*batch, *shape)."""
   hi, lo = _iota_2x32(shape)
+  if isinstance(k, tuple):
+    kb = k[0].shape + (1,) * len(shape)
+    return threefry2x32(k[0].reshape(kb), k[1].reshape(kb), hi, lo)
   return threefry2x32(k[0], k[1], hi, lo)
 
 def _shape(shape: Any) -> tuple[int, ...]:
   return tuple(int(d) for d in shape) if isinstance(shape, Sequence) else (int(shape),)
 
+def _split2(k: Tensor) -> tuple[Tensor, Tensor]:
+  ks = split(k)
+  return ks[0], ks[1]
+
 def split(key: Any, num: int | Sequence[int] = 2) -> Tensor:
   """`num` new keys (a leading axis, or the shape `num`), as jax.random.split."""
   k = _key_array(key, "split")
   b1, b2 = _hash_shape(k, _shape(num))
-  return Tensor.stack(b1, b2, dim=-1)
+  return _eager(Tensor.stack(b1, b2, dim=-1))
 
 def fold_in(key: Any, data: Any) -> Tensor:
   """A new key from a key and a 32-bit integer, as jax.random.fold_in."""
@@ -113,13 +125,20 @@ def fold_in(key: Any, data: Any) -> Tensor:
     raise TypeError(f"fold_in accepts a scalar, but was given an array of shape {np.shape(data)} != (). Use jax.vmap for batching.")
   d = data.cast(dtypes.uint32) if isinstance(data, Tensor) else Tensor(np.asarray(data, np.uint32))   # -3: OverflowError
   b1, b2 = threefry2x32(k[0], k[1], d * 0, d)   # the hash of the counter pair (0, data): JAX's threefry_seed(data)
-  return Tensor.stack(b1, b2)
+  return _eager(Tensor.stack(b1, b2))
+
+def _eager(t: Tensor) -> Tensor:
+  """t computed now unless traced, as JAX dispatches: a key chain (`rng, k = split(rng)` in a Python loop) or a
+  permutation indexed many times would otherwise stay a lazy graph growing with the loop, scheduled again at each use
+  (seconds per minibatch in Flax's MNIST epoch loop)."""
+  if is_tracing() or jit_capturing() or trace_state().running_jit: return t
+  return t.realize()
 
 # ---- samplers ---------------------------------------------------------------------------------------------------------
 
 _UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 
-def _random_bits(k: Tensor, bit_width: int, shape: tuple[int, ...]) -> Tensor:
+def _random_bits(k: Tensor | Words, bit_width: int, shape: tuple[int, ...]) -> Tensor:
   b1, b2 = _hash_shape(k, shape)
   if bit_width == 64: return (b1.cast(dtypes.uint64) << 32) | b2.cast(dtypes.uint64)
   return (b1 ^ b2).cast(_UINT[bit_width])
@@ -138,7 +157,7 @@ def _float_dtype(dtype: Any, name: str) -> DType:
   if dt not in _MANT: raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dtype}")
   return dt
 
-def _uniform(k: Tensor, shape: tuple[int, ...], dt: DType, minval: Any, maxval: Any) -> Tensor:
+def _uniform(k: Tensor | Words, shape: tuple[int, ...], dt: DType, minval: Any, maxval: Any) -> Tensor:
   """JAX's construction: random mantissa bits under the exponent of 1.0, minus 1, scaled to [minval, maxval)."""
   nbits, nmant = 8 * dt.itemsize, _MANT[dt]
   rng_bits = 8 if nmant < 8 else nbits
@@ -156,12 +175,13 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any 
 
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Standard normal values, as jax.random.normal: sqrt(2) erfinv(u), u uniform in (-1, 1)."""
+  return _normal(_key_array(key, "normal"), _shape(shape), _float_dtype(dtype, "normal"))
+
+def _normal(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
   from tinyjax.scipy.special import erfinv
-  k = _key_array(key, "normal")
-  dt = _float_dtype(dtype, "normal")
   np_dt = np_dtype(dt) or np.dtype(np.float32)   # bfloat16 (no numpy dtype) fails later in tinygrad's backend anyway
   lo = float(np.nextafter(np_dt.type(-1.0), np_dt.type(0.0)))   # the largest value above -1: erfinv(-1) = -inf is never drawn
-  return erfinv(_uniform(k, _shape(shape), dt, lo, 1.0)) * float(np_dt.type(np.sqrt(2)))
+  return erfinv(_uniform(k, shape, dt, lo, 1.0)) * float(np_dt.type(np.sqrt(2)))
 
 # ---- samplers that transform one uniform draw (JAX's formulas in jax/_src/random/core.py, so JAX's numbers) ----------
 
@@ -202,8 +222,7 @@ def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Tensor:
   """Gumbel values, as jax.random.gumbel (mode 'low'): -log(-log(u)), u uniform in [tiny, 1)."""
   if mode not in (None, "low"): raise NotImplementedError(f"tinyjax.random.gumbel(mode={mode!r})")
-  dt = _float_dtype(dtype, "gumbel")
-  return -(-_uniform(_key_array(key, "gumbel"), _shape(shape), dt, _tiny(dt), 1.0).log()).log()
+  return _gumbel(_key_array(key, "gumbel"), _shape(shape), _float_dtype(dtype, "gumbel"))
 
 # ---- integers and permutations (bit for bit: the same bits, JAX's integer arithmetic) ---------------------------------
 
@@ -244,12 +263,12 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> T
   if isinstance(x, (int, np.integer)) or (isinstance(x, Tensor) and x.ndim == 0):
     if isinstance(x, Tensor) and not dtypes.is_int(x.dtype): raise TypeError("x must be an integer or at least 1-dimensional")
     n = int(x) if not isinstance(x, Tensor) else int(x.item())
-    return _shuffle(k, Tensor.arange(n, dtype=dtypes.int64 if config.jax_enable_x64 else dtypes.int32), 0, sort_key_val)
+    return _eager(_shuffle(k, Tensor.arange(n, dtype=dtypes.int64 if config.jax_enable_x64 else dtypes.int32), 0, sort_key_val))
   t = as_tensor(x)
   if t.ndim == 0: raise TypeError("x must be an integer or at least 1-dimensional")
   ax = axis % t.ndim
-  if independent or t.ndim == 1: return _shuffle(k, t, ax, sort_key_val)
-  idx = _shuffle(k, Tensor.arange(t.shape[ax], dtype=dtypes.int64 if config.jax_enable_x64 else dtypes.int32), 0, sort_key_val)
+  if independent or t.ndim == 1: return _eager(_shuffle(k, t, ax, sort_key_val))
+  idx = _eager(_shuffle(k, Tensor.arange(t.shape[ax], dtype=dtypes.int64 if config.jax_enable_x64 else dtypes.int32), 0, sort_key_val))
   return t.gather(ax, idx.reshape([-1 if i == ax else 1 for i in range(t.ndim)]).expand(*[t.shape[i] if i != ax else -1 for i in range(t.ndim)]))
 
 def _shuffle(k: Tensor, x: Tensor, axis: int, sort_key_val) -> Tensor:
@@ -259,6 +278,300 @@ def _shuffle(k: Tensor, x: Tensor, axis: int, sort_key_val) -> Tensor:
     k, sub = ks[0], ks[1]
     _, x = sort_key_val(_random_bits(sub, 32, _shape(x.shape)), x, axis)
   return x
+
+# ---- samplers built on the others (JAX's compositions, so JAX's numbers up to the ulps of log, erf, tan, ...) ----------
+
+def _int_dtype(dtype: Any) -> DType:
+  return (to_dtype(dtype) if dtype is not None else None) or (dtypes.int64 if config.jax_enable_x64 else dtypes.int32)
+
+def _out_shape(shape: Any, *params: Tensor) -> tuple[int, ...]:
+  return _shape(shape) if shape is not None else tuple(np.broadcast_shapes(*(p.shape for p in params)))
+
+def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
+  """Standard normal values in (lower, upper), as jax.random.truncated_normal: sqrt(2) erfinv(u), u uniform between
+  erf(lower / sqrt 2) and erf(upper / sqrt 2), clipped to the open interval."""
+  from tinyjax.scipy.special import erfinv
+  k, dt = _key_array(key, "truncated_normal"), _float_dtype(dtype, "truncated_normal")
+  lo, hi = as_tensor(lower).cast(dt), as_tensor(upper).cast(dt)
+  sqrt2 = float((np_dtype(dt) or np.dtype(np.float32)).type(np.sqrt(2)))
+  u = _uniform(k, _out_shape(shape, lo, hi), dt, (lo / sqrt2).erf(), (hi / sqrt2).erf())
+  out = erfinv(u) * sqrt2
+  return out.maximum(_nextafter(lo.detach(), True)).minimum(_nextafter(hi.detach(), False))
+
+def _nextafter(x: Tensor, up: bool) -> Tensor:
+  """The next float after x towards +inf (up) or -inf, by stepping its bits (lax.nextafter)."""
+  i = {4: dtypes.int32, 8: dtypes.int64, 2: dtypes.int16}[x.dtype.itemsize]
+  b = x.bitcast(i)
+  step = ((x > 0) == up).where(b + 1, b - 1).bitcast(x.dtype)   # away from 0 if x's sign is the direction
+  smallest = float(np.nextafter(np.zeros((), np_dtype(x.dtype) or np.float32), 1))
+  fixed = (x == (math.inf if up else -math.inf)) | (x != x)   # inf in its own direction and nan stay
+  return (x == 0).where(smallest if up else -smallest, fixed.where(x, step))
+
+def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """Cauchy values, as jax.random.cauchy: tan(pi (u - 1/2)), u uniform in [eps, 1)."""
+  dt = _float_dtype(dtype, "cauchy")
+  eps = float(np.finfo(np_dtype(dt) or np.float32).eps)
+  x = (_uniform(_key_array(key, "cauchy"), _shape(shape), dt, eps, 1.0) - 0.5) * math.pi
+  # tan in float64: tinygrad's float32 tan loses ~900 ulps near +-pi/2, where XLA's does not (1 ulp from JAX then)
+  return x.tan() if dt == dtypes.float64 else x.cast(dtypes.float64).tan().cast(dt)
+
+def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | None = None, dtype: Any = None,
+                        method: str = "cholesky") -> Tensor:
+  """mean + L z with L = cholesky(cov) and z = normal(key, shape + (n,)), as jax.random.multivariate_normal."""
+  from tinyjax.numpy.linalg import cholesky
+  k = _key_array(key, "multivariate_normal")
+  if method not in {"svd", "eigh", "cholesky"}: raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+  if method != "cholesky":   # JAX's factors come from its own svd/eigh: signs of vectors would differ, so its numbers too
+    raise NotImplementedError(f"tinyjax.random.multivariate_normal(method={method!r}): only 'cholesky'")
+  m, c = as_tensor(mean), as_tensor(cov)
+  if not dtypes.is_float(m.dtype): m = m.cast(default_float())
+  dt = m.dtype if dtype is None else _float_dtype(dtype, "multivariate_normal")
+  if m.ndim < 1: raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {m.ndim}")
+  if c.ndim < 2: raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {c.ndim}")
+  n = m.shape[-1]
+  if c.shape[-2:] != (n, n):
+    raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got cov.shape == {c.shape}.")
+  batch = _shape(shape) if shape is not None else tuple(np.broadcast_shapes(m.shape[:-1], c.shape[:-2]))
+  z = _normal(k, batch + (n,), dt)
+  return m.cast(dt) + (cholesky(c.cast(dt)) * z.unsqueeze(-2)).sum(-1)
+
+def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | None = None, replace: bool = True,
+                mode: str | None = None) -> Tensor:
+  """Indices drawn with probabilities softmax(logits) along `axis`, as jax.random.categorical: the Gumbel-max trick
+  (argmax of logits + gumbel; without replacement, the top k)."""
+  k, lg = _key_array(key, "categorical"), as_tensor(logits)
+  if mode not in (None, "low"): raise NotImplementedError(f"tinyjax.random.categorical(mode={mode!r})")
+  ax, lshape = axis % lg.ndim, _shape(lg.shape)
+  batch = tuple(d for i, d in enumerate(lshape) if i != ax)
+  shp = batch if shape is None else _shape(shape)
+  if shape is not None and (len(shp) < len(batch) or shp[len(shp) - len(batch):] != batch):
+    raise ValueError(f"categorical parameter shapes ({batch},) must be broadcast-compatible with shape argument, and the "
+                     f"result of broadcasting the shapes must equal the shape argument, but got result {shp} for shape argument {shp}.")
+  prefix = shp[:len(shp) - len(batch)]
+  if replace:
+    g = _gumbel(k, prefix + lshape, lg.dtype)
+    return _argmax(g + lg.reshape((1,) * len(prefix) + lg.shape), len(prefix) + ax)
+  from tinyjax.lax_ops import top_k
+  n = math.prod(prefix)
+  if n > lshape[ax]:
+    raise ValueError(f"Number of samples without replacement ({n}) cannot exceed number of categories ({lshape[ax]}).")
+  g = lg + _gumbel(k, lshape, lg.dtype)
+  idx = top_k(g.permute(*[i for i in range(g.ndim) if i != ax], ax), n)[1]   # moveaxis(ax, -1)
+  return idx.permute(idx.ndim - 1, *range(idx.ndim - 1)).reshape(shp)
+
+def _argmax(x: Tensor, axis: int) -> Tensor:
+  from tinyjax.numpy import argmax
+  return argmax(x, axis=axis)
+
+def _gumbel(k: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
+  return -(-_uniform(k, shape, dt, _tiny(dt), 1.0).log()).log()
+
+def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None, axis: int = 0,
+           mode: str | None = None) -> Tensor:
+  """Samples of a (or of arange(a)) along `axis`, as jax.random.choice: randint (replace), the first draws of a
+  permutation (no replace), a search in cumsum(p) (replace, p) or the Gumbel top k (no replace, p)."""
+  k = _key_array(key, "choice")
+  if not isinstance(shape, Sequence): raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
+  if mode not in (None, "low"): raise NotImplementedError(f"tinyjax.random.choice(mode={mode!r})")
+  arr = as_tensor(a)
+  if arr.ndim == 0: n_inputs = int(a) if not isinstance(a, Tensor) else int(a.item())
+  else:
+    axis = axis % arr.ndim
+    n_inputs = _shape(arr.shape)[axis]
+  shp = _shape(shape)
+  n_draws = math.prod(shp)
+  if n_draws == 0: return Tensor.zeros(*shp, dtype=arr.dtype)
+  if n_inputs <= 0: raise ValueError("a must be greater than 0 unless no samples are taken")
+  if not replace and n_draws > n_inputs:
+    raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population (size {n_inputs}) when 'replace=False'")
+  if p is None:
+    if replace: ind = randint(k, shp, 0, n_inputs)
+    else:
+      perm = permutation(k, n_inputs if arr.ndim == 0 else arr, axis)
+      ind = perm.shrink(tuple((0, n_draws) if i == axis else None for i in range(perm.ndim)))
+      return ind.reshape(shp if arr.ndim == 0 else arr.shape[:axis] + shp + arr.shape[axis + 1:])
+  else:
+    pt = as_tensor(p)
+    if not dtypes.is_float(pt.dtype): pt = pt.cast(default_float())
+    if pt.shape != (n_inputs,):
+      raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
+                       f"p has shape {pt.shape} and a.shape[axis] is {n_inputs}.")
+    if replace:
+      from tinyjax.numpy import cumsum, searchsorted
+      p_cuml = cumsum(pt)
+      r = p_cuml[-1] * (1 - _uniform(k, shp, pt.dtype, 0.0, 1.0))
+      ind = searchsorted(p_cuml, r).cast(_int_dtype(None))
+    else:
+      from tinyjax.lax_ops import top_k
+      ind = top_k(_gumbel(k, (n_inputs,), pt.dtype) + pt.log(), n_draws)[1].cast(_int_dtype(None))
+  if arr.ndim == 0: return ind.reshape(shp)
+  from tinyjax.numpy import take
+  return take(arr, ind.flatten(), axis).reshape(arr.shape[:axis] + shp + arr.shape[axis + 1:])
+
+# ---- rejection samplers: JAX's while loops --------------------------------------------------------------------------
+# JAX draws gamma and poisson in while loops, each round from keys split off the last round's; tinyjax.lax.while_loop
+# runs the same loops (vectorized over elements as JAX's vmap of them: finished elements keep their values).
+
+def _split_words(k: Words, num: int) -> list[Words]:
+  """split of a batch of keys given as words: each new key hashed on its own."""
+  return [threefry2x32(k[0], k[1], 0, i) for i in range(num)]
+
+def _gamma_one(k: Words, alpha: Tensor, log_space: bool) -> Tensor:
+  """JAX's _gamma_one for each (key, alpha) pair (keys and alpha of shape (n,)): Marsaglia and Tsang's method."""
+  from tinyjax.control_flow import while_loop
+  dt = alpha.dtype
+  boost_mask = alpha >= 1
+  a = boost_mask.where(alpha, alpha + 1)
+  d = a - 1 / 3
+  c = (1 / 3) / d.sqrt()
+  def again(X: Tensor, V: Tensor, U: Tensor) -> Tensor:   # JAX's _cond_fn, per element
+    return (U >= 1 - 0.0331 * (X * X)) & (U.log() >= X * 0.5 + d * ((1 - V) + V.log()))
+  def body(st: tuple) -> tuple:
+    k0, k1, X, V, U = st
+    go = again(X, V, U)
+    key, x_key, u_key = _split_words((k0, k1), 3)
+    def inner(st2: tuple) -> tuple:   # draw x until v = 1 + x c > 0
+      xk0, xk1, x, v = st2
+      (n0, n1), sub = _split_words((xk0, xk1), 2)
+      xn, more = _normal(sub, (), dt), v <= 0
+      return n0, n1, more.where(xn, x), more.where(xn * c + 1, v)
+    _, _, x, v = while_loop(lambda st2: (st2[3] <= 0).any(), inner, (*x_key, alpha * 0, alpha * 0 - 1))
+    new = (*key, x * x, v * v * v, _uniform(u_key, (), dt, 0.0, 1.0))
+    return tuple(go.where(n, o) for n, o in zip(new, st, strict=True))
+  key, subkey = _split_words(k, 2)
+  one = alpha * 0 + 1
+  _, _, _, V, _ = while_loop(lambda st: again(*st[2:]).any(), body, (*key, one * 0, one, one * 2))
+  if log_space:
+    log_samples = _log1p(-_uniform(subkey, (), dt, 0.0, 1.0))   # -exponential(subkey)
+    log_boost = (boost_mask | (log_samples == 0)).where(0.0, log_samples * (1 / alpha))
+    return d.log() + V.log() + log_boost
+  boost = boost_mask.where(1.0, (1 - _uniform(subkey, (), dt, 0.0, 1.0)).pow(1 / alpha))
+  return d * V * boost
+
+def _gamma_impl(k: Tensor, a: Tensor, log_space: bool) -> Tensor:
+  n = math.prod(_shape(a.shape))
+  if n == 0: return a
+  return _gamma_one(_hash_shape(k, (n,)), a.flatten(), log_space).reshape(a.shape)   # split(k, n) as words
+
+def _as_data(x: Any, dt: DType) -> Tensor:
+  """A parameter of a rejection sampler as an array, not a constant: a constant would be compiled into the loop
+  bodies, so each value would compile them again."""
+  if isinstance(x, Tensor): return x.cast(dt)
+  return Tensor(np.asarray(x, np_dtype(dt)))
+
+def _gamma(k: Tensor, a: Any, shape: Sequence[int] | None, dtype: Any, name: str, log_space: bool) -> Tensor:
+  from tinyjax.custom import custom_jvp
+  dt = _float_dtype(dtype, name)
+  at = _as_data(a, dt)
+  shp = _out_shape(shape, at)
+  @custom_jvp
+  def sample(at: Tensor) -> Tensor: return _gamma_impl(k, at.expand(shp) if at.shape != shp else at, log_space)
+  @sample.defjvp
+  def _sample_jvp(primals, tangents):   # JAX's rule is random_gamma_grad (igamma's series and continued fraction)
+    raise NotImplementedError(f"tinyjax.random.{name}: the derivative with respect to the shape parameter (JAX's "
+                              "implicit reparameterization, lax.random_gamma_grad)")
+  return sample(at)
+
+def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
+  """Gamma(a, 1) values, as jax.random.gamma: Marsaglia and Tsang's rejection method per element (JAX's while loops,
+  see above); a < 1 is boosted to a + 1 and scaled by u^(1/a). Not differentiable in `a` yet (NotImplementedError)."""
+  return _gamma(_key_array(key, "gamma"), a, shape, dtype, "gamma", False)
+
+def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
+  """log of Gamma(a, 1) values computed in log space (accurate for small a), as jax.random.loggamma."""
+  return _gamma(_key_array(key, "loggamma"), a, shape, dtype, "loggamma", True)
+
+def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
+  """Beta(a, b) values, as jax.random.beta: G_a / (G_a + G_b) from two loggamma draws, scaled by their max."""
+  k, dt = _key_array(key, "beta"), _float_dtype(dtype, "beta")
+  at, bt = as_tensor(a).cast(dt), as_tensor(b).cast(dt)
+  shp = _out_shape(shape, at, bt)
+  ka, kb = _split2(k)
+  lga, lgb = loggamma(ka, at.expand(shp), shp, dt), loggamma(kb, bt.expand(shp), shp, dt)
+  log_max = lga.maximum(lgb)
+  ga, gb = (lga - log_max).exp(), (lgb - log_max).exp()
+  return ga / (ga + gb)
+
+def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
+  """Dirichlet(alpha) vectors along the last axis, as jax.random.dirichlet: the softmax of loggamma draws."""
+  from tinyjax.nn import softmax
+  k, dt = _key_array(key, "dirichlet"), _float_dtype(dtype, "dirichlet")
+  al = as_tensor(alpha).cast(dt)
+  if al.ndim < 1: raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {al.ndim}")
+  shp = _shape(shape if shape is not None else al.shape[:-1]) + _shape(al.shape[-1:])
+  return softmax(loggamma(k, al.expand(shp), shp, dt), -1)
+
+def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
+  """Student's t values, as jax.random.t: normal * sqrt((df / 2) / gamma(df / 2))."""
+  k, dt = _key_array(key, "t"), _float_dtype(dtype, "t")
+  d = as_tensor(df).cast(dt)
+  shp = _out_shape(shape, d)
+  kn, kg = _split2(k)
+  half_df = d / 2
+  return _normal(kn, shp, dt) * (half_df / gamma(kg, half_df, shp, dt)).sqrt()
+
+def generalized_normal(key: Any, p: float, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """Generalized normal values of power p, as jax.random.generalized_normal: rademacher * gamma(1/p)^(1/p)."""
+  k, dt = _key_array(key, "generalized_normal"), _float_dtype(dtype, "generalized_normal")
+  k1, k2 = _split2(k)
+  shp = _shape(shape)
+  return rademacher(k2, shp, dt) * gamma(k1, 1 / p, shp, dt).pow(1 / p)
+
+def ball(key: Any, d: int, p: float = 2, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
+  """Uniform points of the unit Lp ball in d dimensions, as jax.random.ball."""
+  k, dt = _key_array(key, "ball"), _float_dtype(dtype, "ball")
+  k1, k2 = _split2(k)
+  shp = _shape(shape)
+  g = generalized_normal(k1, p, shp + (int(d),), dt)
+  e = exponential(k2, shp, dt)
+  return g / ((g.abs().pow(p).sum(-1) + e).pow(1 / p)).unsqueeze(-1)
+
+def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
+  """Poisson(lam) integers, as jax.random.poisson: Knuth's product of uniforms for lam < 10, Hormann's transformed
+  rejection otherwise (both over the whole array, JAX's while loops, see above)."""
+  k, dt = _key_array(key, "poisson"), _int_dtype(dtype)
+  if not dtypes.is_int(dt) or dt == dtypes.bool: raise ValueError(f"dtype argument to `poisson` must be an int dtype, got {dtype}")
+  lt = _as_data(lam, dtypes.float32)
+  shp = _out_shape(shape, lt)
+  lt = lt.cast(dtypes.float32).expand(shp) if lt.shape != shp else lt.cast(dtypes.float32)
+  use_knuth = (lt != lt) | (lt < 10)
+  knuth = _poisson_knuth(k, use_knuth.where(lt, 0.0), shp, dt)
+  rejection = _poisson_rejection(k, use_knuth.where(1e5, lt), shp, dt)
+  return (lt == 0).where(0, use_knuth.where(knuth, rejection)).cast(dt)
+
+def _poisson_knuth(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
+  from tinyjax.control_flow import while_loop
+  def body(st: tuple) -> tuple:
+    n, k0, k1, log_prod = st
+    (r0, r1), sub = _split_words((k0, k1), 2)
+    n = (log_prod > -lam).where(n + 1, n)
+    return n, r0, r1, log_prod + _uniform(sub, shape, dtypes.float32, 0.0, 1.0).log()
+  st = (lam.zeros_like(dtype=dt), k[0], k[1], lam * 0)
+  return while_loop(lambda st: (st[3] > -lam).any(), body, st)[0] - 1
+
+def _poisson_rejection(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
+  from tinyjax.control_flow import while_loop
+  from tinyjax.scipy.special import gammaln
+  log_lam = lam.log()
+  b = lam.sqrt() * 2.53 + 0.931
+  a = b * 0.02483 - 0.059
+  inv_alpha = 1.1328 / (b - 3.4) + 1.1239
+  v_r = 0.9277 - 3.6224 / (b - 2)
+  def body(st: tuple) -> tuple:
+    k_out, accepted, k0, k1 = st
+    (r0, r1), sub0, sub1 = _split_words((k0, k1), 3)
+    u = _uniform(sub0, shape, lam.dtype, 0.0, 1.0) - 0.5
+    v = _uniform(sub1, shape, lam.dtype, 0.0, 1.0)
+    us = 0.5 - u.abs()
+    kk = ((2 * a / us + b) * u + lam + 0.43).floor()
+    s = (v * inv_alpha / (a / (us * us) + b)).log()
+    tt = -lam + kk * log_lam - gammaln(kk + 1)
+    accept1 = (us >= 0.07) & (v <= v_r)
+    reject = (kk < 0) | ((us < 0.013) & (v > us))
+    accept = accept1 | (reject.logical_not() & (s <= tt))
+    return accept.where(kk, k_out), accepted | accept, r0, r1   # as JAX: a later acceptance replaces an earlier one
+  st = (lam * 0 - 1, lam != lam, k[0], k[1])   # lam != lam: False, as a bool Tensor of lam's shape
+  return while_loop(lambda st: st[1].logical_not().any(), body, st)[0].cast(dt)
 
 def _log1p(x: Tensor) -> Tensor:
   from tinyjax.numpy import log1p

@@ -1,11 +1,13 @@
-"""tinyjax.nn.initializers: JAX's initializers (`init = glorot_normal(); init(key, shape, dtype)`). zeros, ones and
-constant work today; the random ones need `tinyjax.random` with JAX's streams, which comes with issue 11, and raise
-NotImplementedError until then."""
+"""tinyjax.nn.initializers: JAX's initializers (`init = glorot_normal(); init(key, shape, dtype)`), drawing from
+tinyjax.random (JAX's streams): the same key gives JAX's parameters. Scales are rounded to the dtype first, as JAX's
+`jnp.array(scale, dtype)`."""
 from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor
+import numpy as np
+from tinyjax._tg import Tensor, np_dtype
 from tinyjax.numpy._core import to_dtype, default_float
+from tinyjax import random
 
 __all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal", "variance_scaling", "glorot_normal",
            "glorot_uniform", "xavier_normal", "xavier_uniform", "he_normal", "he_uniform", "kaiming_normal", "kaiming_uniform",
@@ -22,16 +24,27 @@ def constant(value: Any, dtype: Any = None) -> Callable:
     return Tensor.full(tuple(shape), value, dtype=to_dtype(dtype) or default_float())
   return init
 
-def _needs_random(name: str) -> Callable:
-  def init(key: Any, shape: Sequence[int], dtype: Any = None) -> Tensor:
-    raise NotImplementedError(f"tinyjax.nn.initializers.{name} needs tinyjax.random with JAX's streams, which comes with "
-                              "issue 11; until then draw the parameters with numpy and pass them in (see docs/porting.md)")
+def _dtype(dtype: Any):
+  dt = to_dtype(dtype) or default_float()
+  return dt, (np_dtype(dt) or np.dtype(np.float32)).type
+
+def normal(stddev: float = 1e-2, dtype: Any = None) -> Callable:
+  def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Tensor:
+    dt, t = _dtype(dtype)
+    return random.normal(key, shape, dt) * float(t(stddev))
   return init
 
-def normal(stddev: float = 1e-2, dtype: Any = None) -> Callable: return _needs_random("normal")
-def uniform(scale: float = 1e-2, dtype: Any = None) -> Callable: return _needs_random("uniform")
+def uniform(scale: float = 1e-2, dtype: Any = None) -> Callable:
+  def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Tensor:
+    dt, t = _dtype(dtype)
+    return random.uniform(key, shape, dt) * float(t(scale))
+  return init
+
 def truncated_normal(stddev: float = 1e-2, dtype: Any = None, lower: float = -2.0, upper: float = 2.0) -> Callable:
-  return _needs_random("truncated_normal")
+  def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Tensor:
+    dt, t = _dtype(dtype)
+    return random.truncated_normal(key, lower, upper, shape, dt) * float(t(stddev))
+  return init
 
 def compute_fans(shape: Sequence[int], in_axis: int | Sequence[int] = -2, out_axis: int | Sequence[int] = -1,
                  batch_axis: int | Sequence[int] = ()) -> tuple[float, float]:
@@ -48,7 +61,17 @@ def variance_scaling(scale: float, mode: str, distribution: str, in_axis: int | 
   if mode not in ("fan_in", "fan_out", "fan_avg", "fan_geo_avg"): raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
   if distribution not in ("truncated_normal", "normal", "uniform"):
     raise ValueError(f"invalid distribution for variance scaling initializer: {distribution}")
-  return _needs_random(f"variance_scaling({distribution})")
+  def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Tensor:
+    dt, t = _dtype(dtype)
+    fan_in, fan_out = compute_fans(tuple(shape), in_axis, out_axis, batch_axis)
+    denominator = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2,
+                   "fan_geo_avg": (fan_in * fan_out) ** 0.5}[mode]
+    variance = t(scale / denominator)
+    if distribution == "truncated_normal":   # the constant: the stddev of a standard normal truncated to (-2, 2)
+      return random.truncated_normal(key, -2, 2, shape, dt) * float(np.sqrt(variance) / t(.87962566103423978))
+    if distribution == "normal": return random.normal(key, shape, dt) * float(np.sqrt(variance))
+    return random.uniform(key, shape, dt, -1) * float(np.sqrt(t(3) * variance))
+  return init
 
 def glorot_normal(in_axis: int = -2, out_axis: int = -1, batch_axis: Sequence[int] = (), dtype: Any = None) -> Callable:
   return variance_scaling(1.0, "fan_avg", "truncated_normal", in_axis, out_axis, batch_axis, dtype)
