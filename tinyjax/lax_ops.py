@@ -5,7 +5,7 @@ must have the same dtype; a Python scalar takes the other operand's).
 Everything is ordinary tinygrad Tensor ops, so vmap, jvp, grad and jit apply. A start index that is a Tensor (traced by
 vmap or jit, or data) selects with a one-hot comparison instead of a static shrink."""
 from __future__ import annotations
-import builtins, itertools
+import builtins, itertools, math
 from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
@@ -447,10 +447,23 @@ def _order_key(t: Tensor, total: bool = False) -> Tensor:
   key = (bits < 0).where(bits ^ it.max, bits)   # negative floats: the magnitude bits reversed
   return key if total else (t != t).where(it.max, key)
 
+_RANK_SORT_MAX = 1 << 22   # comparisons (n * n per sorted row) up to which a sort ranks instead of running a network
+
 def _argsort(key: Tensor, axis: int) -> Tensor:
-  """A stable ascending argsort (tinygrad's sort keeps the order of equal elements)."""
-  if _S(key)[axis] <= 1: return key.zeros_like(dtype=dtypes.int32)
-  return key.argsort(axis).cast(dtypes.int32)
+  """A stable ascending argsort. Small sorts rank: element i goes to the number of elements before it (smaller, or
+  equal at a lower index), and the permutation is read back with one more comparison; two reductions, where
+  tinygrad's sort network (used above that size) costs seconds to schedule and compile (1.5 s for 96 numbers)."""
+  shape = _S(key)
+  n = shape[axis]
+  if n <= 1: return key.zeros_like(dtype=dtypes.int32)
+  if n * math.prod(shape) > _RANK_SORT_MAX: return key.argsort(axis).cast(dtypes.int32)
+  k = key.transpose(axis, -1) if axis != key.ndim - 1 else key
+  i = Tensor.arange(n, dtype=dtypes.int32)
+  ki, kj = k.unsqueeze(-1), k.unsqueeze(-2)   # [..., i, j]: key i against key j
+  rank = ((kj < ki) | ((kj == ki) & (i.reshape(1, n) < i.reshape(n, 1)))).cast(dtypes.int32).sum(-1)
+  perm = ((rank.unsqueeze(-2) == i.reshape(n, 1)).cast(dtypes.int32) * i.reshape(1, n)).sum(-1)   # [..., r]: the i of rank r
+  perm = perm.cast(dtypes.int32)
+  return perm.transpose(axis, -1) if axis != key.ndim - 1 else perm
 
 def _take(t: Tensor, axis: int, idx: Tensor) -> Tensor:
   return t.cast(dtypes.int8).gather(axis, idx) != 0 if t.dtype == dtypes.bool else t.gather(axis, idx)
