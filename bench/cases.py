@@ -72,6 +72,21 @@ def per_example_hand(W1, W2, X, Y):
   gz = (r @ W2.T) * (1 - z * z)
   return X.unsqueeze(2) * gz.unsqueeze(1), z.unsqueeze(2) * r.unsqueeze(1)
 
+def per_example_step_hand(W1, W2, X, Y, lr=0.1):
+  g1, g2 = per_example_hand(W1, W2, X, Y)
+  return W1 - lr * g1.mean(0), W2 - lr * g2.mean(0)
+
+def per_example_step(lib, loss, lr=0.1):
+  """One SGD step on the mean of the per-example gradients (a DP-SGD step without clipping and noise)."""
+  def step(W1, W2, X, Y):
+    g1, g2 = lib.vmap(lib.grad(loss), in_axes=(None, 0, 0))((W1, W2), X, Y)
+    return W1 - lr * g1.mean(0), W2 - lr * g2.mean(0)
+  return step
+
+def newton_step(lib, F):
+  """x - J(x)^-1 F(x) with the dense Jacobian from jacfwd and numpy.linalg.solve."""
+  return lambda x: x - lib.numpy.linalg.solve(lib.jacfwd(F)(x), F(x))
+
 # ---- spjacobian rows ------------------------------------------------------------------------------------------------
 
 def spjac(name, size, x0, F, F_jnp, hand=None, hand_np=None, doc="") -> Case:
@@ -129,6 +144,12 @@ def cases(quick: bool) -> list[Case]:
     Case("hessian", f"n={n}, hidden {h}", jac_in, **twin(lambda lib, f: lib.hessian(f), f, f_jnp), hand=hess_hand),
     Case("HVP jvp(grad f)", f"n={n}, hidden {h}", [jac_in[0], rand(13, n), *jac_in[1:]],
          **twin(lambda lib, f: lambda x, v, W1, W2: lib.jvp(lambda x: lib.grad(f)(x, W1, W2), (x,), (v,)), f, f_jnp), hand=hvp_hand),
+    Case("per-example grad step", "B=8, MLP 32-64-8", [pe_in[0], pe_in[1], pe_in[2][:8], pe_in[3][:8]],
+         **twin(per_example_step, loss, loss_jnp), hand=per_example_step_hand,
+         doc="small problems (dispatch-bound): one SGD step on the mean of `vmap(grad(loss))` over a batch of 8 (hand: the "
+         "closed-form per-example gradients); a Newton step x - solve(jacfwd(F)(x), F(x)) on 1-D Bratu, n = 100 (no "
+         "hand-written version: tinygrad has no linear solve)."),
+    Case("Newton step 1-D Bratu", "n=100", [unif(100, 100)], **twin(newton_step, problems.bratu1d, problems.bratu1d_jnp)),
     spjac("1-D Bratu", f"n={n1}", unif(n1, n1), problems.bratu1d, problems.bratu1d_jnp, *bratu1d_hand(n1),
           doc="spjacobian: `jit(spjacobian(F, x0))` returns the nonzeros in CSR order; JAX: "
           "`jit(asdex.jacobian_from_coloring(F, asdex.jacobian_coloring(F, x0)))` (BCOO); problems from examples/problems.py. "

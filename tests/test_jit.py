@@ -206,3 +206,17 @@ def test_views_of_one_buffer_as_inputs():
     np.testing.assert_array_equal(jf(X[i % 2]).numpy(), np.arange(6.0).reshape(2, 3)[i % 2] * 2)
   for i in range(3):
     np.testing.assert_array_equal(jf(X.T[i]).numpy(), np.arange(6.0).reshape(2, 3).T[i] * 2)
+
+
+def test_beam_searches_the_captured_kernels(monkeypatch):
+  """jit(f, beam=N) compiles under tinygrad's BEAM search (each kernel goes through beam_search), same numbers; the
+  replay runs the searched kernels."""
+  import tinygrad.codegen.opt.search as search
+  calls: list[int] = []
+  orig = search.beam_search
+  monkeypatch.setattr(search, "beam_search", lambda k, *a, **kw: calls.append(1) or orig(k, *a, **kw))
+  f = tinyjax.jit(lambda x: (x * 3 + 1).sum(0), beam=1)
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+  np.testing.assert_array_equal(f(Tensor(x)).numpy(), (x * 3 + 1).sum(0))
+  assert calls
+  np.testing.assert_array_equal(f(Tensor(x + 1)).numpy(), (x * 3 + 4).sum(0))

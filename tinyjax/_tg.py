@@ -4,7 +4,7 @@ Everything tinyjax needs from tinygrad's UOp IR is imported or wrapped here, so 
 tinygrad upgrade is this file's work. See docs/design.md, "tinygrad 0.14 IR facts".
 """
 from __future__ import annotations
-import functools, hashlib, re, threading, types
+import contextlib, functools, hashlib, re, threading, types
 from typing import Any, Callable
 import numpy as np
 from tinygrad import Tensor, TinyJit, Device, dtypes
@@ -22,7 +22,7 @@ from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, 
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
 __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
-           "static_shape", "placeholder", "allocated_buffer", "assign_into", "jit_capturing", "jit_kernel_names",
+           "static_shape", "placeholder", "kernel_search", "allocated_buffer", "assign_into", "jit_capturing", "jit_kernel_names",
            "sharding", "placeholder_like", "default_device", "np_dtype_of", "host_buffer", "jit_input", "gather", "gather_args",
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
@@ -127,6 +127,11 @@ def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False)
   return Tensor((u.cast(dt) if dt != u.dtype else u).clone(device=u.device or device)), None
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
+
+def kernel_search(beam: int):
+  """tinygrad's BEAM search over each kernel's optimizations while compiling (beam > 0; 0: tinygrad's own BEAM
+  setting, from the environment). Results are kept in tinygrad's on-disk cache."""
+  return _helpers.Context(BEAM=beam) if beam > 0 else contextlib.nullcontext()
 
 def capturing_tinyjit(fn: Callable) -> Any:
   """A TinyJit that captures on its first call. TinyJit runs a first call plainly and captures on the second, which

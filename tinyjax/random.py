@@ -424,23 +424,25 @@ def _gamma_one(k: Words, alpha: Tensor, log_space: bool) -> Tensor:
   a = boost_mask.where(alpha, alpha + 1)
   d = a - 1 / 3
   c = (1 / 3) / d.sqrt()
-  def again(X: Tensor, V: Tensor, U: Tensor) -> Tensor:   # JAX's _cond_fn, per element
+  # d and c ride in the carries (unchanged), not closed over: the loop bodies then depend only on n and the dtype, so
+  # every gamma-family draw of n values shares one compiled pair of loops, however alpha was computed
+  def again(X: Tensor, V: Tensor, U: Tensor, d: Tensor) -> Tensor:   # JAX's _cond_fn, per element
     return (U >= 1 - 0.0331 * (X * X)) & (U.log() >= X * 0.5 + d * ((1 - V) + V.log()))
   def body(st: tuple) -> tuple:
-    k0, k1, X, V, U = st
-    go = again(X, V, U)
+    k0, k1, X, V, U, d, c = st
+    go = again(X, V, U, d)
     key, x_key, u_key = _split_words((k0, k1), 3)
     def inner(st2: tuple) -> tuple:   # draw x until v = 1 + x c > 0
-      xk0, xk1, x, v = st2
+      xk0, xk1, x, v, c = st2
       (n0, n1), sub = _split_words((xk0, xk1), 2)
       xn, more = _normal(sub, (), dt), v <= 0
-      return n0, n1, more.where(xn, x), more.where(xn * c + 1, v)
-    _, _, x, v = while_loop(lambda st2: (st2[3] <= 0).any(), inner, (*x_key, alpha * 0, alpha * 0 - 1))
+      return n0, n1, more.where(xn, x), more.where(xn * c + 1, v), c
+    _, _, x, v, _ = while_loop(lambda st2: (st2[3] <= 0).any(), inner, (*x_key, c * 0, c * 0 - 1, c))
     new = (*key, x * x, v * v * v, _uniform(u_key, (), dt, 0.0, 1.0))
-    return tuple(go.where(n, o) for n, o in zip(new, st, strict=True))
+    return (*(go.where(n, o) for n, o in zip(new, st[:5], strict=True)), d, c)
   key, subkey = _split_words(k, 2)
   one = alpha * 0 + 1
-  _, _, _, V, _ = while_loop(lambda st: again(*st[2:]).any(), body, (*key, one * 0, one, one * 2))
+  _, _, _, V, *_ = while_loop(lambda st: again(*st[2:6]).any(), body, (*key, one * 0, one, one * 2, d, c))
   if log_space:
     log_samples = _log1p(-_uniform(subkey, (), dt, 0.0, 1.0))   # -exponential(subkey)
     log_boost = (boost_mask | (log_samples == 0)).where(0.0, log_samples * (1 / alpha))

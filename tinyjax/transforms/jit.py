@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools, inspect
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, capturing_tinyjit, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
+from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   allocated_buffer, assign_into, sharding, placeholder_like, np_dtype_of, host_buffer, jit_input, default_device, \
   Replay, captured_replay, replay_buffers
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, canonical_array
@@ -55,8 +55,9 @@ def _empty_type(x: Tensor | np.ndarray, weak: DType | None, device) -> tuple:
 
 class _Entry:
   """The TinyJit for one signature, with the output structure found by tracing the function once."""
-  def __init__(self, call: Callable[[list[Tensor]], Any], tensors: list[Tensor], weak: list[DType | None], device, name: str):
-    self.call, self.weak = call, weak   # call: flat input Tensors -> the function's output pytree
+  def __init__(self, call: Callable[[list[Tensor]], Any], tensors: list[Tensor], weak: list[DType | None], device, name: str,
+               beam: int = 0):
+    self.call, self.weak, self.beam = call, weak, beam   # call: flat input Tensors -> the function's output pytree
     self.inputs: frozenset[UOp] = frozenset()
     phs = [placeholder_like(t) for t in tensors]
     with trace_scope("jit", [p.uop for p in phs]):
@@ -94,7 +95,8 @@ class _Entry:
         # TinyJit's per-call preparation of its inputs, unless an input needs it (multi-device, written by the kernels)
         if self.replay is None: self.replay = captured_replay(self.tinyjit)
         if self.replay is not None and (bufs := replay_buffers(tensors, ins, self.replay[1])) is not None: self.replay[0].run(bufs, {})
-        else: self.tinyjit(*tensors, *[Tensor(i) for i in ins])
+        else:
+          with kernel_search(self.beam): self.tinyjit(*tensors, *[Tensor(i) for i in ins])   # the capture compiles
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
@@ -116,15 +118,17 @@ def _infer_argnums_and_argnames(fun: Callable, argnums, argnames) -> tuple[tuple
 class jit:
   """jax.jit for tinygrad: `tinyjax.jit(f)(*args)` traces f once per signature and replays its kernels with TinyJit.
   Array leaves of the arguments (Tensors, numpy arrays, Python scalars) are traced, any other leaf must be a static
-  argument; static arguments are part of the cache key, as are shapes, dtypes, weak types, devices and sharding."""
+  argument; static arguments are part of the cache key, as are shapes, dtypes, weak types, devices and sharding.
+  `beam=N` (tinyjax's, not JAX's) compiles the kernels with tinygrad's BEAM search of width N: a slower first call for
+  faster kernels (0: tinygrad's BEAM environment setting)."""
   def __new__(cls, fun: Callable | None = None, **kwargs):
     # jax.jit(static_argnums=0) without the function is a decorator, as in JAX
     return functools.partial(cls, **kwargs) if fun is None else super().__new__(cls)
 
   def __init__(self, fun: Callable, static_argnums: int | Sequence[int] | None = None,
-               static_argnames: str | Sequence[str] | None = None):
+               static_argnames: str | Sequence[str] | None = None, beam: int = 0):
     functools.update_wrapper(self, fun)
-    self.fun = fun
+    self.fun, self.beam = fun, beam
     self.static_argnums, self.static_argnames = _infer_argnums_and_argnames(fun, static_argnums, static_argnames)
     self._cache: dict[Any, _Entry] = {}
 
@@ -185,7 +189,7 @@ class jit:
         dargs, dkw = tu.tree_unflatten(treedef, full)
         it = iter(dargs)
         return self.fun(*[static_pos[i] if i in static_pos else next(it) for i in range(nargs)], **dkw, **static_kw)
-      entry = self._cache[key] = _Entry(call, uniq, weak, device, getattr(self.fun, "__name__", repr(self.fun)))
+      entry = self._cache[key] = _Entry(call, uniq, weak, device, getattr(self.fun, "__name__", repr(self.fun)), self.beam)
     return entry, uniq
 
   def _path(self, keys: tuple, static_nums: set[int]) -> str:
