@@ -51,6 +51,7 @@ from bench.cases import Case, cases, DENSE_MAX
 from examples import problems
 
 ROOT = Path(__file__).resolve().parent.parent
+KEPT = "<!-- bench/run.py keeps what follows when it rewrites this page -->"
 RTOL, ATOL = 2e-4, 2e-5
 
 # ---- helpers -------------------------------------------------------------------------------------------------------
@@ -381,7 +382,10 @@ def main():
   with open(out_dir / f"{stem}.json", "w") as fh:
     json.dump({"info": info, "load_start": load0, "load_end": load1, "wall_s": wall, "mode": mode, "results": res, "notes": notes}, fh,
               indent=1, default=str)
-  md_path.write_text(page(res, obs, [c.doc for c in todo if c.doc], notes, info, mode, budget, load0, load1, wall, png_path))
+  # the sections other scripts measured (bench/loops.py, random.py, beam.py) follow KEPT in the page: kept as they are
+  kept = md_path.read_text().split(KEPT, 1) if md_path.exists() else []
+  md_path.write_text(page(res, obs, [c.doc for c in todo if c.doc], notes, info, mode, budget, load0, load1, wall, png_path) +
+                     ("\n" + KEPT + kept[1] if len(kept) == 2 else ""))
   print(f"\nwrote {md_path.relative_to(ROOT)}, {png_path.relative_to(ROOT)}, bench/out/{stem}.json ({time.perf_counter() - t_start:.0f} s)")
 
 if __name__ == "__main__": main()
