@@ -195,9 +195,13 @@ def bernoulli(key: Any, p: Any = np.float32(0.5), shape: Sequence[int] | None = 
   if not dtypes.is_float(pt.dtype): raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {pt.dtype}.")
   return _uniform(k, _shape(pt.shape) if shape is None else _shape(shape), pt.dtype, 0.0, 1.0) < pt
 
+def _int_dtype(dtype: Any) -> DType:
+  """dtype, or JAX's default integer (int64 with x64 on, else int32)."""
+  return (to_dtype(dtype) if dtype is not None else None) or (dtypes.int64 if config.jax_enable_x64 else dtypes.int32)
+
 def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """-1 or 1 with equal probability, as jax.random.rademacher (2 bernoulli(0.5) - 1)."""
-  dt = (to_dtype(dtype) if dtype is not None else None) or (dtypes.int64 if config.jax_enable_x64 else dtypes.int32)
+  dt = _int_dtype(dtype)
   b = bernoulli(key, np.float32(0.5), shape).cast(dt)
   return (2 * b - 1).cast(dt)
 
@@ -230,7 +234,7 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
   """Integers in [minval, maxval), as jax.random.randint: two words of random bits per value reduced modulo the span
   (JAX's construction, with its slight bias when the span is not a power of 2)."""
   k = _key_array(key, "randint")
-  dt = (to_dtype(dtype) if dtype is not None else None) or (dtypes.int64 if config.jax_enable_x64 else dtypes.int32)
+  dt = _int_dtype(dtype)
   if not dtypes.is_int(dt) or dt == dtypes.bool: raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
   nbits = 8 * dt.itemsize
   info = np.iinfo(np_dtype(dt))
@@ -263,12 +267,12 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> T
   if isinstance(x, (int, np.integer)) or (isinstance(x, Tensor) and x.ndim == 0):
     if isinstance(x, Tensor) and not dtypes.is_int(x.dtype): raise TypeError("x must be an integer or at least 1-dimensional")
     n = int(x) if not isinstance(x, Tensor) else int(x.item())
-    return _eager(_shuffle(k, Tensor.arange(n, dtype=dtypes.int64 if config.jax_enable_x64 else dtypes.int32), 0, sort_key_val))
+    return _eager(_shuffle(k, Tensor.arange(n, dtype=_int_dtype(None)), 0, sort_key_val))
   t = as_tensor(x)
   if t.ndim == 0: raise TypeError("x must be an integer or at least 1-dimensional")
   ax = axis % t.ndim
   if independent or t.ndim == 1: return _eager(_shuffle(k, t, ax, sort_key_val))
-  idx = _eager(_shuffle(k, Tensor.arange(t.shape[ax], dtype=dtypes.int64 if config.jax_enable_x64 else dtypes.int32), 0, sort_key_val))
+  idx = _eager(_shuffle(k, Tensor.arange(t.shape[ax], dtype=_int_dtype(None)), 0, sort_key_val))
   return t.gather(ax, idx.reshape([-1 if i == ax else 1 for i in range(t.ndim)]).expand(*[t.shape[i] if i != ax else -1 for i in range(t.ndim)]))
 
 def _shuffle(k: Tensor, x: Tensor, axis: int, sort_key_val) -> Tensor:
@@ -280,9 +284,6 @@ def _shuffle(k: Tensor, x: Tensor, axis: int, sort_key_val) -> Tensor:
   return x
 
 # ---- samplers built on the others (JAX's compositions, so JAX's numbers up to the ulps of log, erf, tan, ...) ----------
-
-def _int_dtype(dtype: Any) -> DType:
-  return (to_dtype(dtype) if dtype is not None else None) or (dtypes.int64 if config.jax_enable_x64 else dtypes.int32)
 
 def _out_shape(shape: Any, *params: Tensor) -> tuple[int, ...]:
   return _shape(shape) if shape is not None else tuple(np.broadcast_shapes(*(p.shape for p in params)))
@@ -350,7 +351,8 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
   prefix = shp[:len(shp) - len(batch)]
   if replace:
     g = _gumbel(k, prefix + lshape, lg.dtype)
-    return _argmax(g + lg.reshape((1,) * len(prefix) + lg.shape), len(prefix) + ax)
+    from tinyjax.numpy import argmax
+    return argmax(g + lg.reshape((1,) * len(prefix) + lg.shape), axis=len(prefix) + ax)
   from tinyjax.lax_ops import top_k
   n = math.prod(prefix)
   if n > lshape[ax]:
@@ -358,10 +360,6 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
   g = lg + _gumbel(k, lshape, lg.dtype)
   idx = top_k(g.permute(*[i for i in range(g.ndim) if i != ax], ax), n)[1]   # moveaxis(ax, -1)
   return idx.permute(idx.ndim - 1, *range(idx.ndim - 1)).reshape(shp)
-
-def _argmax(x: Tensor, axis: int) -> Tensor:
-  from tinyjax.numpy import argmax
-  return argmax(x, axis=axis)
 
 def _gumbel(k: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
   return -(-_uniform(k, shape, dt, _tiny(dt), 1.0).log()).log()
