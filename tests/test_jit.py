@@ -100,6 +100,23 @@ def test_same_tensor_twice_is_one_input():
     np.testing.assert_allclose(jf(x, x).numpy(), x.numpy() * x.numpy() + x.numpy(), rtol=1e-12)
 
 
+def test_realized_buffers_and_other_arguments_alternate():
+  # realized whole buffers take a shorter way to their TinyJit (no flattening); it must pick the same signature as the
+  # general way, and a call of another kind (the same Tensor twice, a view, another dtype, a float) between them must not
+  # disturb it
+  jf = tinyjax.jit(lambda a, b: a * b + a)
+  for i in range(3):
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    np.testing.assert_allclose(jf(fresh(x), fresh(y)).numpy(), x * y + x, rtol=1e-12)
+    xt = fresh(x)
+    np.testing.assert_allclose(jf(xt, xt).numpy(), x * x + x, rtol=1e-12)
+    np.testing.assert_allclose(jf(fresh(x)[0], fresh(y)[1]).numpy(), x[0] * y[1] + x[0], rtol=1e-12)
+    np.testing.assert_allclose(jf(fresh(x.astype(np.float32)), fresh(y)).numpy(), x.astype(np.float32) * y + x.astype(np.float32),
+                               rtol=1e-6)
+    np.testing.assert_allclose(jf(fresh(x), 2.0).numpy(), x * 2 + x, rtol=1e-12)
+  assert len(jf._cache) == 5 and len(jf._plain) == 2
+
+
 def test_numpy_and_unrealized_inputs():
   jf = tinyjax.jit(lambda x: x * 2)
   for i in range(4):

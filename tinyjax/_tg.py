@@ -16,6 +16,8 @@ import tinygrad.helpers as _helpers
 import sqlite3 as _sqlite3
 import itertools, weakref
 import tinygrad.engine.realize as _realize
+from tinygrad.tensor import all_tensors as _all_tensors, _METADATA as _tensor_metadata
+from tinygrad.helpers import Metadata as _Metadata
 import tinygrad.schedule.rangeify as _rangeify
 from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, buffers, ParamArg, CallInfo as _CallInfo
@@ -27,7 +29,7 @@ __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "Glo
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
            "np_dtype", "install_tensor_methods", "tensor_method", "param", "Step", "host_call", "scratch_like", "copy_buffer",
-           "read_scalar", "constant_array", "canonical_key", "filled_buffer", "Replay",
+           "read_scalar", "constant_array", "plain_buffer", "tensor_of", "canonical_key", "filled_buffer", "Replay",
            "captured_replay", "replay_buffers"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
@@ -64,13 +66,28 @@ def _new_buffer(shape: tuple, dtype: DType, device, axis: int | None, allocate: 
   shard = shape if axis is None else shape[:axis] + (shape[axis] // len(device),) + shape[axis+1:]
   n = 1
   for d in shard: n *= d
-  # UOp.new_buffer, with its shape operand cached (building it is a fifth of a jitted call's dispatch)
-  buf = UOp(Ops.BUFFER, src=(_shape_arg((n,)),), arg=ParamArg(next(UOp.unique_num), dtype, device=device))
+  # UOp.new_buffer, with its shape operand cached and its dtype given (inferring it is a tenth of a jitted call's dispatch)
+  buf = UOp(Ops.BUFFER, dtype, src=(_shape_arg((n,)),), arg=ParamArg(next(UOp.unique_num), dtype, device=device))
   if allocate:   # what UOp.buffer does, without its shape inference (~10 us)
     buffers[buf] = b = (MultiBuffer(device, n, dtype) if isinstance(device, tuple) else Buffer(device, n, dtype)).ref(1)
     for x in _device_buffers(b): x.allocate()
   view = buf if shard == (n,) else UOp(Ops.RESHAPE, dtype, src=(buf, _shape_arg(shard)))
-  return buf, Tensor(view if axis is None else view.unshard(axis))
+  return buf, tensor_of(view) if axis is None else Tensor(view.unshard(axis))
+
+_REGISTERING = _Metadata(name="tinyjax.tensor_of")
+
+def tensor_of(u: UOp) -> Tensor:
+  """Tensor(u) for a UOp that has its device: what Tensor.__init__ does for it (canonicalizing the device, metadata
+  wrappers) costs ~6 us, a quarter of a jitted call's dispatch."""
+  t = object.__new__(Tensor)
+  t.uop, t.grad, t.is_param = u, None, True
+  # registering it hashes it, and Tensor.__hash__ runs tinygrad's metadata wrapper (a profiling context, ~3 us) unless
+  # an op's metadata is already set: set it to the running op's (none here) for that moment
+  saved = _tensor_metadata.state
+  if saved is None: _tensor_metadata.state = _REGISTERING
+  _all_tensors[weakref.ref(t)] = None
+  _tensor_metadata.state = saved
+  return t
 
 def _device_buffers(b: Buffer | MultiBuffer) -> list[Buffer]: return b.bufs if isinstance(b, MultiBuffer) else [b]
 
@@ -143,6 +160,14 @@ def capturing_tinyjit(fn: Callable) -> Any:
 def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
   """A captured TinyJit's kernels as a Replay, with the buffers they write (None: not captured yet)."""
   return None if jit.captured is None else (Replay(jit.captured.linear), jit.captured._written_uops)
+
+def plain_buffer(t: Tensor) -> UOp | None:
+  """The BUFFER of a Tensor that is a realized whole buffer on one device (a strong dtype, not empty), else None: such
+  an argument is passed to a TinyJit as it is."""
+  u = t.uop
+  if u.op is Ops.RESHAPE: u = u.src[0]
+  if u.op is not Ops.BUFFER or u.dtype in dtypes.weaks or not isinstance(u.arg.device, str): return None
+  return u if (b := buffers.get(u)) is not None and b.is_allocated() and b.size > 0 else None
 
 def replay_buffers(tensors: list[Tensor], outs: list[UOp], written: set[UOp]) -> list[UOp] | None:
   """The input buffers TinyJit would pass for these Tensors (realized first) and the output buffers, or None where
@@ -455,7 +480,9 @@ class Replay:
     prg, args = call.src[0], _realize.get_call_arg_uops(call)
     if any(a.op not in (Ops.PARAM, Ops.BUFFER, Ops.BITCAST, Ops.SHRINK) for a in args): return call
     glob = [args[g] for g in prg.arg.globals]
-    return (_realize.get_runtime(device, prg), [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], prg.arg, device)
+    info = prg.arg   # launch sizes and values without variables are fixed: computed once
+    dims = None if info.vars else (*info.launch_dims({}), info.vals({}))
+    return (_realize.get_runtime(device, prg), [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], info, device, dims)
 
   def run(self, bufs: list[UOp], var_vals: dict[str, int]) -> None:
     real: dict[int, Any] = {}
@@ -464,15 +491,15 @@ class Replay:
       if isinstance(item, UOp):
         _realize.run_linear(UOp(Ops.LINEAR, src=(item,)), var_vals, input_uops=bufs, jit=True)
         continue
-      rt, args, info, device = item
+      rt, args, info, device, dims = item
       launch = []
       for a in args:
         if isinstance(a, int):
           if (b := real.get(a)) is None: b = real[a] = _one(bufs[a]).get_buf(device)
           launch.append(b)
         else: launch.append(a.get_buf(device))
-      gs, ls = info.launch_dims(var_vals)
-      rt(*launch, global_size=gs, local_size=ls, vals=info.vals(var_vals))
+      gs, ls, vals = dims if dims is not None else (*info.launch_dims(var_vals), info.vals(var_vals))
+      rt(*launch, global_size=gs, local_size=ls, vals=vals)
       n += 1
     GlobalCounters.kernel_count += n
 
