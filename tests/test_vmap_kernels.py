@@ -149,3 +149,21 @@ def test_loop_launches_more_kernels():
   n_loop, v_loop = kernels(Tensor.stack(*[x[i].softmax() for i in range(4)]))
   np.testing.assert_allclose(v, v_loop, rtol=1e-6)
   assert n_loop > n_vmap
+
+
+def test_eager_transform_is_scheduled_once():
+  # an un-jitted transform builds a new graph each call; tinygrad's schedule cache finds the kernels again only if the
+  # graph's key is the same: a primitive's call (tanh) must not carry a new grad_fxn object per call (its id is in
+  # the key). Fails with a cache entry per call if it does; the values are checked against numpy's.
+  import tinygrad.schedule as schedule
+  W, X, V = (Tensor(a).realize() for a in (f32(8, 8), f32(4, 8), f32(4, 8)))
+  f = tinyjax.vmap(lambda x, v: tinyjax.jvp(lambda x: (x @ W).tanh(), (x,), (v,)))
+  sizes = []
+  for _ in range(3):
+    y, t = f(X, V)
+    Tensor.realize(y, t)
+    sizes.append(len(schedule.schedule_cache))
+  want = np.tanh(X.numpy() @ W.numpy())
+  np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(t.numpy(), (1 - want ** 2) * (V.numpy() @ W.numpy()), rtol=1e-4, atol=1e-5)
+  assert sizes[1] == sizes[2]

@@ -253,7 +253,14 @@ def inline_call(gettuple: UOp) -> UOp:
 def custom_call(body_outs: list[UOp], args: list[UOp], rule, grad_fxn) -> UOp:
   """A FUNCTION node for tinyjax's custom_jvp/custom_vjp: body over PARAMs, `rule` kept in CallInfo.aux, and a
   `grad_fxn` through which tinygrad's own reverse mode uses the custom rule."""
-  return UOp.maketuple(*body_outs).call(*args, grad_fxn=grad_fxn, name=getattr(rule, "name", None), aux=rule)
+  return UOp.maketuple(*body_outs).call(*args, grad_fxn=_stable(grad_fxn), name=getattr(rule, "name", None), aux=rule)
+
+def _stable(grad_fxn):
+  """One grad_fxn object per (rule, method). tinygrad keys a FUNCTION by str(CallInfo), which holds id(grad_fxn), and a
+  bound method is a new object at each attribute access: every call of the same rule would be a new function to
+  tinygrad's schedule cache, and an eager transform would schedule its graph again on every call."""
+  if not isinstance(grad_fxn, types.MethodType) or not hasattr(owner := grad_fxn.__self__, "__dict__"): return grad_fxn
+  return owner.__dict__.setdefault("_tinyjax_grad_fxns", {}).setdefault(grad_fxn.__func__, grad_fxn)
 
 def custom_rule_of(fn: UOp):
   return fn.arg.aux if fn.op is Ops.FUNCTION and fn.arg is not None and getattr(fn.arg, "aux", None) is not None else None
