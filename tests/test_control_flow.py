@@ -214,3 +214,12 @@ def test_loop_arguments_that_become_constants():
   X = np.array([[1., 2.], [0.5, 0.25]], np.float32)
   assert_close(to_np(tinyjax.vmap(lambda x: h(Tensor.full((2,), 0.5), x))(Tensor(X))), np.array([[2., 2.], [4., 4.]], np.float32))
   assert_close(to_np(tinyjax.vmap(lambda x: h(Tensor.full((2,), 0.5), x * 0 + 1.0))(Tensor(X))), np.array([[2., 2.], [2., 2.]], np.float32))
+
+
+def test_loop_under_a_rewritten_derivative_graph():
+  # jvp rewrites abs (JAX's derivative at 0), so the primal and the tangent graphs each held a copy of the loop's host
+  # call, both writing its fixed output buffers: realizing them together failed ("cycle detected in assign graph")
+  def f(np_, lax):
+    return lambda a: (lambda r: r @ r)(lax.scan(lambda x, _: (x * x + 0.1, None), a / np_.abs(a).sum(), None, length=3)[0])
+  a, v = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3))
+  assert_close(tinyjax.jvp(f(tnp, tl), (tg(a),), (tg(v),)), lambda: jax.jvp(f(jnp, jax.lax), (a,), (v,)), 1e-9, 1e-11)

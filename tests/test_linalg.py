@@ -136,6 +136,29 @@ def test_jit_and_nan():
   # not positive definite: NaN in the lower triangle, zeros above, as JAX
   np.testing.assert_array_equal(jnp.linalg.cholesky(tg(-np.eye(3))).numpy(), np.asarray(L.cholesky(-np.eye(3))))
 
+def test_solve_and_inv_are_one_lapack_call():
+  # JAX's CPU solve is LAPACK's LU: tinyjax calls it on the host, one call (no LU unrolled into n steps of kernels), as
+  # accurate as JAX's on a 64 x 64 float32 system; a singular matrix gives JAX's infinities instead of an exception
+  rng = np.random.default_rng(4)
+  a, b = rng.standard_normal((64, 64)).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+  f = tinyjax.jit(lambda a, b: (jnp.linalg.solve(a, b), jnp.linalg.inv(a)))
+  x, ainv = f(tg(a), tg(b))
+  exact = np.linalg.solve(a.astype(np.float64), b.astype(np.float64))
+  assert np.abs(x.numpy() - exact).max() <= np.abs(np.asarray(L.solve(a, b)) - exact).max()
+  np.testing.assert_allclose(ainv.numpy(), np.linalg.inv(a.astype(np.float64)), rtol=1e-5, atol=1e-5)
+  assert len(f.kernels(tg(a), tg(b))) <= 3   # the inputs' copies and the host call: no LU kernels
+  s = np.array([[1., 2.], [2., 4.]], np.float32)
+  np.testing.assert_array_equal(jnp.linalg.solve(tg(s), tg(np.ones(2, np.float32))).numpy(), np.asarray(L.solve(s, np.ones(2, np.float32))))
+  np.testing.assert_array_equal(jnp.linalg.inv(tg(s)).numpy(), np.asarray(L.inv(s)))
+
+def test_host_call_under_a_rewritten_derivative_graph():
+  # jvp rewrites abs for JAX's derivative at 0; the primal and tangent graphs then held two copies of the LAPACK call,
+  # which write the same buffers: realizing both together failed ("cycle detected in assign graph")
+  def f(m): return lambda a: (lambda r: r @ r)(m.linalg.solve(a / m.abs(a).sum(), a))
+  v = np.random.default_rng(1).standard_normal((3, 3))
+  assert_close(tinyjax.jvp(f(jnp), (tg(A3),), (tg(v),)), lambda: jax.jvp(f(jxn), (A3,), (v,)), 1e-9, 1e-11)
+
+
 def test_x32_dtypes():
   from jnp_table import x64_off
   with x64_off():

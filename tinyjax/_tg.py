@@ -29,8 +29,8 @@ __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "Glo
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
            "np_dtype", "install_tensor_methods", "tensor_method", "param", "Step", "host_call", "scratch_like", "copy_buffer",
-           "read_scalar", "constant_array", "plain_buffer", "tensor_of", "canonical_key", "filled_buffer", "Replay",
-           "captured_replay", "replay_buffers"]
+           "read_scalar", "holds_host_call", "read_array", "write_array", "constant_array", "plain_buffer", "tensor_of",
+           "canonical_key", "filled_buffer", "Replay", "captured_replay", "replay_buffers"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
 
@@ -113,12 +113,23 @@ def host_buffer(a: np.ndarray, device) -> Tensor | None:
   except KeyError: return None
   if np_dtype(dt) != a.dtype: return None
   buf, shaped = _new_buffer(a.shape, dt, device, None, allocate=True)
-  data = memoryview(bytearray(np.ascontiguousarray(a).tobytes()))
-  for b in _device_buffers(buffers[buf]):
-    # as tinygrad's own COPY does it (realize.exec_copy); Buffer.copy_from would run a COPY program (~0.3 ms)
-    try: b.allocator._copyin(b._buf, data)
-    except NotImplementedError: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=data))
+  for b in _device_buffers(buffers[buf]): _copyin(b, a)
   return shaped
+
+def _copyin(b: Buffer, a: np.ndarray) -> None:
+  data = memoryview(bytearray(np.ascontiguousarray(a).tobytes()))
+  # as tinygrad's own COPY does it (realize.exec_copy); Buffer.copy_from would run a COPY program (~0.3 ms)
+  try: b.allocator._copyin(b._buf, data)
+  except NotImplementedError: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=data))
+
+def read_array(u: UOp, shape: tuple[int, ...]) -> np.ndarray:
+  """A buffer's data as a new numpy array of `shape` (a host read, for a host call's executor)."""
+  return _one(u).ensure_allocated().numpy().reshape(shape).copy()
+
+def write_array(u: UOp, a: np.ndarray) -> None:
+  """numpy data into a buffer, converted to its dtype (a host write, for a host call's executor)."""
+  b = _one(u).ensure_allocated()
+  _copyin(b, np.asarray(a, dtype=np_dtype(b.dtype)))
 
 def np_dtype_of(a: np.ndarray) -> DType: return _from_np_dtype(a.dtype)
 
@@ -375,6 +386,10 @@ def _stored(u: UOp) -> UOp:
   stored into a new buffer."""
   if _prod(u.shape) != 1: return u.contiguous()
   return Tensor.empty(*u.shape, dtype=u.dtype, device=u.device).assign(Tensor(u)).uop
+
+def holds_host_call(outs: list[UOp]) -> bool:
+  """A host call (a loop, LAPACK) is among the nodes these values are computed from."""
+  return any(u.op is Ops.CUSTOM_FUNCTION and u in _host_executors for u in UOp.sink(*outs).toposort())
 
 def _constant_arguments(call: UOp) -> UOp | None:
   """A host call's arguments that the scheduler folded into constants are not buffers, which the kernel graph requires.

@@ -263,6 +263,13 @@ def _product_tree(u: UOp) -> UOp:
     y = z.cat(y[2 * h:]) if y.shape[0] % 2 else z
   return y.reshape(rest).uop
 
+def primal_graph(outs: list[UOp], rewritten: list[UOp]) -> list[UOp]:
+  """The graph the primal outputs are returned from, beside derivatives computed on `rewritten` (jax_conventions of
+  outs): outs, unless the graph holds a host call (a loop, LAPACK). A host call's output buffers are fixed in its body, so
+  two copies of it, each graph's, would write the same buffers in one schedule (tinygrad: "cycle detected in assign
+  graph"); the rewrite computes the same values."""
+  return rewritten if rewritten != outs and _tg.holds_host_call(rewritten) else outs
+
 def jax_conventions(uops: list[UOp]) -> list[UOp]:
   """Rewrite tinygrad lowerings whose derivatives differ from JAX's, before differentiating (both modes, every order).
   - lowerings of JAX primitives (sigmoid, tanh, erf, elu, softplus's logaddexp, pow, asin...): a primitive call with

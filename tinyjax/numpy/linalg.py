@@ -7,10 +7,13 @@ A rule only applies custom functions to primal values and keeps the tangent in p
 transposes the rule, and a custom call on a tangent would have to be transposed through its own rule again.
 """
 from __future__ import annotations
-import functools, math
+import functools, math, warnings
+from dataclasses import dataclass
 from typing import Any, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, dtypes, static_shape as _sh
+import scipy.linalg
+from tinyjax._tg import Tensor, UOp, dtypes, static_shape as _sh, read_array, write_array
+from tinyjax.control_flow import _Rule, _BatchedCall, _type as _ctype
 from tinyjax.custom import custom_jvp
 from tinyjax.numpy._core import asarray, default_float, result_type
 
@@ -221,21 +224,63 @@ def _lu_jvp(primals, tangents):
 
 # ---- inverse, solve, determinants -------------------------------------------------------------------------------------
 
-def _inv_impl(a: Tensor) -> Tensor:
-  lu, _, perm = _lu(a)
-  l, u = _lu_parts(lu)
-  return _tri_inv_impl(u, False, False) @ (_tri_inv_impl(l, True, True) @ _perm_matrix(perm, a))
+# ---- solve and inv: LAPACK on the host ---------------------------------------------------------------------------------
+# JAX's CPU solve is LAPACK's getrf + getrs. An LU in tinygrad ops unrolls into n steps of kernels (534 kernels and 38 s
+# of compiling for n = 100) and inv(a) @ b loses accuracy (4x JAX's error); one host call of LAPACK gives JAX's numbers
+# at once, as lax's loops run on the host (control_flow._Rule: a custom call whose lowering is a host call).
 
-@custom_jvp
-def _inv(a: Tensor) -> Tensor:
-  return _inv_impl(a)
+@dataclass(eq=False)
+class _Lapack(_Rule):
+  """x = a^-1 b for a (..., n, n) and b (..., n, k) of the same batch shape (numpy.linalg.solve: LAPACK gesv), or
+  a^-1 itself with `inverse` (numpy.linalg.inv: gesv on the identity, what JAX's inv does)."""
+  inverse: bool
+  name = "lapack"
+  def out_types(self, xs): return [_ctype(xs[-1])]
 
-@_inv.defjvp
-def _inv_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
-  x = _inv(a)
-  return x, -(x @ (da @ x))
+  def executor(self, ins, outs):
+    shapes = [s for s, _ in ins]
+    def run(bufs) -> None:
+      vals = [read_array(b, s) for b, s in zip(bufs[1:], shapes, strict=True)]
+      work = np.float64 if vals[0].dtype == np.float64 else np.float32   # LAPACK has no half precision
+      vals = [v.astype(work) for v in vals]
+      try: x = np.linalg.inv(vals[0]) if self.inverse else np.linalg.solve(*vals)
+      except np.linalg.LinAlgError:   # a singular matrix: LAPACK's inf/nan for it, as JAX, instead of an exception
+        a = vals[0]
+        b = np.broadcast_to(np.eye(a.shape[-1], dtype=work), a.shape) if self.inverse else vals[1]
+        x = np.empty(b.shape, dtype=work)
+        with warnings.catch_warnings():
+          warnings.simplefilter("ignore")
+          for i in np.ndindex(a.shape[:-2]): x[i] = scipy.linalg.lu_solve(scipy.linalg.lu_factor(a[i], check_finite=False), b[i], check_finite=False)
+      write_array(bufs[0], x)
+    return run
+
+  # the derivatives (JAX's) apply the LAPACK calls to primal values only: the tangents and cotangents stay in plain
+  # ops, and a derivative of a derivative differentiates those calls again through these same rules
+  def jvp(self, xs, ts):
+    x = self.call(xs)[0]
+    if self.inverse: return [-(x @ (ts[0] @ x))]
+    a, (ta, tb) = xs[0], ts
+    return [_inv(a) @ (tb - ta @ x)]
+
+  def vjp(self, xs, cts):
+    x, ct = self.call(xs)[0], cts[0]
+    if ct is None: return [None] * len(xs)
+    if self.inverse: return [-(_mT(x) @ ct @ _mT(x))]
+    ctb = _mT(_inv(xs[0])) @ ct
+    return [-(ctb @ _mT(x)), ctb]
+
+  def batched(self, flags, size):
+    def make(xs: list[Tensor]) -> list[UOp]:
+      xs = [x.unsqueeze(0).expand(size, *x.shape) if f is None else x.permute(f, *(i for i in range(x.ndim) if i != f))
+            for x, f in zip(xs, flags, strict=True)]
+      return [self.call(xs)[0].uop]
+    return _BatchedCall(make)
+
+def _solve(a: Tensor, b: Tensor) -> Tensor:
+  """a^-1 b for matrix stacks of the same batch shape."""
+  return b if not _sh(a)[-1] else _Lapack(False).call([a, b])[0]   # no unknowns: nothing to solve
+
+def _inv(a: Tensor) -> Tensor: return a if not _sh(a)[-1] else _Lapack(True).call([a])[0]
 
 def inv(a: Any) -> Tensor:
   """Inverse of square matrices (batched), via LU with partial pivoting."""
@@ -252,13 +297,14 @@ def _solve_shapes(a: Tensor, b: Tensor) -> tuple[Tensor, bool]:
   return bm, vec
 
 def solve(a: Any, b: Any) -> Tensor:
-  """Solution of a x = b (b a vector or a stack of matrices, broadcast over batch axes), via LU with partial pivoting:
-  x = inv(a) @ b, whose derivative is JAX's (dx = -a^-1 da x + a^-1 db)."""
+  """Solution of a x = b (b a vector or a stack of matrices, broadcast over batch axes) by LAPACK's LU with partial
+  pivoting on the host, as JAX on the CPU; its derivative is JAX's (dx = a^-1 (db - da x))."""
   a = _square(_inexact(a), "solve")
   dt = result_type(a, asarray(b))
   a, bt = a.cast(dt) if a.dtype != dt else a, _inexact(b).cast(dt)
   bm, vec = _solve_shapes(a, bt)
-  x = _inv(a) @ bm
+  batch = tuple(np.broadcast_shapes(_batch(a), _batch(bm)))
+  x = _solve(a.expand(*batch, *_sh(a)[-2:]), bm.expand(*batch, *_sh(bm)[-2:]))
   return x[..., 0] if vec else x
 
 def _lu_det_parts(a: Tensor) -> tuple[Tensor, Tensor]:

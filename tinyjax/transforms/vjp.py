@@ -3,7 +3,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
 from tinyjax import tree_util as tu
-from tinyjax.core import serialized, enclosing_inputs, trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, as_tensor
+from tinyjax.core import serialized, enclosing_inputs, trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, \
+  primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
 
 
@@ -15,7 +16,7 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
   traced = jax_conventions([o.uop for o in outs])
   # collective markers become calls whose grad_fxn is their rule (batching.COLLECTIVE_RULES); the results get them back
   traced, unwrap = differentiable(traced)
-  primals_out, aux = substitute_with_aux([o.uop for o in outs], aux, {**subs, **unwrap})
+  primals_out, aux = substitute_with_aux(primal_graph([o.uop for o in outs], traced), aux, {**subs, **unwrap})
   outer = enclosing_inputs()
   closed = [u for u in UOp.sink(*traced).toposort() if u in outer] if outer else []
   keys = list(subs) + closed
