@@ -125,7 +125,7 @@ def _copyin(b: Buffer, a: np.ndarray) -> None:
 def _copyout(b: Buffer) -> np.ndarray:
   """A buffer's data in a new numpy array: straight from the allocator (Buffer.numpy runs a COPY program, ~0.25 ms)."""
   out = np.empty(b.size, dtype=np_dtype(b.dtype))
-  try: b.allocator._copyout(memoryview(out).cast("B"), b._buf)
+  try: b.allocator._copyout(memoryview(out.data).cast("B"), b._buf)
   except NotImplementedError: return b.numpy().copy()
   return out
 
