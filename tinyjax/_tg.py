@@ -501,13 +501,15 @@ class Step:
 class Replay:
   """A compiled linear (a Step's, a captured TinyJit's) replayed on new input buffers. Kernels are launched straight
   from a plan made once: run_linear's and TinyJit's per-call work (resolving PARAMs, rewriting input views, stats,
-  multi-device lanes) is most of the time of a small program. Any other call (a host loop, a copy, a graph) goes
-  through run_linear."""
+  multi-device lanes) is most of the time of a small program. Host calls run their executor; any other call (a copy, a
+  graph) goes through run_linear."""
   def __init__(self, linear: UOp): self.plan = [self._kernel(c) for c in linear.src]
 
   @staticmethod
   def _kernel(call: UOp) -> tuple | UOp:
-    """(runtime, its arguments: an input's slot or a fixed buffer, program info, device), or the call itself."""
+    """(runtime, its arguments: an input's slot or a fixed buffer, program info, device, fixed launch sizes), (a host
+    call,) or the call itself (run by run_linear)."""
+    if call.src[0] in _host_executors: return (call,)   # a host call (a loop, LAPACK): its executor, called directly
     if call.src[0].op is not Ops.PROGRAM or not isinstance(device := call.src[1].device, str): return call
     prg, args = call.src[0], _realize.get_call_arg_uops(call)
     if any(a.op not in (Ops.PARAM, Ops.BUFFER, Ops.BITCAST, Ops.SHRINK) for a in args): return call
@@ -522,6 +524,9 @@ class Replay:
     for item in self.plan:
       if isinstance(item, UOp):
         _realize.run_linear(UOp(Ops.LINEAR, src=(item,)), var_vals, input_uops=bufs, jit=True)
+        continue
+      if len(item) == 1:
+        _host_executors[item[0].src[0]](_realize.resolve_params(item[0], tuple(bufs)))
         continue
       rt, args, info, device, dims = item
       launch = []
