@@ -19,6 +19,7 @@ from tinyjax.api import Device, devices, local_devices, device_count, local_devi
   block_until_ready, ShapeDtypeStruct, eval_shape, make_jaxpr
 from tinyjax import test_util
 from tinyjax import random
+from tinyjax import optim
 from tinygrad import Tensor as Array   # jax.Array: tinyjax's arrays are tinygrad Tensors
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
@@ -26,7 +27,7 @@ __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad
            "SparseHessian", "jit", "tree_util", "tree", "lax", "random", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
            "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
-           "ShapeDtypeStruct", "eval_shape", "make_jaxpr"]
+           "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "optim"]
 
 _missing = _missing_names("tinyjax", "jax")
 
