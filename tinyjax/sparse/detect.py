@@ -38,6 +38,18 @@ def _mask_rows(D: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
   return (sp.diags(keep.ravel().astype(np.int8), dtype=np.int8) @ D.astype(np.int8) != 0).astype(bool).tocsr()
 
 
+_NUMPY_ALU: dict[Ops, Callable] = {Ops.NEG: np.negative, Ops.RECIPROCAL: np.reciprocal, Ops.SQRT: np.sqrt, Ops.EXP2: np.exp2,
+  Ops.LOG2: np.log2, Ops.ADD: np.add, Ops.MUL: np.multiply, Ops.MAX: np.maximum, Ops.CMPLT: np.less, Ops.CMPNE: np.not_equal}
+
+def _literal(u: UOp):
+  """The value of a scalar expression of constants moved around (1 / h**2 is RECIPROCAL(CONST)), else None."""
+  while u.op in GroupOp.Movement and u.op is not Ops.PAD: u = u.src[0]
+  if u.op is Ops.CONST: return u.arg
+  if (f := _NUMPY_ALU.get(u.op)) is None: return None
+  args = [_literal(x) for x in u.src]
+  if any(v is None for v in args): return None
+  with np.errstate(all="ignore"): return f(*[np.float64(v) for v in args]).item()
+
 class Dep:
   """What an input-dependent node carries: D (numel x n) its elements' input dependencies, and Z, the elements known
   to be exactly zero whatever the input (padding, products with constant zeros, ...), or None for "none known"."""
@@ -54,6 +66,8 @@ class Detector:
 
   def value(self, u: UOp) -> np.ndarray:
     """Concrete value of an input-independent node, broadcast to its shape (evaluated once)."""
+    if u not in self.values and (v := _literal(u)) is not None:   # a literal (1 / h**2): no kernel to compile and run
+      self.values[u] = np.full(static_shape(u), v)
     if u not in self.values:
       t = Tensor(u)
       if t.dtype in dtypes.weaks: t = t.cast(strong_dtype(t.dtype))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 import numpy as np
 import scipy.sparse as sp
-from tinyjax._tg import Tensor, UOp, dtypes, static_shape, placeholder, gather
+from tinyjax._tg import Tensor, UOp, dtypes, static_shape, placeholder, gather, host_buffer, np_dtype, default_device
 from tinyjax import tree_util as tu
 from tinyjax.core import serialized, trace_scope, as_tensor, concrete_inputs
 from tinyjax.transforms.vmap import vmap
@@ -32,6 +32,12 @@ def _unflat(v: Tensor, specs, tree):
     leaves.append(v[off:off + n].reshape(shape).cast(dt))
     off += n
   return tu.tree_unflatten(tree, leaves)
+
+def _device_data(a: np.ndarray, dtype) -> Tensor:
+  """numpy data as a realized Tensor of `dtype` on the default device, copied in from the host: no cast kernel to compile
+  (Tensor(a).cast(dtype).realize() was half of a small spjacobian's setup)."""
+  if (t := host_buffer(a.astype(np_dtype(dtype)), default_device())) is None: return Tensor(a).cast(dtype).realize()
+  return t
 
 def _inputs(x):
   leaves, tree = tu.tree_flatten(x)
@@ -112,8 +118,7 @@ class SparseJacobian:
     (position * ncolors + color)."""
     seeds = np.zeros((self.ncolors, k))
     seeds[self.colors, np.arange(k)] = 1
-    self._seeds = Tensor(seeds).cast(self.dtype).realize()
-    self._index = Tensor(index.astype(np.int32)).realize()
+    self._seeds, self._index = _device_data(seeds, self.dtype), _device_data(index, dtypes.int32)
 
   @property
   def nnz(self) -> int: return int(self.pattern.nnz)
