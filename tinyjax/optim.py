@@ -18,7 +18,7 @@ give the same parameters step for step. Where optax differs:
 """
 from __future__ import annotations
 from typing import Any, Callable, NamedTuple
-from tinygrad import Tensor, dtypes
+from tinyjax._tg import Tensor, dtypes
 from tinyjax import tree_util as tu
 
 __all__ = ["GradientTransformation", "SgdState", "AdamState", "sgd", "momentum", "adam", "adamw", "apply_updates"]
