@@ -49,6 +49,21 @@ def bratu2d_jnp(u, k: int, lam: float = 1.0):
   lap = P[:-2, 1:-1] + P[2:, 1:-1] + P[1:-1, :-2] + P[1:-1, 2:] - 4 * U
   return (lap / h**2 + lam * jnp.exp(U)).ravel()
 
+def bratu2d_energy(u: Tensor, k: int, lam: float = 1.0) -> Tensor:
+  """The energy whose gradient is minus 2-D Bratu's residual (times h^2): 1/2 |grad u|^2 - lam h^2 sum exp(u), with
+  the differences taken across the zero boundary. Its Hessian has the 5-point pattern (sphessian's test problem)."""
+  h = 1.0 / (k + 1)
+  P = u.reshape(k, k).pad(((1, 1), (1, 1)))
+  dx, dy = P[1:, 1:-1] - P[:-1, 1:-1], P[1:-1, 1:] - P[1:-1, :-1]
+  return 0.5 * ((dx * dx).sum() + (dy * dy).sum()) - lam * h**2 * u.exp().sum()
+
+def bratu2d_energy_jnp(u, k: int, lam: float = 1.0):
+  import jax.numpy as jnp
+  h = 1.0 / (k + 1)
+  P = jnp.pad(u.reshape(k, k), ((1, 1), (1, 1)))
+  dx, dy = P[1:, 1:-1] - P[:-1, 1:-1], P[1:-1, 1:] - P[1:-1, :-1]
+  return 0.5 * ((dx * dx).sum() + (dy * dy).sum()) - lam * h**2 * jnp.exp(u).sum()
+
 # ---- (c) multiple shooting for a kinematic bicycle -------------------------------------------------------------------
 
 NX, NU = 4, 2            # state (x, y, psi, v), control (a, delta)

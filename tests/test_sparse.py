@@ -555,6 +555,27 @@ def test_wrong_shape_sparsity():
   with pytest.raises(ValueError):
     tinyjax.spjacobian(P.bratu1d, Tensor(rnd(5)), sparsity=sp.csr_matrix(np.ones((5, 4))))
 
+def test_structure_lower_triangle_summary_and_spy(tmp_path):
+  # what IPOPT's callbacks take: (rows, cols) in the order of the values, and for the Hessian the lower triangle
+  J = tinyjax.spjacobian(P.bratu1d, Tensor(rnd(9)))
+  r, c = J.structure()
+  np.testing.assert_array_equal(sp.coo_matrix((J(Tensor(rnd(9))).numpy(), (r, c)), shape=J.shape).toarray(), J.todense(Tensor(rnd(9))))
+  k = 4
+  x = rnd(k * k)
+  H = tinyjax.sphessian(lambda u: P.bratu2d_energy(u, k), Tensor(x))
+  want = np.asarray(jax.hessian(lambda u: P.bratu2d_energy_jnp(u, k))(x))
+  lr, lc = H.structure(lower=True)
+  assert (lr >= lc).all() and len(lr) == (H.nnz + k * k) // 2
+  for low in (H.lower(H(Tensor(x))).numpy(), H.lower(H(Tensor(x)).numpy())):
+    np.testing.assert_allclose(low, want[lr, lc], rtol=1e-10, atol=1e-12)
+  np.testing.assert_allclose(tinyjax.jit(lambda u: H.lower(H(u)))(Tensor(x)).numpy(), want[lr, lc], rtol=1e-10, atol=1e-12)
+  text = H.summary()
+  assert f"{k * k} x {k * k}: {H.nnz:,} nonzeros" in text and "per row: 3..5" in text and f"bandwidth {k}" in text, text
+  ax = J.spy(tmp_path / "J.png")
+  assert (tmp_path / "J.png").stat().st_size > 1000
+  xs, ys = ax.get_images()[0].get_array().nonzero() if ax.get_images() else ax.lines[0].get_data()[::-1]
+  assert sorted(zip(np.asarray(xs).tolist(), np.asarray(ys).tolist(), strict=True)) == sorted(zip(r.tolist(), c.tolist(), strict=True))
+
 def test_repr():
   J = built("bratu1d", "fwd")
   r = repr(J)

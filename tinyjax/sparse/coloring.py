@@ -9,6 +9,7 @@ Jacobians) and keep the one with the fewest colors. The loops are over vertices 
 """
 from __future__ import annotations
 import heapq
+from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
@@ -92,34 +93,53 @@ def lattice_colorings(P: sp.csr_matrix, lower: int, tries: int = 64):
   color is a weighted sum of the coordinates mod p, from p = the lower bound up (the 5-point stencil's optimal coloring
   is (i + 2j) mod 5). Only candidates; the caller keeps a proper one (`proper_columns`)."""
   m, n = P.shape
-  v = np.arange(n, dtype=np.int64)
   rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(P.indptr))
   offs, counts = np.unique(np.abs(P.indices.astype(np.int64) - rows), return_counts=True)
   strides = [int(o) for o, c in zip(offs, counts, strict=True) if o > 1 and c >= max(m, 1) // 8][:2]
   strides = [s for i, s in enumerate(strides) if all(s % t == 0 for t in strides[:i])]   # nested: digits of one grid
   bounds = [1] + strides
-  digits = [(v // b) % (bounds[i + 1] // b) if i + 1 < len(bounds) else v // b for i, b in enumerate(bounds)]
   for p in range(max(lower, 1), max(lower, 1) + 3):
-    weights = [np.arange(1, p)] * (len(digits) - 1)
+    weights = [np.arange(1, p)] * (len(bounds) - 1)
     for w in (np.stack(np.meshgrid(*weights, indexing="ij"), -1).reshape(-1, len(weights)) if weights else np.zeros((1, 0), np.int64))[:tries]:
-      yield (digits[0] + sum((int(a) * d for a, d in zip(w, digits[1:], strict=True)), np.zeros(n, np.int64))) % p
+      lattice = Lattice(tuple(bounds), (1, *(int(a) for a in w)), p)
+      yield lattice.colors(n), lattice
+
+class Lattice(NamedTuple):
+  """color(v) = (sum_i weights[i] * digit_i(v)) mod p, with v's digits in the mixed radix of `bounds` (1, then the
+  grid strides): a coloring as a formula, which the seed matrix can be computed from instead of stored."""
+  bounds: tuple[int, ...]
+  weights: tuple[int, ...]
+  p: int
+  def digits(self, v, floordiv, mod) -> list:
+    b = self.bounds
+    return [mod(floordiv(v, x), b[i + 1] // x) if i + 1 < len(b) else floordiv(v, x) for i, x in enumerate(b)]
+  def colors(self, n: int) -> np.ndarray:
+    d = self.digits(np.arange(n, dtype=np.int64), np.floor_divide, np.mod)
+    return sum((w * x for w, x in zip(self.weights, d, strict=True)), np.zeros(n, np.int64)) % self.p
 
 def color_columns(P: sp.spmatrix) -> np.ndarray:
-  """A coloring of P's columns such that columns of one color never share a row (fewest colors found). Grid stencils
-  get the lower bound from a vectorised lattice coloring; otherwise greedy orderings and DSATUR on the column
-  intersection graph (Python loops over vertices: seconds at 10^6 columns)."""
+  """A coloring of P's columns such that columns of one color never share a row (fewest colors found)."""
+  return color_columns_lattice(P)[0]
+
+def color_columns_lattice(P: sp.spmatrix) -> tuple[np.ndarray, Lattice | None]:
+  """color_columns, and the lattice formula of the coloring if it is one. Grid stencils get the lower bound from a
+  vectorised lattice coloring; otherwise greedy orderings and DSATUR on the column intersection graph (Python loops
+  over vertices: seconds at 10^6 columns)."""
   P = sp.csr_matrix(P)
   lower = column_lower_bound(P)
-  for c in lattice_colorings(P, lower):
+  for c, lattice in lattice_colorings(P, lower):
     if c.max(initial=-1) + 1 > lower: break   # the lattice only pays when it is optimal
-    if proper_columns(P, c): return c
+    if proper_columns(P, c): return c, lattice
   G = conflict_graph(P)
   return _best([lambda: greedy_distance1(G, np.arange(G.shape[0])), lambda: greedy_distance1(G, _largest_first(G)),
-                lambda: dsatur(G)], lower)
+                lambda: dsatur(G)], lower), None
 
 
 def color_rows(P: sp.spmatrix) -> np.ndarray:
   return color_columns(sp.csr_matrix(P).T)
+
+def color_rows_lattice(P: sp.spmatrix) -> tuple[np.ndarray, Lattice | None]:
+  return color_columns_lattice(sp.csr_matrix(P).T)
 
 
 def greedy_star(G: sp.csr_matrix, order: np.ndarray) -> np.ndarray:
