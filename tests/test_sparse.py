@@ -597,3 +597,15 @@ def test_call_with_other_shapes_is_an_error_and_repeated_calls_reuse_the_trace()
   for seed in range(3):   # the second and third calls substitute into the graph traced by the first
     u = np.random.default_rng(seed).standard_normal(6)
     np.testing.assert_allclose(J.todense(Tensor(u)), np.asarray(jax.jacfwd(Fj)(u)), rtol=1e-12)
+
+
+def test_scipy_solvers_example():
+  # examples/scipy_solvers.py at a small size: least_squares with the sparse Jacobian and Newton-GMRES(ILU) reach the
+  # solution scipy's root finder gets from the float64 residual and its dense JAX Jacobian
+  import scipy.optimize as so
+  from examples import scipy_solvers
+  k = 12
+  def fj(u): return np.asarray(P.bratu2d_jnp(u, k))
+  want = so.root(fj, np.zeros(k * k), jac=lambda u: np.asarray(jax.jacfwd(lambda v: P.bratu2d_jnp(v, k))(u)), tol=1e-12).x
+  for got in (scipy_solvers.solve_least_squares(k, verbose=False), scipy_solvers.solve_newton_krylov(k, verbose=False)):
+    np.testing.assert_allclose(got, want, atol=2e-5)
