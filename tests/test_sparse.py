@@ -609,3 +609,26 @@ def test_scipy_solvers_example():
   want = so.root(fj, np.zeros(k * k), jac=lambda u: np.asarray(jax.jacfwd(lambda v: P.bratu2d_jnp(v, k))(u)), tol=1e-12).x
   for got in (scipy_solvers.solve_least_squares(k, verbose=False), scipy_solvers.solve_newton_krylov(k, verbose=False)):
     np.testing.assert_allclose(got, want, atol=2e-5)
+
+
+def test_lagrangian_hessian_with_multipliers_as_args():
+  # IPOPT's Hessian of sigma f(z) + lam . c(z): the multipliers are arguments whose values change every iteration.
+  # Built with lam = 0 (where IPOPT starts), the pattern must still hold the constraints' second derivatives: a
+  # closed-over zero would have been taken as a structural zero (a silently wrong Hessian later)
+  N, s0 = 3, np.array([0.0, 0.0, 0.0, 5.0])
+  nz, m = P.bicycle_size(N), 4 * (N + 1)
+  def L(z, lam, sigma): return sigma * (z * z).sum() + (lam * P.bicycle_constraints(z, N, s0)).sum()
+  def Lj(z, lam, sigma): return sigma * jnp.sum(z * z) + jnp.sum(lam * P.bicycle_constraints_jnp(z, N, s0))
+  z = rnd(nz, seed=4)
+  H = tinyjax.sphessian(L, Tensor(z), args=(Tensor(np.zeros(m)), Tensor(1.0)))
+  hj = jax.jit(jax.hessian(Lj))
+  for seed in (1, 2):
+    lam, sigma = rnd(m, seed=seed), 0.5 * seed
+    want = np.asarray(hj(z, lam, sigma))
+    np.testing.assert_allclose(H.todense(Tensor(z), Tensor(lam), Tensor(sigma)), want, rtol=1e-9, atol=1e-9)
+  assert (want[H.pattern.toarray() == 0] == 0).all() and H.nnz < nz * nz
+  jac = tinyjax.jit(lambda z, lam, sigma: H.lower(H(z, lam, sigma)))
+  lr, lc = H.structure(lower=True)
+  np.testing.assert_allclose(jac(Tensor(z), Tensor(lam), Tensor(sigma)).numpy(), want[lr, lc], rtol=1e-9, atol=1e-9)
+  with pytest.raises(ValueError, match="built with args"):
+    H(Tensor(z), Tensor(np.zeros(m + 1)), Tensor(1.0))

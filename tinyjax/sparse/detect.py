@@ -173,12 +173,15 @@ SPARSITY_RULES: dict[Ops | str, Callable] = {
 sparsity_rule = table_rule(SPARSITY_RULES, "sparsity")
 
 
-def detect(outs: list[UOp], inputs: list[UOp]) -> sp.csr_matrix:
-  """Boolean (sum of output sizes) x (sum of input sizes) pattern of d outs / d inputs (flattened, concatenated)."""
+def detect(outs: list[UOp], inputs: list[UOp], unknowns: list[UOp] | tuple = ()) -> sp.csr_matrix:
+  """Boolean (sum of output sizes) x (sum of input sizes) pattern of d outs / d inputs (flattened, concatenated).
+  `unknowns`: values that are not differentiated but not known either (spjacobian's `args`): they carry no
+  dependencies, and as input-dependent nodes they are never evaluated, so no zero of theirs is taken as structural."""
   sizes = [_numel(u.shape) for u in inputs]
   n, offs = sum(sizes), np.cumsum([0] + sizes)[:-1]   # each input's first column
   env = {u: Dep(sp.csr_matrix((np.ones(s, dtype=bool), (np.arange(s), o + np.arange(s))), shape=(s, n)))
          for u, s, o in zip(inputs, sizes, offs, strict=True)}
+  env.update({u: Dep(sp.csr_matrix((_numel(u.shape), n), dtype=bool)) for u in unknowns})
   vals = interpret(outs, env, Detector(n).rule, inline_custom=True)
   return sp.vstack([sp.csr_matrix((_numel(o.shape), n), dtype=bool) if d is None else d.D for o, d in zip(outs, vals, strict=True)],
                    format="csr")

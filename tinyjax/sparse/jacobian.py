@@ -78,15 +78,19 @@ class SparseJacobian:
   kind = "Jacobian"
 
   @serialized
-  def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto"):
+  def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto", args: tuple = ()):
     self.fun = fun
     self._template: tuple[list[Tensor], UOp] | None = None
     leaves, self.in_tree = _inputs(x)
     self.in_specs = [(static_shape(l), l.dtype) for l in leaves]
+    arg_leaves, self.arg_tree = tu.tree_flatten(tuple(args))
+    arg_leaves = [as_tensor(a) for a in arg_leaves]
+    self.arg_specs = [(static_shape(a), a.dtype) for a in arg_leaves]
     self.dtype = leaves[0].dtype
-    phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves, strict=True)]
+    phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs + self.arg_specs, leaves + arg_leaves, strict=True)]
+    k = len(self.in_specs)
     with trace_scope("spjacobian", [p.uop for p in phs]):
-      out_leaves, self.out_tree = tu.tree_flatten(fun(tu.tree_unflatten(self.in_tree, phs)))
+      out_leaves, self.out_tree = tu.tree_flatten(self._fun(tu.tree_unflatten(self.in_tree, phs[:k]), phs[k:]))
     outs = [as_tensor(o) for o in out_leaves]
     self.out_specs = [(static_shape(o), o.dtype) for o in outs]
     m, n = (sum(int(np.prod(s, dtype=np.int64)) for s, _ in specs) for specs in (self.out_specs, self.in_specs))
@@ -95,10 +99,15 @@ class SparseJacobian:
     self.pattern.sort_indices()
     self._setup(mode)
 
+  def _fun(self, x, arg_leaves: list[Tensor]):
+    """fun(x, *args), the arguments given as their flat leaves."""
+    return self.fun(x, *tu.tree_unflatten(self.arg_tree, arg_leaves))
+
   def _matrix_shape(self, m: int, n: int) -> tuple[int, int]: return (m, n)
 
   def _detect(self, phs: list[Tensor], outs: list[Tensor]) -> sp.csr_matrix:
-    return detect([o.uop for o in outs], [p.uop for p in phs])
+    k = len(self.in_specs)
+    return detect([o.uop for o in outs], [p.uop for p in phs[:k]], [p.uop for p in phs[k:]])
 
   def _setup(self, mode: str):
     P, (m, n) = self.pattern, self.shape
@@ -137,11 +146,12 @@ class SparseJacobian:
   @property
   def nnz(self) -> int: return int(self.pattern.nnz)
 
-  def _compressed(self, x) -> Tensor:
+  def _compressed(self, x, arg_leaves: list[Tensor]) -> Tensor:
     """All colors in one batched pass: (m, ncolors) = J @ seeds.T (fwd) or (n, ncolors) = (seeds @ J).T (rev). Colors
     last: tinygrad then computes a row's colors in one loop iteration, sharing what does not depend on the seed (the
     2-D Bratu kernel at n = 10^4: 175 us with colors first, 18 us last; 1-D: 40 -> 52 us, dispatch-bound anyway)."""
-    fun, (it, ispecs), (ot, ospecs) = self.fun, (self.in_tree, self.in_specs), (self.out_tree, self.out_specs)
+    (it, ispecs), (ot, ospecs) = (self.in_tree, self.in_specs), (self.out_tree, self.out_specs)
+    def fun(x): return self._fun(x, arg_leaves)
     def flat_out(y): return _flat([as_tensor(l) for l in tu.tree_leaves(y)], self.dtype)
     if self.mode == "fwd":
       return vmap(lambda s: flat_out(jvp(fun, (x,), (_unflat(s, ispecs, it),))[1]), out_axes=1)(self._seeds)
@@ -149,23 +159,30 @@ class SparseJacobian:
     return vmap(lambda s: _flat(tu.tree_leaves(pullback(_unflat(s, ospecs, ot))[0]), self.dtype), out_axes=1)(self._seeds)
 
   @serialized
-  def __call__(self, x) -> Tensor:
-    """The nonzero values at x, a lazy Tensor of length nnz in the fixed CSR order (self.rows, self.cols)."""
+  def __call__(self, x, *args) -> Tensor:
+    """The nonzero values at x (and the arguments `args` the object was built with: same shapes, any values), a lazy
+    Tensor of length nnz in the fixed CSR order (self.rows, self.cols)."""
     leaves, tree = _inputs(x)
     got = [(tuple(l.shape), l.dtype) for l in leaves]
     if tree != self.in_tree or got != self.in_specs:
       raise ValueError(f"this Sparse{self.kind} was built for inputs {self.in_tree} with (shape, dtype) {self.in_specs}, "
                        f"got {tree} with {got}: build one per input shape")
+    arg_leaves, arg_tree = tu.tree_flatten(tuple(args))
+    arg_leaves = [as_tensor(a) for a in arg_leaves]
+    if arg_tree != self.arg_tree or (got_args := [(tuple(a.shape), a.dtype) for a in arg_leaves]) != self.arg_specs:
+      raise ValueError(f"this Sparse{self.kind} was built with args {self.arg_tree} of (shape, dtype) {self.arg_specs}, "
+                       f"got {arg_tree}" + ("" if arg_tree != self.arg_tree else f" with {got_args}"))
     # the batched JVP/VJP graph is traced once, on placeholders; each call only substitutes the inputs
     if self._template is None:
-      phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs, leaves, strict=True)]
-      self._template = (phs, gather(self._compressed(tu.tree_unflatten(self.in_tree, phs)), self._index).uop)
+      phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs + self.arg_specs, leaves + arg_leaves, strict=True)]
+      k = len(self.in_specs)
+      self._template = (phs, gather(self._compressed(tu.tree_unflatten(self.in_tree, phs[:k]), phs[k:]), self._index).uop)
     phs, vals = self._template
-    concrete_inputs(leaves)
-    return Tensor(vals.substitute({p.uop: l.uop for p, l in zip(phs, leaves, strict=True)}))
+    concrete_inputs(leaves + arg_leaves)
+    return Tensor(vals.substitute({p.uop: l.uop for p, l in zip(phs, leaves + arg_leaves, strict=True)}))
 
-  def to_scipy(self, x) -> sp.csr_matrix:
-    return self.matrix(self(x))
+  def to_scipy(self, x, *args) -> sp.csr_matrix:
+    return self.matrix(self(x, *args))
 
   def matrix(self, values) -> sp.csr_matrix:
     """The scipy CSR matrix with these nonzero values (e.g. from a jitted call, `tinyjax.jit(jac)(x)`)."""
@@ -173,7 +190,7 @@ class SparseJacobian:
     vals = values.numpy() if isinstance(values, Tensor) else np.asarray(values)
     return sp.csr_matrix((vals, P.indices.copy(), P.indptr.copy()), shape=self.shape)
 
-  def todense(self, x) -> np.ndarray: return self.to_scipy(x).toarray()
+  def todense(self, x, *args) -> np.ndarray: return self.to_scipy(x, *args).toarray()
 
   def structure(self) -> tuple[np.ndarray, np.ndarray]:
     """(rows, cols) of the nonzeros, int64, in the order of the values a call returns: IPOPT's `jacobianstructure`
@@ -227,8 +244,8 @@ class SparseHessian(SparseJacobian):
   """Nonzeros of the Hessian of a scalar function: star coloring, batched Hessian-vector products."""
   kind = "Hessian"
 
-  def __init__(self, fun: Callable, x, sparsity=None):
-    super().__init__(fun, x, sparsity, mode="star")
+  def __init__(self, fun: Callable, x, sparsity=None, args: tuple = ()):
+    super().__init__(fun, x, sparsity, mode="star", args=args)
 
   def _matrix_shape(self, m: int, n: int) -> tuple[int, int]:
     if m != 1 or len(self.out_specs) != 1:
@@ -236,9 +253,10 @@ class SparseHessian(SparseJacobian):
     return (n, n)
 
   def _detect(self, phs: list[Tensor], outs: list[Tensor]) -> sp.csr_matrix:
+    k = len(self.in_specs)
     with trace_scope("sphessian", [p.uop for p in phs]):
-      g = tu.tree_leaves(grad(self.fun)(tu.tree_unflatten(self.in_tree, phs)))
-    P = detect([l.uop for l in g], [p.uop for p in phs])
+      g = tu.tree_leaves(grad(lambda x: self._fun(x, phs[k:]))(tu.tree_unflatten(self.in_tree, phs[:k])))
+    P = detect([l.uop for l in g], [p.uop for p in phs[:k]], [p.uop for p in phs[k:]])
     return ((P + P.T) != 0).tocsr()   # symmetric by construction; make it exactly so
 
   def _setup(self, mode: str):
@@ -270,20 +288,24 @@ class SparseHessian(SparseJacobian):
     if isinstance(values, Tensor): return gather(values, _device_data(idx, dtypes.int32))
     return np.asarray(values)[idx]
 
-  def _compressed(self, x) -> Tensor:
+  def _compressed(self, x, arg_leaves: list[Tensor]) -> Tensor:
     it, ispecs = self.in_tree, self.in_specs
-    g = grad(self.fun)
+    g = grad(lambda x: self._fun(x, arg_leaves))
     return vmap(lambda s: _flat(tu.tree_leaves(jvp(g, (x,), (_unflat(s, ispecs, it),))[1]), self.dtype), out_axes=1)(self._seeds)
 
 
-def spjacobian(fun: Callable, x, *, sparsity=None, mode: str = "auto") -> SparseJacobian:
+def spjacobian(fun: Callable, x, *, args: tuple = (), sparsity=None, mode: str = "auto") -> SparseJacobian:
   """A SparseJacobian for fun at x's shapes: `jac(x)` gives the nonzeros (length nnz, CSR order jac.rows/jac.cols).
-  `sparsity` (a scipy.sparse matrix or (rows, cols)) skips detection; mode 'fwd' colors columns and uses JVPs, 'rev'
+  `args`: further arguments, fun(x, *args), not differentiated and whose values may change between calls
+  (`jac(x, *args)`): the pattern assumes nothing of their values (a Lagrange multiplier that is zero now is not a
+  structural zero). `sparsity` (a scipy.sparse matrix or (rows, cols)) skips detection; mode 'fwd' colors columns and uses JVPs, 'rev'
   colors rows and uses VJPs, 'auto' picks fewer colors (forward on ties)."""
   if mode not in ("auto", "fwd", "rev"): raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
-  return SparseJacobian(fun, x, sparsity, mode)
+  return SparseJacobian(fun, x, sparsity, mode, args)
 
 
-def sphessian(fun: Callable, x, *, sparsity=None) -> SparseHessian:
-  """A SparseHessian for scalar fun at x's shapes: star coloring and batched Hessian-vector products."""
-  return SparseHessian(fun, x, sparsity)
+def sphessian(fun: Callable, x, *, args: tuple = (), sparsity=None) -> SparseHessian:
+  """A SparseHessian for scalar fun at x's shapes: star coloring and batched Hessian-vector products. `args` as in
+  spjacobian: a Lagrangian's multipliers and objective factor, `sphessian(L, z, args=(lam, sigma))`, then
+  `H(z, lam, sigma)`."""
+  return SparseHessian(fun, x, sparsity, args)
