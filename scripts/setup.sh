@@ -21,6 +21,18 @@ if ! command -v clang >/dev/null 2>&1; then
   fi
 fi
 
+# the test and bench extras build cyipopt (source only) against Debian's IPOPT: its headers, LAPACK/BLAS and pkg-config
+if [[ ",$EXTRAS," == *,test,* || ",$EXTRAS," == *,bench,* ]] && ! pkg-config --exists ipopt 2>/dev/null; then
+  IPOPT_PKGS="coinor-libipopt-dev liblapack-dev libblas-dev pkg-config"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "tinyjax: installing IPOPT for cyipopt ($IPOPT_PKGS) ..."
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $IPOPT_PKGS >/dev/null
+  else
+    echo "tinyjax: the tests build cyipopt against IPOPT, which is not installed. Install it (Debian/Ubuntu: sudo apt-get install -y $IPOPT_PKGS) and run this again." >&2
+    exit 1
+  fi
+fi
+
 VENV="$ROOT/.venv"
 if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV"; fi
 STAMP="$VENV/.tinyjax-installed-$( (cat "$ROOT/pyproject.toml"; echo "$EXTRAS") | sha1sum | cut -c1-12)"
