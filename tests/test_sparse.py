@@ -658,3 +658,20 @@ def test_ipopt_bicycle_example():
   np.testing.assert_allclose(d.gradient(z), np.asarray(jax.grad(f)(z)), rtol=1e-9, atol=1e-12)
   stationarity = np.asarray(jax.grad(f)(z)) + Jd.T @ lam - r["mult_x_L"] + r["mult_x_U"]
   assert np.abs(stationarity).max() < 1e-5 and np.abs(np.asarray(c(z))).max() < 1e-8   # IPOPT tol 1e-8, scaled
+
+
+def test_colors_split_across_devices():
+  # devices=: each of CPU:0..CPU:3 computes the JVPs (Hessian-vector products) of its share of the colors on a replica
+  # of the input, the values are gathered on the first: the same numbers as on one device, also jitted
+  devs = ("CPU:0", "CPU:1", "CPU:2", "CPU:3")
+  k = 6
+  x = rnd(k * k, seed=3)
+  for build in (lambda **kw: tinyjax.spjacobian(lambda u: P.bratu2d(u, k), Tensor(x), **kw),
+                lambda **kw: tinyjax.sphessian(lambda u: P.bratu2d_energy(u, k), Tensor(x), **kw)):
+    one, split = build(), build(devices=devs)
+    assert split.ncolors == one.ncolors == 5 and split.nnz == one.nnz
+    want = one(Tensor(x)).numpy()
+    np.testing.assert_array_equal(split(Tensor(x)).numpy(), want)
+    np.testing.assert_array_equal(tinyjax.jit(split)(Tensor(x)).numpy(), want)
+  with pytest.raises(ValueError, match="built for one device"):
+    one(Tensor(x).shard(devs[:2], axis=0))

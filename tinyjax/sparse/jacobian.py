@@ -78,8 +78,9 @@ class SparseJacobian:
   kind = "Jacobian"
 
   @serialized
-  def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto", args: tuple = ()):
+  def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto", args: tuple = (), devices=None):
     self.fun = fun
+    self.devices = None if devices is None else tuple(devices)
     self._template: tuple[list[Tensor], UOp] | None = None
     leaves, self.in_tree = _inputs(x)
     self.in_specs = [(static_shape(l), l.dtype) for l in leaves]
@@ -122,8 +123,14 @@ class SparseJacobian:
     colors, lattice = (fwd, fwd_lattice) if self.mode == "fwd" else (rev, rev_lattice)
     assert colors is not None
     self.colors, self.ncolors = colors, ncol(colors)
-    if self.mode == "fwd": self._set_seeds(n, self.rows * self.ncolors + self.colors[self.cols], lattice)
-    else: self._set_seeds(m, self.cols * self.ncolors + self.colors[self.rows], lattice)
+    w = self._width()
+    if self.mode == "fwd": self._set_seeds(n, self.rows * w + self.colors[self.cols], lattice)
+    else: self._set_seeds(m, self.cols * w + self.colors[self.rows], lattice)
+
+  def _width(self) -> int:
+    """Seed rows: the colors, padded with zero seeds to a multiple of the devices they are split across."""
+    d = len(self.devices) if self.devices else 1
+    return -(-self.ncolors // d) * d
 
   def _set_seeds(self, k: int, index: np.ndarray, lattice: Lattice | None = None):
     """Seed matrix (ncolors, k), one-hot by color, and the gather index of the nonzeros in the compressed result
@@ -142,6 +149,8 @@ class SparseJacobian:
       seeds[self.colors, np.arange(k)] = 1
       self._seeds = _device_data(seeds, self.dtype)
     self._index = _device_data(index, dtypes.int32)
+    if self.devices:   # the colors split across the devices: each computes its rows of seeds' JVPs
+      self._seeds = self._seeds.pad(((0, self._width() - self.ncolors), (0, 0))).shard(self.devices, axis=0)
 
   @property
   def nnz(self) -> int: return int(self.pattern.nnz)
@@ -172,11 +181,19 @@ class SparseJacobian:
     if arg_tree != self.arg_tree or (got_args := [(tuple(a.shape), a.dtype) for a in arg_leaves]) != self.arg_specs:
       raise ValueError(f"this Sparse{self.kind} was built with args {self.arg_tree} of (shape, dtype) {self.arg_specs}, "
                        f"got {arg_tree}" + ("" if arg_tree != self.arg_tree else f" with {got_args}"))
+    if self.devices:   # every device gets the whole input (replicated); the values are gathered on the first device
+      leaves, arg_leaves = ([(l if isinstance(l.device, str) else l.to(self.devices[0])).shard(self.devices) for l in ls]
+                            for ls in (leaves, arg_leaves))
+    elif any(not isinstance(l.device, str) for l in leaves + arg_leaves):
+      raise ValueError(f"this Sparse{self.kind} was built for one device, got inputs on {[l.device for l in leaves + arg_leaves]}: "
+                       f"build it with devices=... to split its colors across devices")
     # the batched JVP/VJP graph is traced once, on placeholders; each call only substitutes the inputs
     if self._template is None:
       phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs + self.arg_specs, leaves + arg_leaves, strict=True)]
       k = len(self.in_specs)
-      self._template = (phs, gather(self._compressed(tu.tree_unflatten(self.in_tree, phs[:k]), phs[k:]), self._index).uop)
+      compressed = self._compressed(tu.tree_unflatten(self.in_tree, phs[:k]), phs[k:])
+      if self.devices: compressed = compressed.to(self.devices[0])
+      self._template = (phs, gather(compressed, self._index).uop)
     phs, vals = self._template
     concrete_inputs(leaves + arg_leaves)
     return Tensor(vals.substitute({p.uop: l.uop for p, l in zip(phs, leaves + arg_leaves, strict=True)}))
@@ -244,8 +261,8 @@ class SparseHessian(SparseJacobian):
   """Nonzeros of the Hessian of a scalar function: star coloring, batched Hessian-vector products."""
   kind = "Hessian"
 
-  def __init__(self, fun: Callable, x, sparsity=None, args: tuple = ()):
-    super().__init__(fun, x, sparsity, mode="star", args=args)
+  def __init__(self, fun: Callable, x, sparsity=None, args: tuple = (), devices=None):
+    super().__init__(fun, x, sparsity, mode="star", args=args, devices=devices)
 
   def _matrix_shape(self, m: int, n: int) -> tuple[int, int]:
     if m != 1 or len(self.out_specs) != 1:
@@ -273,7 +290,8 @@ class SparseHessian(SparseJacobian):
     uniq, counts = np.unique(key[off], return_counts=True)
     once = np.ones(len(r), dtype=bool)
     once[off] = counts[np.searchsorted(uniq, key[off])] == 1
-    self._set_seeds(n, np.where(once, r * self.ncolors + self.colors[c], c * self.ncolors + self.colors[r]))
+    w = self._width()
+    self._set_seeds(n, np.where(once, r * w + self.colors[c], c * w + self.colors[r]))
 
   def structure(self, lower: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(rows, cols) of the nonzeros in the order of the values; `lower=True`: of the lower triangle only (row >= col),
@@ -294,18 +312,18 @@ class SparseHessian(SparseJacobian):
     return vmap(lambda s: _flat(tu.tree_leaves(jvp(g, (x,), (_unflat(s, ispecs, it),))[1]), self.dtype), out_axes=1)(self._seeds)
 
 
-def spjacobian(fun: Callable, x, *, args: tuple = (), sparsity=None, mode: str = "auto") -> SparseJacobian:
+def spjacobian(fun: Callable, x, *, args: tuple = (), sparsity=None, mode: str = "auto", devices=None) -> SparseJacobian:
   """A SparseJacobian for fun at x's shapes: `jac(x)` gives the nonzeros (length nnz, CSR order jac.rows/jac.cols).
   `args`: further arguments, fun(x, *args), not differentiated and whose values may change between calls
   (`jac(x, *args)`): the pattern assumes nothing of their values (a Lagrange multiplier that is zero now is not a
   structural zero). `sparsity` (a scipy.sparse matrix or (rows, cols)) skips detection; mode 'fwd' colors columns and uses JVPs, 'rev'
   colors rows and uses VJPs, 'auto' picks fewer colors (forward on ties)."""
   if mode not in ("auto", "fwd", "rev"): raise ValueError(f"mode must be 'auto', 'fwd' or 'rev', got {mode!r}")
-  return SparseJacobian(fun, x, sparsity, mode, args)
+  return SparseJacobian(fun, x, sparsity, mode, args, devices)
 
 
-def sphessian(fun: Callable, x, *, args: tuple = (), sparsity=None) -> SparseHessian:
+def sphessian(fun: Callable, x, *, args: tuple = (), sparsity=None, devices=None) -> SparseHessian:
   """A SparseHessian for scalar fun at x's shapes: star coloring and batched Hessian-vector products. `args` as in
   spjacobian: a Lagrangian's multipliers and objective factor, `sphessian(L, z, args=(lam, sigma))`, then
   `H(z, lam, sigma)`."""
-  return SparseHessian(fun, x, sparsity, args)
+  return SparseHessian(fun, x, sparsity, args, devices)
