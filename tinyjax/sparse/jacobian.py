@@ -182,9 +182,9 @@ class SparseJacobian:
       raise ValueError(f"this Sparse{self.kind} was built with args {self.arg_tree} of (shape, dtype) {self.arg_specs}, "
                        f"got {arg_tree}" + ("" if arg_tree != self.arg_tree else f" with {got_args}"))
     if self.devices:   # every device gets the whole input (replicated); the values are gathered on the first device
-      leaves, arg_leaves = ([(l if isinstance(l.device, str) else l.to(self.devices[0])).shard(self.devices) for l in ls]
+      leaves, arg_leaves = ([(l.to(self.devices[0]) if isinstance(l.device, tuple) else l).shard(self.devices) for l in ls]
                             for ls in (leaves, arg_leaves))
-    elif any(not isinstance(l.device, str) for l in leaves + arg_leaves):
+    elif any(isinstance(l.device, tuple) for l in leaves + arg_leaves):
       raise ValueError(f"this Sparse{self.kind} was built for one device, got inputs on {[l.device for l in leaves + arg_leaves]}: "
                        f"build it with devices=... to split its colors across devices")
     # the batched JVP/VJP graph is traced once, on placeholders; each call only substitutes the inputs
