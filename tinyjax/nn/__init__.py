@@ -8,10 +8,11 @@ from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import asarray, default_float, to_dtype
 from tinyjax.scipy.special import logsumexp, _axes
 from tinyjax.nn import initializers
+from tinyjax.nn.functional import params, functional_call, stack_params
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "elu", "celu", "selu",
            "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_silu", "hard_swish", "tanh", "softmax", "log_softmax", "logsumexp",
-           "one_hot", "standardize", "glu", "initializers"]
+           "one_hot", "standardize", "glu", "initializers", "params", "functional_call", "stack_params"]
 
 def _inexact(x: Any) -> Tensor:
   t = asarray(x)
