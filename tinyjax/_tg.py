@@ -29,7 +29,7 @@ __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "Glo
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
            "np_dtype", "install_tensor_methods", "tensor_method", "param", "Step", "host_call", "scratch_like", "copy_buffer",
-           "read_scalar", "holds_host_call", "read_array", "write_array", "constant_array", "plain_buffer", "tensor_of",
+           "read_scalar", "holds_host_call", "preserved_tensors", "read_array", "write_array", "constant_array", "plain_buffer", "tensor_of",
            "canonical_key", "filled_buffer", "Replay", "captured_replay", "replay_buffers"]
 
 # ---- placeholders and markers ---------------------------------------------------------------------------------------
@@ -321,22 +321,57 @@ def _shared_db_connection(orig=_helpers.db_connection):
   return orig()
 _helpers.db_connection = _shared_db_connection
 
+class preserved_tensors:
+  """`with preserved_tensors():` every Tensor that exists on entry gets its graph and gradient back on exit: what the
+  function assigned into them (an optimizer's step into its parameters, zero_grad, backward) while it was traced on
+  placeholders is undone, and no parameter is left holding a traced value."""
+  def __enter__(self):
+    self.saved = [(t, t.uop, t.grad) for r in list(_all_tensors) if (t := r()) is not None]
+    return self
+  def __exit__(self, *exc):
+    self.assigned = [t for t, u, _ in self.saved if t.uop is not u]
+    changed = [t.uop for t in self.assigned]
+    for t, u, g in self.saved:
+      if t.uop is not u: t.uop = u
+      if t.grad is not g: t.grad = g
+    self.graph_nodes = UOp.sink(*changed).toposort() if changed else {}
+    self.saved_tensors = [t for t, _, _ in self.saved]
+    self.saved.clear()
+
+  def realize_state(self, outs: list[UOp]) -> None:
+    """Realize the Tensors that existed on entry and that the traced graphs (`outs`, and what was assigned into
+    Tensors) read but that hold no data yet (a parameter's lazy initialization, an optimizer's zero moments), before a
+    TinyJit captures: captured, every replay would compute them again and reset the state. One that was assigned into
+    gets a buffer of its own even if it is a constant (Tensor.ones((1,)), an optimizer's b1_t): the capture would
+    otherwise bake its first value into the kernels and every replay would start from it again."""
+    nodes = {*self.graph_nodes, *(UOp.sink(*outs).toposort() if outs else {})}
+    assigned = {id(t) for t in self.assigned}
+    lazy = [t for t in self.saved_tensors if t.uop in nodes and not t.uop.has_buffer_identity()]
+    for t in lazy:
+      if id(t) in assigned: t.uop = t.uop.contiguous()
+    if lazy := [t for t in lazy if not t.uop.is_virtual]: Tensor.realize(*lazy)
+
 _READS = ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer")
 
-_read_checks: list[Callable[[str, tuple], None]] = []
+_read_checks: list[Callable[[str, tuple], list]] = []
 
 def check_read(method: str, tensors: tuple) -> None:
   """Raise if one of `tensors` is traced (the check `install_read_guards` was given)."""
   for check in _read_checks: check(method, tensors)
 
-def install_read_guards(check: Callable[[str, tuple], None]) -> None:
-  """Wrap Tensor's data-reading methods: check(method, tensors) runs first and raises for a traced value."""
+def install_read_guards(check: Callable[[str, tuple], list]) -> None:
+  """Wrap Tensor's data-reading methods: check(method, tensors) runs first and raises for a traced value, or returns
+  the tensors a `realize` leaves alone (values that have no data yet and need none: jit's abstract trace)."""
   _read_checks.append(check)
   def guard(method: str, orig: Callable):
     @functools.wraps(orig)
     def guarded(self, *args, **kwargs):
       with TINYGRAD_LOCK:
-        check(method, (self,) + tuple(a for a in args if isinstance(a, Tensor)))
+        tensors = (self,) + tuple(a for a in args if isinstance(a, Tensor))
+        if method == "realize" and (skip := check(method, tensors)):
+          if rest := [t for t in tensors if not any(t is x for x in skip)]: orig(rest[0], *rest[1:], **kwargs)
+          return self
+        check(method, tensors)
         return orig(self, *args, **kwargs)
     return guarded
   for m in _READS: setattr(Tensor, m, guard(m, getattr(Tensor, m)))

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   allocated_buffer, assign_into, sharding, placeholder_like, np_dtype_of, host_buffer, jit_input, default_device, \
-  Replay, captured_replay, replay_buffers, plain_buffer
+  Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, canonical_array
 from tinyjax import tree_util as tu
 
@@ -60,9 +60,12 @@ class _Entry:
     self.call, self.weak, self.beam = call, weak, beam   # call: flat input Tensors -> the function's output pytree
     self.inputs: frozenset[UOp] = frozenset()
     phs = [placeholder_like(t) for t in tensors]
-    with trace_scope("jit", [p.uop for p in phs]):
+    # the abstract trace may assign into Tensors outside the function (an optimizer's step): undone afterwards, the
+    # capture that follows does it for real
+    with trace_scope("jit", [p.uop for p in phs]), preserved_tensors() as state:
       out = call(self._inputs(phs))
     leaves, self.out_tree = tu.tree_flatten(out)
+    state.realize_state([l.uop for l in leaves if isinstance(l, Tensor)])
     for l in leaves:
       if not isinstance(l, (Tensor, *_SCALARS, np.ndarray, np.generic)):
         raise TypeError(f"function {name} traced for jit returned a value of type {type(l)}, which is not a valid JAX type")
