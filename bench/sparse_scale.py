@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 OUT = Path(__file__).parent / "out"
-PROBLEMS = ["1-D Bratu", "2-D Bratu", "2-D Bratu energy (Hessian)"]
+PROBLEMS = ["1-D Bratu", "2-D Bratu", "2-D Bratu energy (Hessian)", "bicycle Lagrangian (Hessian)"]
 
 def _bandwidth() -> float:
   a = np.ones(64 * 2**20, np.float32)
@@ -47,28 +47,37 @@ def _timed(call, sync, budget: float = 2.0, most: int = 200) -> float:
 def one(tool: str, problem: str, n: int) -> dict:
   k = int(round(n ** 0.5))
   if problem.startswith("2-D"): n = k * k
-  x0 = np.random.default_rng(0).uniform(0, 1, n).astype(np.float32)
   from examples import problems
+  N = max(1, (n - problems.NX) // (problems.NX + problems.NU))   # bicycle: stages for about n unknowns
+  if problem.startswith("bicycle"): n = problems.bicycle_size(N)
+  x0 = np.random.default_rng(0).uniform(0, 1, n).astype(np.float32)
+  lam0 = np.random.default_rng(1).uniform(0.5, 1, problems.NX * (N + 1)).astype(np.float32)
+  s0 = np.array([0, 0, 0, 5], np.float32)
   if tool == "tinyjax":
     from tinygrad import Tensor, Device
     import tinyjax
     x = Tensor(x0).realize()
+    s0t = Tensor(s0)
     F = {"1-D Bratu": problems.bratu1d, "2-D Bratu": lambda u: problems.bratu2d(u, k),
-         "2-D Bratu energy (Hessian)": lambda u: problems.bratu2d_energy(u, k)}[problem]
+         "2-D Bratu energy (Hessian)": lambda u: problems.bratu2d_energy(u, k),
+         "bicycle Lagrangian (Hessian)": lambda z, lam: (z * z).sum() + (lam * problems.bicycle_constraints(z, N, s0t)).sum()}[problem]
+    args = (Tensor(lam0).realize(),) if problem.startswith("bicycle") else ()
     t0 = time.perf_counter()
-    J = tinyjax.sphessian(F, x) if "Hessian" in problem else tinyjax.spjacobian(F, x)
+    J = tinyjax.sphessian(F, x, args=args) if "Hessian" in problem else tinyjax.spjacobian(F, x)
     setup = time.perf_counter() - t0
     jf = tinyjax.jit(J)
     t0 = time.perf_counter()
-    jf(x).realize()
+    jf(x, *args).realize()
     first = time.perf_counter() - t0
-    per = _timed(lambda: jf(x), lambda: Device[Device.DEFAULT].synchronize())
+    per = _timed(lambda: jf(x, *args), lambda: Device[Device.DEFAULT].synchronize())
     colors, nnz = J.ncolors, J.nnz
   else:
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax, asdex
+    import jax.numpy as jnp
     F = {"1-D Bratu": problems.bratu1d_jnp, "2-D Bratu": lambda u: problems.bratu2d_jnp(u, k),
-         "2-D Bratu energy (Hessian)": lambda u: problems.bratu2d_energy_jnp(u, k)}[problem]
+         "2-D Bratu energy (Hessian)": lambda u: problems.bratu2d_energy_jnp(u, k),
+         "bicycle Lagrangian (Hessian)": lambda z: jnp.sum(z * z) + jnp.sum(lam0 * problems.bicycle_constraints_jnp(z, N, s0))}[problem]
     t0 = time.perf_counter()
     hess = "Hessian" in problem
     col = asdex.hessian_coloring(F, x0) if hess else asdex.jacobian_coloring(F, x0)
