@@ -15,7 +15,7 @@ import statistics, time
 from pathlib import Path
 import numpy as np
 import bench.run   # noqa: F401  (JAX on the CPU, tinygrad's compile cache off)
-import jax, jax.numpy as jnp
+import jax
 from tinygrad import Tensor, TinyJit, Device, nn
 from tinygrad.helpers import GlobalCounters
 import tinyjax
@@ -24,7 +24,9 @@ from tinyjax.nn import functional_call, stack_params, params
 OUT = Path(__file__).parent / "out"
 
 def timed(fn, sync, n: int = 50) -> float:
-  fn(); fn(); sync()
+  fn()
+  fn()
+  sync()
   ts = []
   for _ in range(n):
     t0 = time.perf_counter()
@@ -77,7 +79,7 @@ def per_example(B: int = 64) -> dict:
   rng = np.random.default_rng(1)
   X = Tensor(rng.standard_normal((B, 1, 12, 12)).astype(np.float32)).realize()
   Y = Tensor(rng.integers(0, 10, B).astype(np.int32)).realize()
-  p = {n: t for n, t in params(m).items()}
+  p = params(m)
   def loss(p, x, y): return functional_call(m, p, x[None]).sparse_categorical_crossentropy(y[None])
   tj = tinyjax.jit(tinyjax.vmap(tinyjax.grad(loss), in_axes=(None, 0, 0)))
   names = list(p)
@@ -103,7 +105,8 @@ def per_example(B: int = 64) -> dict:
   ok = ok and all(np.allclose(np.asarray(v), want[n], rtol=1e-3, atol=1e-4) for n, v in jj(P, Xj, Yj).items())
   return dict(case="per-example grads CNN", size=f"batch {B}, 12x12", tinyjax=timed(lambda: tj(p, X, Y), tg_sync),
               hand=timed(lambda: hand(X, Y), tg_sync), jax=timed(lambda: jax.block_until_ready(jj(P, Xj, Yj)), lambda: None),
-              k_tinyjax=kernels(lambda: tj(p, X, Y)), k_hand=kernels(lambda: hand(X, Y)), hand_desc=f"loop of {B} backward passes, one TinyJit", ok=ok)
+              k_tinyjax=kernels(lambda: tj(p, X, Y)), k_hand=kernels(lambda: hand(X, Y)),
+              hand_desc=f"loop of {B} backward passes, one TinyJit", ok=ok)
 
 def main():
   rows = [ensemble(), per_example()]
