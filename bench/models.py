@@ -69,7 +69,8 @@ def ensemble(k: int = 8, B: int = 256) -> dict:
   ok = np.allclose(got, want, rtol=1e-4, atol=1e-5) and np.allclose(np.asarray(jj(P, Xj)), want, rtol=1e-4, atol=1e-4)
   return dict(case=f"ensemble k={k} MLP 64-128-10", size=f"batch {B}",
               tinyjax=timed(lambda: tj(stacked, X), tg_sync), hand=timed(hand, tg_sync),
-              jax=timed(lambda: jj(P, Xj), lambda: None), k_tinyjax=kernels(lambda: tj(stacked, X)), k_hand=kernels(hand),
+              jax=timed(lambda: jax.block_until_ready(jj(P, Xj)), lambda: None), k_tinyjax=kernels(lambda: tj(stacked, X)),
+              k_hand=kernels(hand),
               hand_desc=f"{k} TinyJit calls", ok=ok)
 
 def per_example(B: int = 64) -> dict:
