@@ -302,3 +302,13 @@ def test_jitted_training_step_realizes_lazy_state_once():
   np.testing.assert_allclose(runs["tinyjax"][2], runs["eager"][2], rtol=1e-6)
   w, b = runs["tinyjax"][1], runs["tinyjax"][2]
   np.testing.assert_allclose(runs["tinyjax"][0][2], ((X.numpy() @ w.T + b - Y.numpy()) ** 2).mean(), rtol=1e-5)
+
+
+def test_tensor_from_numpy_arguments_are_copied_in_each_call():
+  # Tensor(array) is a COPY from tinygrad's NPY device: jit copies the array in from the host instead of running the
+  # COPY (~1 ms); each call must see its own array (1-D: the COPY itself; 2-D: the general way)
+  jf = tinyjax.jit(lambda a, b: a * 2 + b.sum())
+  for i in range(4):
+    a, b = rng.standard_normal(5), rng.standard_normal((2, 3))
+    np.testing.assert_allclose(jf(Tensor(a), Tensor(b)).numpy(), a * 2 + b.sum(), rtol=1e-12)
+  assert len(jf._cache) == 1

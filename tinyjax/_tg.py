@@ -153,6 +153,13 @@ def _constant(u: UOp) -> UOp | None:
   while u.op in (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP): u = u.src[0]
   return u if u.op is Ops.CONST else None
 
+def _numpy_data(u: UOp) -> np.ndarray | None:
+  """The numpy array behind `Tensor(array)` (a COPY to one device of a buffer on tinygrad's NPY device), else None."""
+  if u.op is not Ops.COPY or not isinstance(u.arg, str) or (src := u.src[0]).op is not Ops.BUFFER or src.device != "NPY": return None
+  b = buffers.get(src)
+  if not isinstance(b, Buffer) or not b.is_allocated() or (npdt := np_dtype(src.dtype)) is None: return None
+  return np.frombuffer(b.as_memoryview(), dtype=npdt)
+
 def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False) -> tuple[Tensor, UOp | None]:
   """t's value as a TinyJit input: a realized buffer, in `dtype` if t is weakly typed, and the BUFFER it reads if that
   is one of t's (two inputs may not share one). A realized whole buffer is t itself (unless `copy`); a constant
@@ -165,6 +172,8 @@ def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False)
       for x in _device_buffers(b.buffer): x.ensure_allocated()
     return t, b
   dt = (dtype or strong_dtype(t.dtype)) if t.dtype in dtypes.weaks else t.dtype
+  if (a := _numpy_data(u)) is not None and a.dtype == np_dtype(dt) and (out := host_buffer(a.reshape(static_shape(t)), u.arg)) is not None:
+    return out, None   # Tensor(numpy array): copied in from the host, not by a COPY program (~1 ms)
   if u.device is None and (c := _constant(u)) is not None and (npdt := np_dtype(dt)) is not None:
     if (out := host_buffer(np.full(static_shape(t), c.arg, dtype=npdt), device)) is not None: return out, None
   return Tensor((u.cast(dt) if dt != u.dtype else u).clone(device=u.device or device)), None
