@@ -239,3 +239,58 @@ def test_batchnorm_ensemble():
   assert p["bn.num_batches_tracked"].item() == 2
   for k, v in stacked.items(): np.testing.assert_array_equal(v.numpy(), before[k], err_msg=k)
   assert models[0].bn.running_mean.numpy().tolist() == [0, 0, 0] and models[1].bn.num_batches_tracked.item() == 0
+
+
+class Heat:
+  """A 'physics model' as a tinygrad module: a learned diffusion coefficient per cell and a reaction term; its residual
+  R(u) = k * Laplacian(u) + c * u^3 is what a Newton solver needs the sparse Jacobian of."""
+  def __init__(self, n: int):
+    r = np.random.default_rng(7)
+    self.k = Tensor(r.uniform(0.5, 1.5, n))
+    self.c = Tensor(r.uniform(-1, 1, 1))
+  def __call__(self, u: Tensor) -> Tensor:
+    up = u.pad(((1, 1),))
+    return self.k * (up[:-2] - 2 * u + up[2:]) + self.c * u ** 3
+
+
+def test_spjacobian_of_a_model_residual():
+  # spjacobian through functional_call, with respect to the state (the model's parameters given as args) and with
+  # respect to the parameters: both against JAX's dense Jacobians of the same residual
+  n = 12
+  m = Heat(n)
+  p, u = params(m), rnd(n, seed=3)
+  P = {k: v.numpy() for k, v in p.items()}
+  def res_j(u, q):
+    up = jax.numpy.pad(u, (1, 1))
+    return q["k"] * (up[:-2] - 2 * u + up[2:]) + q["c"] * u ** 3
+  J = tinyjax.spjacobian(lambda u, q: functional_call(m, q, u), Tensor(u), args=(p,))
+  assert J.ncolors == 3
+  np.testing.assert_allclose(J.todense(Tensor(u), p), np.asarray(jax.jacfwd(res_j)(u, P)), rtol=1e-12)
+  Jp = tinyjax.spjacobian(lambda q: functional_call(m, q, Tensor(u)), p)
+  want = jax.jacfwd(res_j, argnums=1)(u, P)
+  # columns: the leaves in pytree order (a dict's keys sorted, as JAX and optree flatten it)
+  np.testing.assert_allclose(Jp.todense(p), np.concatenate([np.asarray(want[k]).reshape(n, -1) for k in sorted(p)], axis=1), rtol=1e-12)
+  assert m.k is p["k"] and m.c is p["c"]   # the model keeps its own Tensors
+
+
+def test_jitted_training_step_retraces_on_new_shapes():
+  # a functional training step (tinyjax.optim) under jit: a new batch size traces again, results never alias, and
+  # the numbers equal the eager steps
+  m = MLP()
+  opt = tinyjax.optim.adam(0.01)
+  def step(p, s, x, y):
+    g = tinyjax.grad(lambda p: mse(functional_call(m, p, x), y))(p)
+    u, s = opt.update(g, s, p)
+    return tinyjax.optim.apply_updates(p, u), s
+  jstep = tinyjax.jit(step)
+  pj = pe = params(m)
+  sj = se = opt.init(pe)
+  kept = []
+  for b in (5, 5, 3, 5):
+    x, y = Tensor(X32[:b]), Tensor(Y32[:b])
+    pj, sj = jstep(pj, sj, x, y)
+    pe, se = step(pe, se, x, y)
+    kept.append(pj["l1.weight"])
+    for k in pe: np.testing.assert_allclose(pj[k].numpy(), pe[k].numpy(), rtol=1e-5, atol=1e-6)
+  assert len(jstep._cache) == 2
+  assert len({id(t) for t in kept}) == 4 and not np.allclose(kept[0].numpy(), kept[-1].numpy())
