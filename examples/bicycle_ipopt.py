@@ -21,6 +21,11 @@ import tinyjax
 import problems
 from problems import NX, NU
 
+# IPOPT works in float64 and hands the callbacks numpy float64 arrays: with x64 on (as a JAX user sets it for this),
+# they enter the jitted functions as float64, copied in from the host. Wrapping each in a tinygrad Tensor first costs
+# more than the derivative itself (Tensor(numpy) ~0.2 ms per argument).
+tinyjax.config.update("jax_enable_x64", True)
+
 S_INIT = np.array([0.0, 0.0, 0.0, 5.0])
 DT = 0.1
 A_MAX, DELTA_MAX = 3.0, 0.5
@@ -69,8 +74,8 @@ class BicycleDerivatives:
     self._hess = tinyjax.jit(lambda z, lam, sigma: self.H.lower(self.H(z, lam, sigma)))
     # the first call of each traces and compiles: done here, so that the solve's figures are per-iteration costs
     t = time.perf_counter()
-    lam0, one = Tensor(np.zeros(m)), Tensor(1.0)
-    for out in (self._f(z0), self._g(z0), self._c(z0), self._jac(z0), self._hess(z0, lam0, one)): out.numpy()
+    z0n, lam0, one = initial_guess(N), np.zeros(m), np.float64(1.0)
+    for out in (self._f(z0n), self._g(z0n), self._c(z0n), self._jac(z0n), self._hess(z0n, lam0, one)): out.numpy()
     self.compile = time.perf_counter() - t
     self.times = {"gradient": 0.0, "jacobian": 0.0, "hessian": 0.0}
     self.calls = dict.fromkeys(self.times, 0)
@@ -84,15 +89,14 @@ class BicycleDerivatives:
     return out
 
   # the cyipopt interface
-  def objective(self, z): return float(self._f(Tensor(z)).numpy())
-  def gradient(self, z): return self._timed("gradient", self._g, Tensor(z))
-  def constraints(self, z): return self._c(Tensor(z)).numpy()
+  def objective(self, z): return float(self._f(z).numpy())
+  def gradient(self, z): return self._timed("gradient", self._g, z)
+  def constraints(self, z): return self._c(z).numpy()
   def jacobianstructure(self): return self.J.structure()
-  def jacobian(self, z): return self._timed("jacobian", self._jac, Tensor(z))
+  def jacobian(self, z): return self._timed("jacobian", self._jac, z)
   def intermediate(self, alg_mod, iter_count, *args): self.iterations = iter_count
   def hessianstructure(self): return self.H.structure(lower=True)
-  def hessian(self, z, lam, sigma): return self._timed("hessian", self._hess, Tensor(z), Tensor(np.asarray(lam, np.float64)),
-                                                       Tensor(np.float64(sigma)))
+  def hessian(self, z, lam, sigma): return self._timed("hessian", self._hess, z, np.asarray(lam, np.float64), np.float64(sigma))
 
 
 def solve(N: int, print_level: int = 0, tol: float = 1e-8) -> dict:
