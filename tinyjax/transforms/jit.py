@@ -142,22 +142,41 @@ class jit:
   def __call__(self, *args, **kwargs):
     # inside another jit or a transform's trace, a jitted function is just its function (inlined)
     if trace_state().running_jit or is_tracing() or jit_capturing(): return self.fun(*args, **kwargs)
-    if kwargs or self.static_argnums or self.static_argnames or (fast := self._plain_key(args)) is None:
+    if kwargs or self.static_argnums or self.static_argnames or (fast := self._plain_key(args)) is None \
+       or (tensors := self._plain_inputs(args, fast)) is None:
       entry, tensors = self._entry(args, kwargs)
       return entry(tensors)
     if (plain := self._plain.get(fast)) is None: plain = self._plain[fast] = self._entry(args, kwargs)[0]
-    return plain(list(args))
+    return plain(tensors)
 
   @staticmethod
   def _plain_key(args: tuple) -> tuple | None:
-    """The cache key of arguments that are all distinct realized whole buffers on one device (the common case), which
-    _entry would pass as they are: found without flattening the arguments (a fifth of a replay's time otherwise)."""
-    key, seen = [], set()
+    """The cache key of arguments that are all distinct realized whole buffers on one device or numpy arrays that JAX
+    would take as they are (a solver's callback), the common cases, which _entry would pass as they are (numpy data
+    copied into a new buffer): found without flattening the arguments (a fifth of a replay's time otherwise)."""
+    key: list[tuple] = []
+    seen: set[UOp] = set()
     for a in args:
-      if type(a) is not Tensor or (b := plain_buffer(a)) is None or b in seen: return None
-      seen.add(b)
-      key.append((a.shape, b.dtype, b.arg.device))
+      if isinstance(a, (np.ndarray, np.generic)):
+        if a.size == 0 or canonical_array(a).dtype != a.dtype: return None   # x64 off narrows 64-bit data: _entry does it
+        key.append((np.ndarray, a.shape, a.dtype))
+      elif type(a) is not Tensor or (b := plain_buffer(a)) is None or b in seen: return None
+      else:
+        seen.add(b)
+        key.append((a.shape, b.dtype, b.arg.device))
     return tuple(key)
+
+  @staticmethod
+  def _plain_inputs(args: tuple, key: tuple) -> list[Tensor] | None:
+    """The TinyJit inputs for arguments with a `_plain_key`: numpy data in new buffers on the first Tensor's device
+    (where _entry puts them), else None (a dtype tinygrad cannot hold as it is)."""
+    if all(k[0] is not np.ndarray for k in key): return list(args)
+    device = next((k[2] for k in key if k[0] is not np.ndarray), None) or default_device()
+    out: list[Tensor] = []
+    for a in args:
+      if (t := host_buffer(np.asarray(a), device) if isinstance(a, (np.ndarray, np.generic)) else a) is None: return None
+      out.append(t)
+    return out
 
   def _entry(self, args, kwargs) -> tuple[_Entry, list[Tensor]]:
     nums = {a % len(args) for a in self.static_argnums if -len(args) <= a < len(args)}   # the others passed by name
