@@ -15,6 +15,7 @@ from tinygrad import Tensor
 
 import tinyjax
 import tinyjax.sparse.jacobian as spjac_mod
+from tinyjax._tg import sharding
 from examples import problems as P
 from conftest import rnd
 
@@ -662,18 +663,78 @@ def test_ipopt_bicycle_example():
   assert np.abs(stationarity).max() < 1e-5 and np.abs(np.asarray(c(z))).max() < 1e-8   # IPOPT tol 1e-8, scaled
 
 
+DEVS = ("CPU:0", "CPU:1", "CPU:2", "CPU:3")
+
 def test_colors_split_across_devices():
   # devices=: each of CPU:0..CPU:3 computes the JVPs (Hessian-vector products) of its share of the colors on a replica
   # of the input, the values are gathered on the first: the same numbers as on one device, also jitted
-  devs = ("CPU:0", "CPU:1", "CPU:2", "CPU:3")
   k = 6
   x = rnd(k * k, seed=3)
   for build in (lambda **kw: tinyjax.spjacobian(lambda u: P.bratu2d(u, k), Tensor(x), **kw),
+                lambda **kw: tinyjax.spjacobian(P.bratu1d, Tensor(x), **kw),
                 lambda **kw: tinyjax.sphessian(lambda u: P.bratu2d_energy(u, k), Tensor(x), **kw)):
-    one, split = build(), build(devices=devs)
-    assert split.ncolors == one.ncolors == 5 and split.nnz == one.nnz
+    one, split = build(), build(devices=DEVS)
+    assert split.ncolors == one.ncolors and split.nnz == one.nnz
+    # the seeds are split by color (a cyclic coloring's seed formula, which has no device, was not: every device
+    # computed every color)
+    assert sharding(split._constants(DEVS)[0]) == 0
     want = one(Tensor(x)).numpy()
     np.testing.assert_array_equal(split(Tensor(x)).numpy(), want)
     np.testing.assert_array_equal(tinyjax.jit(split)(Tensor(x)).numpy(), want)
-  with pytest.raises(ValueError, match="built for one device"):
-    one(Tensor(x).shard(devs[:2], axis=0))
+  # a batch sharded along its axis: each example goes to the first device, then its colors are split as above
+  X = rnd(4, k * k, seed=4)
+  got = tinyjax.vmap(split)(Tensor(X).shard(DEVS, axis=0))
+  assert got.device == "CPU"
+  np.testing.assert_allclose(got.numpy(), np.stack([one(Tensor(p)).numpy() for p in X]), rtol=1e-13, atol=1e-13)
+
+
+# ---- a batch of points sharded along the batch axis: data parallel ----------------------------------------------------
+
+def _bicycle1(z): return P.bicycle_constraints(z, 1, S_INIT)
+def _bicycle1_jnp(z): return P.bicycle_constraints_jnp(z, 1, S_INIT)
+def _weighted_energy(u, sigma): return sigma * energy2d_tg(u)
+_energy_hessian = jax.jit(jax.hessian(energy2d_jx))
+
+BATCHED = {   # (the object, JAX's dense derivative at one point, the point's size)
+  "bratu1d (fwd, cyclic seeds)": (lambda: built("bratu1d", "fwd"), lambda x: dense_jac(P.bratu1d_jnp, x), 12),
+  "bratu2d (fwd, seed buffer)": (lambda: built("bratu2d", "fwd"), lambda x: dense_jac(PROBLEMS["bratu2d"][1], x), 25),
+  "bicycle (fwd, one stage)": (lambda: tinyjax.spjacobian(_bicycle1, Tensor(rnd(P.bicycle_size(1))), mode="fwd"),
+                               lambda x: dense_jac(_bicycle1_jnp, x), P.bicycle_size(1)),
+  "hessian with args": (lambda: tinyjax.sphessian(_weighted_energy, Tensor(rnd(K_GRID ** 2)), args=(Tensor(1.0),)),
+                        lambda x: np.asarray(_energy_hessian(x)), K_GRID ** 2),
+}
+
+@pytest.mark.parametrize("name", BATCHED)
+def test_vmap_over_a_batch_sharded_along_it(name):
+  # vmap(J) on a batch X (B, n) sharded over CPU:0..CPU:3 along axis 0: each device computes the values of its own
+  # examples (two each: their offsets into the device's compressed Jacobians count from its first), and the result
+  # (B, nnz) stays sharded the same way. The numbers of a loop over the points on one device (and JAX's dense
+  # derivatives), from vmap on one device, on the sharded batch, and jitted (the second call replays on other points)
+  build, dense, n = BATCHED[name]
+  J = build()
+  args, in_axes = ((Tensor(0.5),), (0, None)) if J.arg_specs else ((), 0)   # an argument on one device, not mapped
+  X = rnd(8, n, seed=21, scale=0.3)
+  loop = np.stack([J(Tensor(p), *args).numpy() for p in X])
+  np.testing.assert_allclose(loop, np.stack([dense(p)[J.rows, J.cols] for p in X]) * (0.5 if args else 1), rtol=RTOL, atol=ATOL)
+  if "bratu" in name: np.testing.assert_allclose(tinyjax.vmap(J, in_axes)(Tensor(X), *args).numpy(), loop, rtol=1e-13, atol=1e-13)
+  Xs = Tensor(X).shard(DEVS, axis=0)
+  got = tinyjax.vmap(J, in_axes)(Xs, *args)
+  assert got.device == Xs.device and sharding(got) == 0 and got.shape == (8, J.nnz)
+  np.testing.assert_allclose(got.numpy(), loop, rtol=1e-13, atol=1e-13)
+  jitted = tinyjax.jit(tinyjax.vmap(J, in_axes))
+  for order in (slice(None), slice(None, None, -1)):
+    got = jitted(Tensor(X[order]).shard(DEVS, axis=0), *args)
+    assert got.device == Xs.device and sharding(got) == 0
+    np.testing.assert_allclose(got.numpy(), loop[order], rtol=1e-13, atol=1e-13)
+
+def test_sharded_points_and_batches_that_are_not_supported():
+  J, X = built("bratu1d", "fwd"), rnd(8, 12, seed=22)
+  # one point split across devices (a domain decomposition) without devices=
+  with pytest.raises(ValueError, match="a point split across devices is not supported"):
+    J(Tensor(X[0]).shard(DEVS[:2], axis=0))
+  # a batch sharded along the points' axis instead of the mapped one
+  with pytest.raises(NotImplementedError, match="sharded across devices along another axis than the mapped one"):
+    tinyjax.vmap(J)(Tensor(X).shard(DEVS, axis=1)).realize()
+  # a batch that does not divide among the devices: tinygrad's shard refuses it, before tinyjax sees it
+  with pytest.raises(RuntimeError, match="multi axis uneven"):
+    Tensor(X[:6]).shard(DEVS, axis=0)

@@ -10,7 +10,7 @@ import numpy as np
 from tinygrad import Tensor, TinyJit, Device, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
 from tinygrad.dtype import DType, strong_dtype, least_upper_dtype, _from_np_dtype, _to_np_dtype
-from tinygrad.device import Buffer, MultiBuffer
+from tinygrad.device import Buffer, MultiBuffer, canonicalize_device
 from tinygrad.helpers import GlobalCounters
 import tinygrad.helpers as _helpers
 import sqlite3 as _sqlite3
@@ -20,12 +20,12 @@ from tinygrad.tensor import all_tensors as _all_tensors, _METADATA as _tensor_me
 from tinygrad.helpers import Metadata as _Metadata
 import tinygrad.schedule.rangeify as _rangeify
 from tinygrad.engine.jit import jit_lower as _jit_lower
-from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, shape_to_shape_arg, buffers, ParamArg, CallInfo as _CallInfo
+from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, AxisType, shape_to_shape_arg, buffers, ParamArg, CallInfo as _CallInfo
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 
 __all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
            "static_shape", "placeholder", "kernel_search", "allocated_buffer", "assign_into", "jit_capturing", "jit_kernel_names",
-           "sharding", "placeholder_like", "default_device", "np_dtype_of", "host_buffer", "jit_input", "gather", "gather_args",
+           "sharding", "shard_like", "placeholder_like", "default_device", "np_dtype_of", "host_buffer", "jit_input", "gather", "gather_args",
            "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of", "param_like",
            "move_axis", "mop", "rop", "broadcast_to", "install_read_guards", "TINYGRAD_LOCK", "least_upper_dtype",
            "np_dtype", "install_tensor_methods", "tensor_method", "param", "Step", "host_call", "scratch_like", "copy_buffer",
@@ -95,6 +95,14 @@ def sharding(t: Tensor) -> int | None:
   """The axis a multi-device Tensor is sharded on (None: replicated, or on one device)."""
   return t.uop.axis if isinstance(t.device, tuple) else None
 
+def shard_like(u: UOp, like: UOp) -> UOp:
+  """u, when it is not sharded (replicated on like's devices, or with no device), split the way `like` is: each device
+  keeps its block along like's sharded axis. tinygrad's STACK takes such a source whole next to sharded ones (its
+  stack_multi stacks a (B, ...) replica with (B / devices, ...) shards, and a later op fails on the shape)."""
+  if u.axis is not None or (ax := like.axis) is None: return u
+  rng = UOp.range(len(like.device), -1, AxisType.DEVICE)
+  return u._shard(ax, rng).unshard(ax, rng)
+
 def placeholder_like(t: Tensor) -> Tensor:
   """`placeholder` with t's shape, dtype, device and sharding."""
   return _new_buffer(static_shape(t), t.dtype, t.device, sharding(t), allocate=False)[1]
@@ -106,14 +114,15 @@ def np_dtype(dt: DType):
   npdt = _to_np_dtype(dt)
   return np.dtype(npdt) if npdt is not None and np.dtype(npdt).itemsize == dt.itemsize else None
 
-def host_buffer(a: np.ndarray, device) -> Tensor | None:
-  """numpy data copied into a new buffer on `device` (replicated over a device tuple) with no kernel, or None if
-  tinygrad has no dtype with numpy's layout for it."""
+def host_buffer(a: np.ndarray, device, axis: int | None = None) -> Tensor | None:
+  """numpy data copied into a new buffer on `device` (a device tuple: replicated, or sharded on `axis`) with no
+  kernel, or None if tinygrad has no dtype with numpy's layout for it."""
   try: dt = _from_np_dtype(a.dtype)
   except KeyError: return None
   if np_dtype(dt) != a.dtype: return None
-  buf, shaped = _new_buffer(a.shape, dt, device, None, allocate=True)
-  for b in _device_buffers(buffers[buf]): _copyin(b, a)
+  buf, shaped = _new_buffer(a.shape, dt, canonicalize_device(device), axis, allocate=True)
+  bufs = _device_buffers(buffers[buf])
+  for b, part in zip(bufs, [a] * len(bufs) if axis is None else np.split(a, len(bufs), axis), strict=True): _copyin(b, part)
   return shaped
 
 def _copyin(b: Buffer, a: np.ndarray) -> None:
@@ -233,8 +242,13 @@ def _gather_kernel(out: UOp, src: UOp, idx: UOp) -> UOp:
   return out.flatten()[i].store(src.flatten()[j]).end(i).sink(arg=KernelInfo(name=GATHER))
 
 def gather(src: Tensor, idx: Tensor) -> Tensor:
-  """src.flatten()[idx] (idx: int32 Tensor of any shape) with a direct-load kernel; src is realized first."""
-  out = Tensor.empty(*idx.shape, dtype=src.dtype, device=src.device)
+  """src.flatten()[idx] (idx: int32 Tensor of any shape) with a direct-load kernel; src is realized first. On several
+  devices each runs the kernel on its own shards: idx indexes the device's shard of src, and the result is sharded
+  like idx (a batched gather's rule makes the indices of a batch sharded along its batch axis local)."""
+  if sharding(src) is not None and sharding(idx) != sharding(src):
+    raise NotImplementedError(f"gather from an array sharded across devices along axis {sharding(src)} with indices that are not")
+  out = Tensor.empty(*idx.shape, dtype=src.dtype, device=src.device) if sharding(idx) is None else \
+    _new_buffer(static_shape(idx), src.dtype, idx.device, sharding(idx), allocate=False)[1]
   return out.custom_kernel(src.contiguous(), idx, fxn=_gather_kernel, grad_fxn=_gather_transpose)[0]
 
 def _gather_transpose(ct: UOp, call: UOp) -> tuple:

@@ -11,7 +11,7 @@ import functools, operator
 from typing import Callable
 import numpy as np
 import scipy.sparse as sp
-from tinyjax._tg import Tensor, UOp, dtypes, static_shape, placeholder, gather, host_buffer, np_dtype, default_device
+from tinyjax._tg import Tensor, dtypes, static_shape, placeholder, gather, host_buffer, np_dtype, default_device, sharding
 from tinyjax import tree_util as tu
 from tinyjax.core import serialized, trace_scope, as_tensor, concrete_inputs
 from tinyjax.transforms.vmap import vmap
@@ -34,10 +34,14 @@ def _unflat(v: Tensor, specs, tree):
     off += n
   return tu.tree_unflatten(tree, leaves)
 
-def _device_data(a: np.ndarray, dtype) -> Tensor:
-  """numpy data as a realized Tensor of `dtype` on the default device, copied in from the host: no cast kernel to compile
-  (Tensor(a).cast(dtype).realize() was half of a small spjacobian's setup)."""
-  if (t := host_buffer(a.astype(np_dtype(dtype)), default_device())) is None: return Tensor(a).cast(dtype).realize()
+def _device_data(a: np.ndarray, dtype, device=None, axis: int | None = None) -> Tensor:
+  """numpy data as a realized Tensor of `dtype` on `device` (the default one; a tuple: replicated, or sharded on
+  `axis`), copied in from the host: no cast kernel to compile (Tensor(a).cast(dtype).realize() was half of a small
+  spjacobian's setup)."""
+  device = default_device() if device is None else device
+  if (t := host_buffer(a.astype(np_dtype(dtype)), device, axis)) is None:
+    t = Tensor(a).cast(dtype)
+    return (t.to(device) if axis is None else t.shard(device, axis)).realize()
   return t
 
 def _span(counts: np.ndarray) -> str: return f"{counts.min()}..{counts.max()}" if len(counts) else "0..0"
@@ -81,7 +85,8 @@ class SparseJacobian:
   def __init__(self, fun: Callable, x, sparsity=None, mode: str = "auto", args: tuple = (), devices=None):
     self.fun = fun
     self.devices = None if devices is None else tuple(devices)
-    self._template: tuple[list[Tensor], UOp] | None = None
+    self._templates: dict = {}   # the device(s) it runs on -> (placeholders, values)
+    self._consts: dict = {}      # the device(s) it runs on -> (seeds, gather index)
     leaves, self.in_tree = _inputs(x)
     self.in_specs = [(static_shape(l), l.dtype) for l in leaves]
     arg_leaves, self.arg_tree = tu.tree_flatten(tuple(args))
@@ -134,28 +139,36 @@ class SparseJacobian:
 
   def _set_seeds(self, k: int, index: np.ndarray, lattice: Lattice | None = None):
     """Seed matrix (ncolors, k), one-hot by color, and the gather index of the nonzeros in the compressed result
-    (position * ncolors + color). A cyclic coloring's seeds are its formula, computed in the kernel from the column
-    index: no seed buffer to read (the 1-D Bratu JVP kernel at n = 10^5: 511-716 us with the buffer, 157 us without).
-    Not a grid's lattice formula: its integer divisions per neighbour and color cost more than the loads (2-D Bratu:
-    185 us with the buffer, 511 us with the formula)."""
-    if lattice is not None and len(lattice.bounds) == 1:   # a cyclic coloring (banded problems): v % p
+    (position * ncolors + color), made on the default device now and on others when a call runs there."""
+    self._seed_spec = (k, index, lattice)
+    self._constants(self.devices or default_device())
+
+  def _constants(self, device) -> tuple[Tensor, Tensor]:
+    """The seeds and the gather index for a call on `device` (a tuple: replicated on those devices; or, built with
+    devices=, the seeds split across them by color). A cyclic coloring's seeds are its formula, computed in the kernel
+    from the column index: no seed buffer to read (the 1-D Bratu JVP kernel at n = 10^5: 511-716 us with the buffer,
+    157 us without), and no device, so it runs wherever the input is. Not split across devices= (a Tensor with no
+    device cannot be sharded: each device computed every color), nor a grid's lattice formula: its integer divisions
+    per neighbour and color cost more than the loads (2-D Bratu: 185 us with the buffer, 511 us with the formula)."""
+    if device in self._consts: return self._consts[device]
+    (k, index, lattice), home = self._seed_spec, self.devices[0] if self.devices else device
+    if lattice is not None and len(lattice.bounds) == 1 and not self.devices:   # a cyclic coloring (banded problems): v % p
       # no op for a radix or weight of 1: each one left in would stop tinygrad folding the formula into the kernel
       digits = lattice.digits(Tensor.arange(k), lambda a, b: a if b == 1 else a // b, operator.mod)
       terms = [d if w == 1 else w * d for w, d in zip(lattice.weights, digits, strict=True)]
       color = functools.reduce(operator.add, terms) % lattice.p
-      self._seeds = (color.unsqueeze(0) == Tensor.arange(self.ncolors, dtype=dtypes.int32).unsqueeze(1)).cast(self.dtype)
-    else:
-      seeds = np.zeros((self.ncolors, k))
-      seeds[self.colors, np.arange(k)] = 1
-      self._seeds = _device_data(seeds, self.dtype)
-    self._index = _device_data(index, dtypes.int32)
-    if self.devices:   # the colors split across the devices: each computes its rows of seeds' JVPs
-      self._seeds = self._seeds.pad(((0, self._width() - self.ncolors), (0, 0))).shard(self.devices, axis=0)
+      seeds = (color.unsqueeze(0) == Tensor.arange(self.ncolors, dtype=dtypes.int32).unsqueeze(1)).cast(self.dtype)
+    else:   # with devices=, the (padded) colors split across them: each computes the JVPs of its rows of seeds
+      onehot = np.zeros((self._width(), k))
+      onehot[self.colors, np.arange(k)] = 1
+      seeds = _device_data(onehot, self.dtype, device, 0 if self.devices else None)
+    self._consts[device] = seeds, _device_data(index, dtypes.int32, home)
+    return self._consts[device]
 
   @property
   def nnz(self) -> int: return int(self.pattern.nnz)
 
-  def _compressed(self, x, arg_leaves: list[Tensor]) -> Tensor:
+  def _compressed(self, x, arg_leaves: list[Tensor], seeds: Tensor) -> Tensor:
     """All colors in one batched pass: (m, ncolors) = J @ seeds.T (fwd) or (n, ncolors) = (seeds @ J).T (rev). Colors
     last: tinygrad then computes a row's colors in one loop iteration, sharing what does not depend on the seed (the
     2-D Bratu kernel at n = 10^4: 175 us with colors first, 18 us last; 1-D: 40 -> 52 us, dispatch-bound anyway)."""
@@ -163,9 +176,9 @@ class SparseJacobian:
     def fun(x): return self._fun(x, arg_leaves)
     def flat_out(y): return _flat([as_tensor(l) for l in tu.tree_leaves(y)], self.dtype)
     if self.mode == "fwd":
-      return vmap(lambda s: flat_out(jvp(fun, (x,), (_unflat(s, ispecs, it),))[1]), out_axes=1)(self._seeds)
+      return vmap(lambda s: flat_out(jvp(fun, (x,), (_unflat(s, ispecs, it),))[1]), out_axes=1)(seeds)
     _, pullback = vjp(fun, x)
-    return vmap(lambda s: _flat(tu.tree_leaves(pullback(_unflat(s, ospecs, ot))[0]), self.dtype), out_axes=1)(self._seeds)
+    return vmap(lambda s: _flat(tu.tree_leaves(pullback(_unflat(s, ospecs, ot))[0]), self.dtype), out_axes=1)(seeds)
 
   @serialized
   def __call__(self, x, *args) -> Tensor:
@@ -184,17 +197,25 @@ class SparseJacobian:
     if self.devices:   # every device gets the whole input (replicated); the values are gathered on the first device
       leaves, arg_leaves = ([(l.to(self.devices[0]) if isinstance(l.device, tuple) else l).shard(self.devices) for l in ls]
                             for ls in (leaves, arg_leaves))
-    elif any(isinstance(l.device, tuple) for l in leaves + arg_leaves):
-      raise ValueError(f"this Sparse{self.kind} was built for one device, got inputs on {[l.device for l in leaves + arg_leaves]}: "
-                       f"build it with devices=... to split its colors across devices")
-    # the batched JVP/VJP graph is traced once, on placeholders; each call only substitutes the inputs
-    if self._template is None:
-      phs = [placeholder(s, d, l.device) for (s, d), l in zip(self.in_specs + self.arg_specs, leaves + arg_leaves, strict=True)]
+      device = self.devices
+    else:
+      if sharded := [(l.device, ax) for l in leaves + arg_leaves if (ax := sharding(l)) is not None]:
+        raise ValueError(f"this Sparse{self.kind} was built without devices=, got inputs sharded (devices, axis) {sharded}: a point split "
+                         f"across devices is not supported. Build it with devices=... to split its colors across devices, or "
+                         f"vmap it over a batch sharded along the batch axis")
+      # on several devices (replicated, as a vmapped example of a batch sharded along its axis is): each computes it,
+      # with the inputs on one device copied there
+      device = next((l.device for l in leaves + arg_leaves if isinstance(l.device, tuple)), leaves[0].device)
+      if isinstance(device, tuple): leaves, arg_leaves = ([l.to(device) for l in ls] for ls in (leaves, arg_leaves))
+    # the batched JVP/VJP graph is traced once per device(s), on placeholders; each call only substitutes the inputs
+    if (template := self._templates.get(device)) is None:
+      seeds, index = self._constants(device)
+      phs = [placeholder(s, d, device) for s, d in self.in_specs + self.arg_specs]
       k = len(self.in_specs)
-      compressed = self._compressed(tu.tree_unflatten(self.in_tree, phs[:k]), phs[k:])
+      compressed = self._compressed(tu.tree_unflatten(self.in_tree, phs[:k]), phs[k:], seeds)
       if self.devices: compressed = compressed.to(self.devices[0])
-      self._template = (phs, gather(compressed, self._index).uop)
-    phs, vals = self._template
+      template = self._templates[device] = (phs, gather(compressed, index).uop)
+    phs, vals = template
     concrete_inputs(leaves + arg_leaves)
     return Tensor(vals.substitute({p.uop: l.uop for p, l in zip(phs, leaves + arg_leaves, strict=True)}))
 
@@ -303,13 +324,13 @@ class SparseHessian(SparseJacobian):
     """The values of the lower triangle (row >= col), in `structure(lower=True)`'s order, from a call's values (a
     Tensor: a lazy gather that jit fuses into the call; or a numpy array): IPOPT's `hessian` callback."""
     idx = np.flatnonzero(self.rows >= self.cols)
-    if isinstance(values, Tensor): return gather(values, _device_data(idx, dtypes.int32))
+    if isinstance(values, Tensor): return gather(values, _device_data(idx, dtypes.int32, values.device))
     return np.asarray(values)[idx]
 
-  def _compressed(self, x, arg_leaves: list[Tensor]) -> Tensor:
+  def _compressed(self, x, arg_leaves: list[Tensor], seeds: Tensor) -> Tensor:
     it, ispecs = self.in_tree, self.in_specs
     g = grad(lambda x: self._fun(x, arg_leaves))
-    return vmap(lambda s: _flat(tu.tree_leaves(jvp(g, (x,), (_unflat(s, ispecs, it),))[1]), self.dtype), out_axes=1)(self._seeds)
+    return vmap(lambda s: _flat(tu.tree_leaves(jvp(g, (x,), (_unflat(s, ispecs, it),))[1]), self.dtype), out_axes=1)(seeds)
 
 
 def spjacobian(fun: Callable, x, *, args: tuple = (), sparsity=None, mode: str = "auto", devices=None) -> SparseJacobian:

@@ -6,10 +6,11 @@ Keeping the batch leading makes the rules short; movement ops put it where the u
 """
 from __future__ import annotations
 import weakref
+import numpy as np
 from dataclasses import dataclass, field
-from typing import Callable, Hashable
+from typing import Callable, Hashable, cast
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, static_shape, placeholder, marker_arg, move_axis, custom_rule_of, gather, mop, rop, \
-  broadcast_to
+  broadcast_to, sharding, shard_like, host_buffer
 from tinyjax.core import interpret, table_rule, operands, rebuild, pending, remember_traced, TracedMarker, CUSTOM_CALL, GATHER, PASSTHROUGH
 
 # ---- the ambient batch index ----------------------------------------------------------------------------------------
@@ -21,6 +22,7 @@ class Axis:
   name: Hashable | None = None
   env: dict = field(default_factory=dict, repr=False)   # traced node -> (uop, batched): the lowering's memo
   pending: list = field(default_factory=list, repr=False)  # its placeholders, guarded against reads until vmapout
+  multi: bool = False   # a mapped input is on several devices (a batch sharded along its axis, or replicated)
 
   def release(self):
     while self.pending: pending.discard(self.pending.pop())
@@ -34,6 +36,7 @@ class Axis:
       if (r := selected_rule(u, vals, self.size)) is not None: return r
       vals = [v.plain() if isinstance(v, Selected) else v for v in vals]   # otherwise: materialise, ordinary rules
     pairs = [(s, False) if v is None else v for s, v in zip(operands(u), vals, strict=True)]
+    if self.multi: pairs = _replicated(pairs)
     if self.is_source(u): return COLLECTIVE_RULES[u.arg.kind](self, pairs[0])
     if not any(b for _, b in pairs): return rebuild(u, [s for s, _ in pairs]), False
     return batch_rule(u)(u, pairs, self.size)
@@ -58,6 +61,7 @@ def vmapin(x: Tensor, in_axis: int, axis: Axis) -> Tensor:
   if x.shape[in_axis] != axis.size:
     raise ValueError(f"vmapin: axis {in_axis} of shape {tuple(x.shape)} has size {x.shape[in_axis]}, not the axis size {axis.size}")
   ph = placeholder(tuple(s for i, s in enumerate(x.shape) if i != in_axis), x.dtype, x.device)
+  axis.multi |= isinstance(x.device, tuple)
   moved = move_axis(x.uop, in_axis, 0)
   axis.env[ph.uop] = Selected.basis(moved) if moved in BASIS else (moved, True)
   pending.add(ph.uop)   # reading it before vmapout raises
@@ -80,6 +84,14 @@ def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
 
 
 # ---- batching rules: one per op -------------------------------------------------------------------------------------
+
+def _replicated(pairs: list[tuple[UOp, bool]]) -> list[tuple[UOp, bool]]:
+  """Operands on one device copied to the devices of an operand on several: the function's constants (and the
+  unbatched arguments) meet a batch sharded over devices, which tinygrad's multi-device ops need on the same devices."""
+  multi = next((d for s, _ in pairs if isinstance(d := s.device, tuple)), None)
+  if multi is None: return pairs
+  return [(Tensor(s).to(multi).uop, b) if isinstance(s.device, str) else (s, b) for s, b in pairs]
+
 
 def _full_rank(v: UOp, batched: bool, nd: int) -> UOp:
   # ALU sources broadcast right-aligned: a batched source of lower rank gets 1s after the batch so they stay aligned
@@ -110,8 +122,11 @@ def _reduce(u, pairs, B):
   return u.replace(src=(move_axis(v, 0, k),)), True
 
 def _stack(u, pairs, B):
-  srcs = tuple(v if b else broadcast_to(v, (B,) + v.shape) for v, b in pairs)
-  return move_axis(u.replace(src=srcs), 1, 0), True
+  srcs = [v if b else broadcast_to(v, (B,) + v.shape) for v, b in pairs]
+  # a batch sharded across devices: the other sources are split the same way (tinygrad stacks a replica whole with shards)
+  if (like := next((s for s in srcs if isinstance(s.device, tuple) and s.axis is not None), None)) is not None:
+    srcs = [shard_like(s, like) for s in srcs]
+  return move_axis(u.replace(src=tuple(srcs)), 1, 0), True
 
 def _custom_call(u, pairs, B):
   # a custom_jvp/custom_vjp call stays a custom call, of the vmapped functions, so its rules survive vmap
@@ -123,7 +138,13 @@ def _gather(u, pairs, B):
   (src, sb), (idx, ib) = pairs
   n = int(src.numel()) // (B if sb else 1)
   idx = Tensor(idx if ib else broadcast_to(idx, (B,) + idx.shape))
-  if sb: idx = idx + (Tensor.arange(B, dtype=dtypes.int32) * n).reshape(B, *([1] * (idx.ndim - 1)))
+  if sb:
+    shape = (B,) + (1,) * (idx.ndim - 1)
+    match sharding(s := Tensor(src)), s.device:
+      case None, _: idx = idx + (Tensor.arange(B, dtype=dtypes.int32) * n).reshape(shape)
+      case 0, tuple(devs):   # a batch sharded along its axis: each device's kernel sees its own examples, offsets from 0
+        idx = idx + cast(Tensor, host_buffer((np.arange(B, dtype=np.int32) % (B // len(devs)) * n).reshape(shape), devs, axis=0))
+      case _: raise NotImplementedError("tinyjax.vmap: a gather from an array sharded across devices along another axis than the mapped one")
   return gather(Tensor(src), idx).uop, True
 
 BATCH_RULES: dict[Ops | str, Callable] = {
