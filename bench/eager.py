@@ -1,0 +1,84 @@
+"""Un-jitted transforms (issue 12): `vmap(jvp(f))` of a 16x16 tanh layer called eagerly, where its time goes, against
+the same JVP written by hand in eager tinygrad and JAX's eager `vmap(jvp)`, in one run.
+
+  python -m bench.eager
+
+Phases: wall time inside each of tinyjax's functions (Python's garbage collection included where it strikes), means over 50
+calls after warm-up.
+"""
+from __future__ import annotations
+import collections, time
+import numpy as np
+import bench.run   # noqa: F401  (JAX on the CPU, tinygrad's compile cache off)
+import jax, jax.numpy as jnp
+from tinygrad import Tensor
+import tinyjax
+from tinyjax._tg import placeholder
+from tinyjax.transforms import jvp as jvp_mod, vmap as vmap_mod
+
+N = 50
+
+def timed(fn, n: int = N) -> float:
+  for _ in range(5): fn()
+  t = time.perf_counter()
+  for _ in range(n): fn()
+  return (time.perf_counter() - t) / n
+
+def main():
+  r = np.random.default_rng(0)
+  Wn, bn, xn, Vn = (r.standard_normal(s).astype(np.float32) for s in [(16, 16), (16,), (16,), (16, 16)])
+  W, b, x, V = (Tensor(a).realize() for a in (Wn, bn, xn, Vn))
+  def f(x):
+    return (x @ W + b).tanh()
+  g = tinyjax.vmap(lambda v: tinyjax.jvp(f, (x,), (v,))[1])
+  def hand(V):   # the same tangents: (V W) * (1 - tanh(x W + b)^2)
+    t = (x @ W + b).tanh()
+    return (V @ W) * (1 - t * t)
+  np.testing.assert_allclose(g(V).numpy(), hand(V).numpy(), rtol=1e-5, atol=1e-6)
+
+  # where tinyjax's eager call goes: the transforms (by phase), then tinygrad's realize of the result
+  phases: dict[str, float] = collections.defaultdict(float)
+  def wrap(mod, name, label):
+    fn = getattr(mod, name)
+    def w(*a, **k):
+      t = time.perf_counter()
+      try: return fn(*a, **k)
+      finally: phases[label] += time.perf_counter() - t
+    setattr(mod, name, w)
+    return lambda: setattr(mod, name, fn)
+  undo = [wrap(vmap_mod, "vmapin", "vmapin"), wrap(jvp_mod, "trace_flat", "jvp: trace f on placeholders"),
+          wrap(jvp_mod, "jax_conventions", "jvp: jax_conventions (primitives, abs, clip...)"),
+          wrap(jvp_mod, "interpret", "jvp: interpret (JVP rules)"), wrap(jvp_mod, "substitute_with_aux", "jvp: substitute inputs"),
+          wrap(vmap_mod, "vmapout", "vmapout (batching rules)")]
+  for _ in range(5): g(V).realize()
+  phases.clear()
+  t_transform = t_realize = 0.0
+  for _ in range(N):
+    t0 = time.perf_counter(); out = g(V); t1 = time.perf_counter(); out.realize(); t2 = time.perf_counter()  # noqa: E702
+    t_transform += t1 - t0; t_realize += t2 - t1  # noqa: E702
+  for u in undo: u()
+
+  t_tj = timed(lambda: g(V).realize())
+  t_hand = timed(lambda: hand(V).realize())
+  t_hand_build = timed(lambda: hand(V))
+  t_trace_f = timed(lambda: f(placeholder((16,), W.dtype, W.device)))
+  def fj(x):
+    return jnp.tanh(x @ jnp.asarray(Wn) + jnp.asarray(bn))
+  gj = jax.vmap(lambda v: jax.jvp(fj, (jnp.asarray(xn),), (v,))[1])
+  Vj = jnp.asarray(Vn)
+  t_jax = timed(lambda: gj(Vj).block_until_ready())
+
+  def ms(s):
+    return f"{s * 1e3:.2f} ms"
+  print("| un-jitted vmap(jvp(f)), f = tanh(x W + b), 16x16 | per call |\n|---|---|")
+  print(f"| tinyjax | {ms(t_tj)} |")
+  print(f"| - the transforms | {ms(t_transform / N)} |")
+  for k, v in phases.items(): print(f"|   - {k} | {ms(v / N)} |")
+  print(f"| - tinygrad's realize of the result (schedule, lower, run) | {ms(t_realize / N)} |")
+  print(f"| hand-written eager tinygrad (build + realize) | {ms(t_hand)} |")
+  print(f"| - building its graph only | {ms(t_hand_build)} |")
+  print(f"| tracing f alone on a placeholder (tinygrad ops) | {ms(t_trace_f)} |")
+  print(f"| JAX eager vmap(jvp) | {ms(t_jax)} |")
+
+if __name__ == "__main__":
+  main()
