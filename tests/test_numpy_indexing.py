@@ -168,3 +168,17 @@ def test_kernels():
   def hand(): return (y + (idx.reshape(3, 1, 1) == Tensor.arange(6).reshape(1, 6, 1)).where(v.reshape(3, 1, 8), 0).sum(0)).realize()
   assert kernel_count(lambda: x.at[idx].add(v).realize()) <= kernel_count(hand) == 1
   assert kernel_count(lambda: x.at[1:3].add(1.0).realize()) <= 1
+
+
+@pytest.mark.parametrize("axis", [0, None], ids=["sharded", "replicated"])
+def test_array_indices_on_a_multi_device_array(axis):
+  # index data from the host (lists, numpy arrays, masks, the ints that join them) goes to the indexed array's devices,
+  # as tinygrad's own indexing puts it: made on the default device, tinygrad refused it ("expected index and self on
+  # the same device"), which broke plain tinygrad code once tinyjax was imported, and vmap over a sharded batch
+  a = rnd(6, 4)
+  x = Tensor(a).shard(("CPU:0", "CPU:1"), axis=axis)
+  np.testing.assert_array_equal(x[[2, 0, 5]].numpy(), a[[2, 0, 5]])
+  np.testing.assert_array_equal(x[np.array([1, 3]), 2].numpy(), a[[1, 3], 2])
+  np.testing.assert_array_equal(x[a[:, 0] > 0].numpy(), a[a[:, 0] > 0])
+  np.testing.assert_array_equal(x.at[[0, 2]].get(mode="fill", fill_value=-1.0).numpy(), a[[0, 2]])
+  np.testing.assert_array_equal(x.at[[0, 2, 2]].add(1.0).numpy(), a + np.array([1, 0, 2, 0, 0, 0])[:, None])

@@ -35,14 +35,15 @@ def _traced(t: Tensor) -> bool:
   from tinyjax.core import traced_by
   return traced_by(t) is not None
 
-def _index_array(i: Any) -> Tensor | list[Tensor] | None:
+def _index_array(i: Any, device: Any) -> Tensor | list[Tensor] | None:
   """An array-like index as an int Tensor, or the index Tensors of a boolean mask (one per dimension it covers); None if i
-  is not array-like."""
+  is not array-like. Index data from the host goes to `device`, the indexed array's (a device tuple for a multi-device
+  array, as tinygrad's own indexing does)."""
   if isinstance(i, (list, np.ndarray)) or (isinstance(i, np.generic) and i.dtype == np.bool_):
     a = np.asarray(i)
-    if a.dtype == np.bool_: return [Tensor(n.astype(_np_int()), device=None) for n in np.nonzero(a)]
+    if a.dtype == np.bool_: return [Tensor(n.astype(_np_int()), device=device) for n in np.nonzero(a)]
     if a.dtype.kind not in "iu": raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {a.dtype}")
-    return Tensor(a.astype(_np_int()))
+    return Tensor(a.astype(_np_int()), device=device)
   if isinstance(i, Tensor):
     if i.dtype == dtypes.bool:
       if _traced(i): raise NonConcreteBooleanIndexError(i)
@@ -53,9 +54,9 @@ def _index_array(i: Any) -> Tensor | list[Tensor] | None:
 
 def _np_int() -> Any: return np.int64 if default_int() == dtypes.int64 else np.int32
 
-def _parse(shape: tuple[int, ...], idx: Any) -> list[Any]:
+def _parse(shape: tuple[int, ...], idx: Any, device: Any = None) -> list[Any]:
   """idx as a list with one entry per indexed dimension and None for new axes: ints, slices, int Tensors (masks expanded
-  into their index arrays), Ellipsis expanded."""
+  into their index arrays, made on `device`), Ellipsis expanded."""
   items = list(idx) if isinstance(idx, tuple) else [idx]
   out: list[Any] = []
   for i in items:
@@ -64,7 +65,7 @@ def _parse(shape: tuple[int, ...], idx: Any) -> list[Any]:
       if not i: raise NotImplementedError("x[False] (an empty new axis) is not supported")
       out.append(None)
     elif isinstance(i, (int, np.integer)): out.append(int(i))
-    elif (a := _index_array(i)) is not None:
+    elif (a := _index_array(i, device)) is not None:
       if isinstance(a, list): out.extend(a)
       else: out.append(a)
     else:
@@ -126,10 +127,10 @@ def _bounds(items: list[Any], shape: tuple[int, ...], mode: str, wrap_negative: 
       out.append(j.cast(default_int()) if j.dtype != default_int() else j)
   return out, valid, int_oob
 
-def _advanced(items: list[Any]) -> list[Any]:
+def _advanced(items: list[Any], device: Any = None) -> list[Any]:
   """numpy's rule: with array indices present, an int is an advanced index too (it moves with them)."""
   if not any(isinstance(i, Tensor) for i in items): return items
-  return [Tensor(np.asarray(i, _np_int())) if isinstance(i, int) else i for i in items]
+  return [Tensor(np.asarray(i, _np_int()), device=device) if isinstance(i, int) else i for i in items]
 
 # ---- x[idx] ---------------------------------------------------------------------------------------------------------------
 
@@ -150,26 +151,26 @@ def _getitem(self: Tensor, idx: Any) -> Tensor:
         if type(i) is int and (k >= len(shp) or not -shp[k] <= i < shp[k]): ok = False
         k += 1
     if ok and k <= len(shp): return _orig_getitem(self, idx)
-  try: items_p, _, _ = _bounds(_parse(_S(self), idx), _S(self), "clip")
+  try: items_p, _, _ = _bounds(_parse(_S(self), idx, self.device), _S(self), "clip")
   except TypeError as e:
     # lists of tinygrad's own index objects (sints, UOps: tinygrad's reflect pad) are not JAX indexers: tinygrad's rules
     if str(e).endswith("with type object"): return _orig_getitem(self, idx)
     raise
-  return _orig_getitem(self, tuple(_advanced(items_p)))
+  return _orig_getitem(self, tuple(_advanced(items_p, self.device)))
 
 def _gather(x: Tensor, idx: Any, mode: str | None, fill_value: Any, wrap_negative: bool = True) -> Tensor:
   """x[idx] with JAX's gather modes: clip (x[idx]'s default), fill (fill_value where an index is out of bounds), wrap."""
   shp = _S(x)
-  items = _parse(shp, idx)
+  items = _parse(shp, idx, x.device)
   if mode in (None, "clip", "wrap", "promise_in_bounds"):
     out, _, _ = _bounds(items, shp, mode or "clip", wrap_negative)
-    return _orig_getitem(x, tuple(_advanced(out)))
+    return _orig_getitem(x, tuple(_advanced(out, x.device)))
   out, valid, int_oob = _bounds(items, shp, "fill", wrap_negative)
   fill = _fill_default(x.dtype) if fill_value is None else fill_value
-  res = _orig_getitem(x, tuple(_advanced(out)))
+  res = _orig_getitem(x, tuple(_advanced(out, x.device)))
   if valid is None and not int_oob: return res
   # the validity of each output element: gather an all-true mask the same way, with the invalid places cleared
-  ok = _positions(shp, _advanced(out), valid, int_oob) >= 0
+  ok = _positions(shp, _advanced(out, x.device), valid, int_oob) >= 0
   return ok.where(res, Tensor(fill, dtype=x.dtype, device=x.device) if not isinstance(fill, Tensor) else fill.cast(x.dtype))
 
 # ---- flat positions of an index (for scatters) -----------------------------------------------------------------------
@@ -244,7 +245,7 @@ class _IndexUpdateRef:
     x = self.array
     m = _mode(mode, (None, "clip", "drop", "fill", "promise_in_bounds"))
     shp = _S(x)
-    items, valid, int_oob = _bounds(_parse(shp, self.index), shp, "clip" if m == "clip" else "drop", wrap_negative)
+    items, valid, int_oob = _bounds(_parse(shp, self.index, x.device), shp, "clip" if m == "clip" else "drop", wrap_negative)
     if int_oob: return x   # an out-of-bounds Python int drops the whole update
     v = None if fn is not None else asarray(values).cast(x.dtype) if asarray(values).dtype != x.dtype else asarray(values)
     if not any(isinstance(i, Tensor) for i in items):
@@ -254,7 +255,7 @@ class _IndexUpdateRef:
         raise ValueError(f"Incompatible shapes for broadcasting: {_S(v)} and requested shape {_S(cur)}")
       new = fn(cur) if fn is not None else _combine(kind, cur, v)   # type: ignore[arg-type]
       return x._getitem(tuple(items), new.expand(_S(cur)) if _S(new) != _S(cur) else new)
-    pos = _positions(shp, _advanced(items), valid, False)
+    pos = _positions(shp, _advanced(items, x.device), valid, False)
     n, k = math.prod(shp), math.prod(_S(pos))
     hit = pos.reshape(k, 1) == Tensor.arange(n, dtype=default_int()).reshape(1, n)   # (updates, elements)
     xf = x.flatten()
