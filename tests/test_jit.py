@@ -337,3 +337,30 @@ def test_numpy_arguments_on_the_short_path():
     assert out.dtype == tinyjax.numpy.float32
     np.testing.assert_allclose(out.numpy(), (z0 * lam0).sum() * 2 + z0, rtol=1e-6)
   assert len(jf._cache) == 2
+
+def test_warm_up_first_call_compiles_each_kernel_once_then_replays(monkeypatch):
+  # issue 12's warm-up: the first call traces, schedules once and compiles each kernel once (nothing twice); the second
+  # call is already a replay of the captured kernels (no scheduling, no compiling), as jax.jit's second call is
+  import tinygrad.codegen as codegen
+  import tinygrad.tensor as tensor
+  counts = {"compile": 0, "schedule": 0}
+  def counting(name, fn):
+    def wrapped(*a, **k):
+      counts[name] += 1
+      return fn(*a, **k)
+    return wrapped
+  monkeypatch.setattr(codegen, "do_to_program", counting("compile", codegen.do_to_program))   # conftest compiles in-process
+  monkeypatch.setattr(tensor, "create_linear_with_vars", counting("schedule", tensor.create_linear_with_vars))
+  W, X = fresh(rng.standard_normal((8, 8)).astype(np.float32)), fresh(rng.standard_normal((4, 8)).astype(np.float32))
+  # a constant no other test uses: its kernels are new to this process
+  f = tinyjax.jit(tinyjax.vmap(tinyjax.grad(lambda w, x: ((x @ w).tanh() * 1.2345678).sum()), in_axes=(None, 0)))
+  seen = []
+  for _ in range(3):
+    counts.update(compile=0, schedule=0)
+    out = f(W, X).numpy()
+    seen.append(dict(counts))
+  entry, = f._cache.values()
+  assert seen == [{"compile": len(f.kernels(W, X)), "schedule": 1}, {"compile": 0, "schedule": 0}, {"compile": 0, "schedule": 0}]
+  assert entry.replay is not None
+  want = jax.vmap(jax.grad(lambda w, x: (jnp.tanh(x @ w) * 1.2345678).sum()), in_axes=(None, 0))(W.numpy(), X.numpy())
+  np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
