@@ -12,7 +12,7 @@ primitives again, so that every order follows JAX. One row per primitive below, 
 """
 from __future__ import annotations
 import functools, math, operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from tinyjax._tg import Tensor, UOp, Ops, dtypes, broadcast_to, custom_call, param_like
 
@@ -173,6 +173,7 @@ class PrimitiveRule:
   prim: Primitive
   params: tuple
   fixed: tuple[UOp | None, ...]
+  _bodies: dict = field(default_factory=dict, repr=False)   # PARAMs -> the lowering over them
 
   @property
   def name(self) -> str: return self.prim.name
@@ -182,8 +183,16 @@ class PrimitiveRule:
     return [next(it) if f is None else Tensor(f) for f in self.fixed]
 
   def call_node(self, xs: list[Tensor]) -> UOp:
-    body = self.prim.lower(*self._operands([Tensor(param_like(x.uop, i)) for i, x in enumerate(xs)]), *self.params)
-    return custom_call([body.uop], [x.uop for x in xs], self, self.grad_fxn)
+    return custom_call([self._body(tuple(x.uop for x in xs))], [x.uop for x in xs], self, self.grad_fxn)
+
+  def _body(self, args: tuple[UOp, ...]) -> UOp:
+    """The lowering over PARAMs like the arguments: the same for every call whose PARAMs are the same (hash-consed)
+    nodes, so it is built once per kind of argument (rebuilding it was a third of jax_conventions' time in an eager
+    transform)."""
+    params = tuple(param_like(a, i) for i, a in enumerate(args))
+    if (body := self._bodies.get(params)) is None:
+      body = self._bodies[params] = self.prim.lower(*self._operands([Tensor(p) for p in params]), *self.params).uop
+    return body
 
   def partials(self, xs: list[Tensor]) -> list[Tensor]:
     """d out / d argument, for each argument of the call (JAX's rule, on this very call's output)."""
