@@ -158,7 +158,8 @@ class jit:
     seen: set[UOp] = set()
     for a in args:
       if isinstance(a, (np.ndarray, np.generic)):
-        if a.size == 0 or canonical_array(a).dtype != a.dtype: return None   # x64 off narrows 64-bit data: _entry does it
+        # x64 off narrows 64-bit data: _entry does it (asked of a scalar of the dtype: no copy of the array per call)
+        if a.size == 0 or canonical_array(a.dtype.type(0)).dtype != a.dtype: return None
         key.append((np.ndarray, a.shape, a.dtype))
       elif type(a) is not Tensor or (b := plain_buffer(a)) is None or b in seen: return None
       else:
