@@ -2,6 +2,7 @@
 
 Importing this file enables JAX's float64 (x64) mode, so the JAX references compute in float64 like the tinygrad inputs.
 """
+import os
 import numpy as np
 import pytest
 import jax
@@ -13,6 +14,11 @@ from tinygrad.helpers import Context, GlobalCounters
 from tinyjax import tree_util as tu
 
 jax.config.update("jax_enable_x64", True)
+# JAX's persistent compilation cache for the references, next to tinygrad's: compiling them was a fifth of the suite's
+# time, and the two xdist workers compile many of the same programs. A cached executable is the one XLA compiled, so
+# the references' values are unchanged (a flag such as XLA's optimization level would change them: FMA contraction).
+jax.config.update("jax_compilation_cache_dir", os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "tinyjax", "jax"))
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 tinyjax.config.update("jax_enable_x64", True)   # numpy float64 data enters tinyjax as float64 too, as it enters JAX
 
 RTOL, ATOL = 1e-9, 1e-11   # float64 against JAX
