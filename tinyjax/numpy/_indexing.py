@@ -167,10 +167,11 @@ def _gather(x: Tensor, idx: Any, mode: str | None, fill_value: Any, wrap_negativ
     return _orig_getitem(x, tuple(_advanced(out, x.device)))
   out, valid, int_oob = _bounds(items, shp, "fill", wrap_negative)
   fill = _fill_default(x.dtype) if fill_value is None else fill_value
-  res = _orig_getitem(x, tuple(_advanced(out, x.device)))
+  adv = _advanced(out, x.device)   # once: its int indices become host copies
+  res = _orig_getitem(x, tuple(adv))
   if valid is None and not int_oob: return res
   # the validity of each output element: gather an all-true mask the same way, with the invalid places cleared
-  ok = _positions(shp, _advanced(out, x.device), valid, int_oob) >= 0
+  ok = _positions(shp, adv, valid, int_oob) >= 0
   return ok.where(res, Tensor(fill, dtype=x.dtype, device=x.device) if not isinstance(fill, Tensor) else fill.cast(x.dtype))
 
 # ---- flat positions of an index (for scatters) -----------------------------------------------------------------------
