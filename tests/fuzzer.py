@@ -3,7 +3,10 @@
 A case is data: the shapes of a few float64 inputs, a short list of op records (elementwise maps, comparisons and
 where, reductions with axes and keepdim, reshape/permute/pad/flip/expand, slices with int, list and Tensor indices,
 gather, matmul, cat/stack, cumsum, softmax ...) over them, and a stack of 1-3 transforms (vmap with random
-in_axes/out_axes and sizes, jvp, grad, jacfwd, jacrev, hessian; argnums), optionally under jit. `source(case)` renders
+in_axes/out_axes and sizes, jvp, grad, jacfwd, jacrev, hessian; argnums), optionally under jit. About one case in
+eight is stateful instead: input 0 becomes a closed-over buffer the program reads and then writes (whole, through a
+view, or realized inside the function), eagerly or under jit, over four calls that carry the state; JAX's twin returns
+the new state, and every output and the state after each call are compared. `source(case)` renders
 it as a standalone script defining `g` (tinygrad + tinyjax) and its JAX twin `gj`; `run` execs exactly that script, so
 a failure's reproducer is the code that failed. `shrink` deletes transforms, ops, outputs, inputs and dimensions
 while the failure keeps its signature.
@@ -57,6 +60,10 @@ class Case:
   levels: list = field(default_factory=list)   # transforms, innermost first: dicts with "t" and parameters
   jit: int | None = None        # g{jit} is wrapped in tinyjax.jit (0: f itself)
   dup: tuple | None = None      # (i, j): g's argument j is the same Tensor as its argument i
+  # a stateful program: input 0 is a closed-over buffer S that f reads, then writes v{src} into ("assign", "realize":
+  # assigned and realized inside f, "view": S[:k] only), after computing its outputs from the old S; JAX's twin returns
+  # the new state as a last output. No transform (jit or none); each call sees the state the last one left
+  state: dict | None = None
 
   @property
   def name(self): return f"seed={self.seed} case={self.index}"
@@ -287,7 +294,17 @@ def analyze(case):
     need(numel(s) <= MAX_NUMEL and len(s) <= MAX_RANK and all(1 <= d <= MAX_DIM for d in s) and m <= MAX_MAG)
     shapes.append(tuple(s))
     mags.append(m)
+  if (st := case.state) is not None:
+    need(0 < st["src"] < len(shapes) and shapes[st["src"]] == shapes[0] and not case.levels)
+    # a view of S (S.T, S[1:]) sees the write, as views do in tinygrad (and numpy, torch): JAX's twin has no such value
+    views = {0}
+    for i, (kind, refs, _) in enumerate(case.ops):
+      if kind in _VIEWS and refs[0] in views: views.add(len(case.inputs) + i)
+    need(not views & set(case.outs))
+    need(st["how"] != "view" or len(shapes[0]) >= 1 and 0 < st["k"] < shapes[0][0])
   return shapes, mags
+
+_VIEWS = {"reshape", "permute", "swap", "pad", "flip", "expand", "unsqueeze", "squeeze", "index"}   # movement ops (or can be)
 
 def _argnums(an, n):
   ans = an if isinstance(an, tuple) else (an,)
@@ -477,6 +494,23 @@ class Gen:
     same = [(i, j) for j in range(len(args)) for i in range(j) if args[i] == args[j]]
     c.dup = _choice(rng, same) if same and rng.random() < 0.15 else None
 
+  def stateful(self):
+    """The program as a stateful one (Case.state) writing one of its values of v0's shape into v0, or None."""
+    rng, c = self.rng, self.case
+    srcs = [r for r in range(len(c.inputs), len(self.shapes)) if self.shapes[r] == self.shapes[0]]
+    if not srcs or not any(0 in refs for _, refs, _ in c.ops) or not (outs := [r for r in c.outs if r != 0]): return None
+    views = {0}
+    for i, (kind, refs, _) in enumerate(c.ops):
+      if kind in _VIEWS and refs[0] in views: views.add(len(c.inputs) + i)
+    if not (outs := [r for r in outs if r not in views]): return None
+    how = _choice(rng, ("assign", "realize", "view"), [4, 2, 2 if self.shapes[0] and self.shapes[0][0] > 1 else 0])
+    st = {"src": _choice(rng, srcs), "how": how, "state_first": rng.random() < 0.5}
+    if how == "view": st["k"] = self.ri(1, self.shapes[0][0])
+    case = replace(c, outs=outs, state=st, levels=[], jit=0 if rng.random() < 0.6 else None, dup=None)
+    try: analyze(case)
+    except Invalid: return None
+    return case
+
   def draw(self):
     rng, c = self.rng, self.case
     c.inputs = [self.rand_shape() for _ in range(_choice(rng, (1, 2, 3), [5, 4, 2]))]
@@ -498,6 +532,7 @@ class Gen:
     if rng.random() < 0.08: c.outs.insert(self.ri(0, 2), self.ri(0, len(c.inputs)))   # an input returned as it is
     self.case = c = _dce(c)
     self.shapes, self.mags = analyze(c)
+    if rng.random() < 0.12 and (s := self.stateful()) is not None: return s
     for depth in (_choice(rng, (1, 2, 3), [7, 4, 1]), 2, 1, 1, 1):
       try:
         self.levels(depth)
@@ -550,11 +585,14 @@ def source(case, calls=None) -> str:
   L = [f"# tinyjax fuzz case {case.name}", "import numpy as np", "import jax, jax.numpy as jnp", "import jax.scipy.special",
        "from tinygrad import Tensor, dtypes", "import tinyjax", 'jax.config.update("jax_enable_x64", True)', ""]
   for k in sorted(used): L += [f"c{k} = {_arr(case.consts[k])}", f"C{k} = Tensor(c{k})"]
+  if (st := case.state) is not None: L += [f"S = Tensor({_arr(draw_state(case))}).contiguous().realize()   # the state"]
   for jx in (False, True):
     def name(r, jx=jx): return (f"c{-1 - r}" if jx else f"C{-1 - r}") if r < 0 else f"v{r}"
-    L += ["", f"def {'fj' if jx else 'f'}({', '.join(f'v{i}' for i in range(n))}):"]
+    params = range(1 if st is not None and not jx else 0, n)
+    L += ["", f"def {'fj' if jx else 'f'}({', '.join(f'v{i}' for i in params)}):"] + (["  v0 = S"] if 0 not in params else [])
     L += [f"  v{n + i} = {op_src(kind, [name(r) for r in refs], p, jx)}" for i, (kind, refs, p) in enumerate(case.ops)]
-    L += [f"  return ({''.join(f'v{r}, ' for r in case.outs)})"]
+    L += [f"  {_state_write(st, jx)}"] if st is not None else []
+    L += [f"  return ({''.join(f'v{r}, ' for r in case.outs)}{'new, ' if st is not None and jx else ''})"]
   L += ["", "def flat(t): return tuple(y for x in t for y in flat(x)) if isinstance(t, (tuple, list)) else (t,)",
         "def loss(outs, ws): return sum((o * w).sum() for o, w in zip(outs, ws, strict=True))",
         "def vjp_(mod, f, n): return lambda *a: (lambda out, fn: flat((out, fn(tuple(a[n:])))))(*mod.vjp(f, *a[:n]))",
@@ -579,7 +617,15 @@ def source(case, calls=None) -> str:
         L.append(f"{g} = lambda *a: flat({mod}.{t}({fn}, argnums={lv['argnums']})(*a))")
     if case.jit == k: L.append(f"g{k} = tinyjax.jit(g{k})")
   L.append(f"g, gj = g{len(case.levels)}, jax.jit(gj{len(case.levels)})")
-  if calls is not None:
+  if calls is not None and st is not None:
+    L += ["", "state = S.numpy()", "for args in ["] + [f"    [{', '.join(_arr(a) for a in args)}]," for args in calls] + ["]:",
+          "  *want, state = [np.asarray(w) for w in gj(state, *args)]",
+          "  outs = g(*[Tensor(a) for a in args])",
+          "  s = S.numpy()" if st["state_first"] else "  got = [t.numpy() for t in outs]",
+          "  got = [t.numpy() for t in outs]" if st["state_first"] else "  s = S.numpy()",
+          "  print('outputs agree:', all(np.allclose(x, y, rtol=1e-9, atol=1e-9) for x, y in zip(got, want, strict=True)),",
+          "        'state agrees:', np.allclose(s, state, rtol=1e-9, atol=1e-9))"]
+  elif calls is not None:
     L += ["", "from tinygrad import Device", "from tinygrad.device import Buffer",
           "def poison(sizes):   # freed buffers full of NaN: an output tinyjax never writes shows as NaN",
           "  bufs = [Buffer(Device.DEFAULT, n, dtypes.float64, initial_value=np.full(n, np.nan).tobytes()).ensure_allocated()",
@@ -595,10 +641,26 @@ def source(case, calls=None) -> str:
           "    if x.shape == y.shape and not np.allclose(x, y, rtol=1e-9, atol=1e-9): print('tinyjax', x, 'jax', y, sep='\\n')"]
   return "\n".join(L) + "\n"
 
+def _state_write(st, jx):
+  """The line that writes the state: into S (tinygrad), or the new state's value (JAX). The value written is
+  2 tanh(v), in the inputs' range [-2, 2], so the magnitude bounds hold on every call."""
+  v, k = f"v{st['src']}", st.get("k")
+  if jx:
+    w = f"jnp.tanh({v}.astype(jnp.float64)) * 2"
+    return f"new = v0.at[:{k}].set(({w})[:{k}])" if st["how"] == "view" else f"new = {w}"
+  w = f"({v}.cast(dtypes.float64).tanh() * 2)"
+  if st["how"] == "view": return f"S[:{k}].assign({w}[:{k}])"
+  return f"S.assign({w})" + (".realize()" if st["how"] == "realize" else "")
+
+def draw_state(case):
+  """The state's value before the first call."""
+  return np.random.default_rng([case.seed, case.index, 2]).uniform(-2, 2, case.inputs[0])
+
 def draw_calls(case):
   """The inputs of each call of g: one call, or three (trace, capture, replay) under jit."""
   rng = np.random.default_rng([case.seed, case.index, 1])
   args = level_shapes(case)[-1][0]
+  if case.state is not None: return [[rng.uniform(-2, 2, s) for s in args[1:]] for _ in range(4)]   # calls 1-4: state carried
   calls = [[rng.uniform(-2, 2, s) for s in args] for _ in range(1 if case.jit is None else 3)]
   if case.dup is not None:
     for c in calls: c[case.dup[1]] = c[case.dup[0]]
@@ -686,15 +748,23 @@ def run(case, timeout=60.0):
     exec(compile(source(case), f"<fuzz {case.name}>", "exec"), ns)
     calls = draw_calls(case)
   except Exception as e: return out("invalid", f"source: {type(e).__name__}", traceback.format_exc())
+  state = draw_state(case) if case.state is not None else None
   for call, args in enumerate(calls):
-    try: want = [np.asarray(w) for w in ns["gj"](*args)]
+    try:
+      want = [np.asarray(w) for w in ns["gj"](*(args if state is None else (state, *args)))]
+      if state is not None: state = want[-1]
     except Exception as e: return out("invalid", f"jax: {type(e).__name__}", traceback.format_exc())
     if not all(np.isfinite(w).all() for w in want): return out("invalid", "jax: non-finite", "")
     try:
       poison({w.size for w in want} | {a.size for a in args})
       ts = [Tensor(a) for a in args]
       if case.dup is not None: ts[case.dup[1]] = ts[case.dup[0]]
-      with time_limit(timeout): got = [t.numpy() for t in ns["g"](*ts)]
+      with time_limit(timeout):
+        res = ns["g"](*ts)
+        # the state read first realizes the write while the outputs, computed from the old state, are still lazy
+        s = [ns["S"].numpy()] if state is not None and case.state["state_first"] else []
+        got = [t.numpy() for t in res] + s
+        if state is not None and not s: got.append(ns["S"].numpy())
     except Timeout as e: return out("timeout", "timeout", str(e))
     except Exception as e:
       return out("crash", f"{type(e).__name__} at {_where(e.__traceback__)}: {_norm(str(e))}", _crash_detail(e))
@@ -711,7 +781,7 @@ def run(case, timeout=60.0):
 
 def _dce(case):
   """Drop ops no output needs, then unused consts; refs renumbered."""
-  n, keep = len(case.inputs), set(case.outs)
+  n, keep = len(case.inputs), set(case.outs) | ({case.state["src"]} if case.state else set())
   for i in reversed(range(len(case.ops))):
     if n + i in keep: keep |= {r for r in case.ops[i][1] if r >= 0}
   live = [i for i in range(len(case.ops)) if n + i in keep]
@@ -726,12 +796,13 @@ def _dce(case):
     if "index" in p: p["index"] = -1 - cmap[-1 - p["index"]]
     return p
   ops = [(case.ops[i][0], [ref(r) for r in case.ops[i][1]], params(case.ops[i][2])) for i in live]
-  return replace(case, consts=[case.consts[k] for k in cused], ops=ops, outs=[vmap_[r] for r in case.outs])
+  state = None if case.state is None else {**case.state, "src": vmap_[case.state["src"]]}
+  return replace(case, consts=[case.consts[k] for k in cused], ops=ops, outs=[vmap_[r] for r in case.outs], state=state)
 
 def _drop_input(case, j):
   """The case without f's input j (unused by the ops), its positions removed through every level; None if impossible."""
   n = len(case.inputs)
-  if any(r == j for _, refs, _ in case.ops for r in refs) or j in case.outs or n == 1: return None
+  if any(r == j for _, refs, _ in case.ops for r in refs) or j in case.outs or n == 1 or case.state: return None
   def ref(r): return r - (r > j) if r >= 0 else r
   ops = [(k, [ref(r) for r in refs], p) for k, refs, p in case.ops]
   gone, levels = {j}, []
@@ -761,7 +832,8 @@ def candidates(case):
       jit = case.jit if case.jit is None or case.jit <= k else case.jit - 1
       yield replace(case, levels=L[:k] + L[k + 1:], jit=jit)
   if case.dup is not None: yield replace(case, dup=None)
-  if case.jit is not None and L: yield replace(case, jit=None)
+  if case.jit is not None and (L or case.state): yield replace(case, jit=None)
+  if case.state and case.state["how"] != "assign": yield replace(case, state={**case.state, "how": "assign"})
   if case.jit is not None and case.jit < len(L): yield replace(case, jit=len(L))
   if len(case.outs) > 1:
     for r in case.outs: yield replace(case, outs=[r])
@@ -772,7 +844,9 @@ def candidates(case):
     for r in case.ops[i][1]:
       if r >= 0 and shapes and shapes[r] == shapes[n + i]:
         def sub(x, r=r, v=n + i): return r if x == v else x
-        yield replace(case, ops=[(k, [sub(x) for x in refs], p) for k, refs, p in case.ops], outs=[sub(x) for x in case.outs])
+        state = None if case.state is None else {**case.state, "src": sub(case.state["src"])}
+        yield replace(case, ops=[(k, [sub(x) for x in refs], p) for k, refs, p in case.ops], outs=[sub(x) for x in case.outs],
+                      state=state)
   for j in range(n):
     if (c := _drop_input(case, j)) is not None: yield c
   for i, (kind, refs, p) in enumerate(case.ops):   # fewer index components
@@ -836,6 +910,7 @@ def shrink(case, outcome, budget=120.0, timeout=60.0, log=None):
 
 def describe(case):
   ts = [lv["t"] for lv in case.levels] + ([] if case.jit is None else [f"jit@{case.jit}"])
+  ts += [] if case.state is None else [f"state:{case.state['how']}"]
   ops = ", ".join(k + ("." + p["f"] if "f" in p else "") for k, _, p in case.ops)
   return f"[{', '.join(ts)}] ops: {ops}"
 

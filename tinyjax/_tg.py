@@ -370,18 +370,70 @@ class preserved_tensors:
     self.saved_tensors = [t for t, _, _ in self.saved]
     self.saved.clear()
 
-  def realize_state(self, outs: list[UOp]) -> None:
+  def realize_state(self, outs: list[UOp], device) -> None:
     """Realize the Tensors that existed on entry and that the traced graphs (`outs`, and what was assigned into
     Tensors) read but that hold no data yet (a parameter's lazy initialization, an optimizer's zero moments), before a
     TinyJit captures: captured, every replay would compute them again and reset the state. One that was assigned into
-    gets a buffer of its own even if it is a constant (Tensor.ones((1,)), an optimizer's b1_t): the capture would
-    otherwise bake its first value into the kernels and every replay would start from it again."""
+    gets a buffer of its own even if it is a constant (Tensor.ones((1,)), an optimizer's b1_t, a 0-d Tensor, which
+    tinygrad keeps as a constant with no device: on `device`): the capture would otherwise bake its first value into
+    the kernels and every replay would start from it again."""
     nodes = {*self.graph_nodes, *(UOp.sink(*outs).toposort() if outs else {})}
     assigned = {id(t) for t in self.assigned}
     lazy = [t for t in self.saved_tensors if t.uop in nodes and not t.uop.has_buffer_identity()]
     for t in lazy:
-      if id(t) in assigned: t.uop = t.uop.contiguous()
+      if id(t) in assigned: t.uop = t.uop.contiguous() if t.uop.device is not None else t.uop.clone(device=device)
     if lazy := [t for t in lazy if not t.uop.is_virtual]: Tensor.realize(*lazy)
+
+# ---- write after read: a lazy value has the data its inputs held when it was built -----------------------------------
+# tinygrad reads a buffer when a lazy value is realized, not when the value was built: a loss built from the parameters
+# and realized after the optimizer's step (which assigned into them) is the loss of the new parameters, and p.grad read
+# after the step is the gradient at them (tinygrad issue 17074). Its scheduler does order reads before writes within
+# one schedule, so a realize that writes buffers also realizes the live values that read their old data, and a view
+# assign (x[:1].assign(v)), which tinygrad makes every existing reader of x see, first realizes the values computed
+# from x. A view of a buffer (x.reshape, x.T) is not a value of its own: it sees the write, as a view does in tinygrad
+# and in numpy.
+
+_ALIAS, _READ = 1, 2
+
+def _old_data_readers(targets: set[UOp], done: set[UOp], keep: set[UOp]) -> list[Tensor]:
+  """Live lazy Tensors that compute from one of `targets` (buffers, or a buffer's state) as it is before a write:
+  not through an AFTER in `done` (the writes being realized), not views of it, not the Tensors of `keep`."""
+  if not targets: return []
+  cache: dict[UOp, int] = {}
+  def visit(u: UOp) -> int:
+    if u in targets: return _ALIAS
+    if u.op is Ops.AFTER: return 0 if u in done or not any(cache[s] for s in u.src[1:]) else _READ   # src[0]: what it writes
+    if u.op is Ops.STORE: return _READ if cache[u.src[1]] else 0
+    if u.op in GroupOp.Movement or u.op is Ops.DETACH: return cache[u.src[0]]
+    return _READ if any(cache[s] for s in u.src) else 0
+  out = []
+  for r in list(_all_tensors):
+    if (t := r()) is None or t.uop in keep or t.uop.has_buffer_identity() or t.uop.topovisit(visit, cache) != _READ: continue
+    try:
+      if any(check("realize", (t,)) for check in _read_checks): continue   # jit's abstract trace: no data to keep
+    except Exception: continue   # a traced value: the transform that made it computes it again
+    out.append(t)
+  return out
+
+def _writes(sink: UOp) -> tuple[set[UOp], set[UOp]]:
+  """The buffers the stores under `sink` write, and their AFTER nodes."""
+  afters = {u for u in sink.toposort() if u.op is Ops.AFTER and any(s.op is Ops.STORE for s in u.src[1:])}
+  return {b for a in afters for s in a.src[1:] if s.op is Ops.STORE for b in s.src[0].toposort() if b.op is Ops.BUFFER}, afters
+
+def _linear_with_vars(self: Tensor, *lst: Tensor, _orig=Tensor.linear_with_vars):
+  written, afters = _writes(UOp.sink(*[x.uop for x in (self, *lst)]))
+  if readers := _old_data_readers(written, afters, {x.uop for x in (self, *lst)}): lst = (*lst, *readers)
+  return _orig(self, *lst)
+Tensor.linear_with_vars = _linear_with_vars  # type: ignore[method-assign]
+
+def _assign(self: Tensor, x, _orig=Tensor.assign) -> Tensor:
+  ib = self.uop
+  while not ib.has_buffer_identity() and ib.op in GroupOp.Movement | {Ops.BITCAST, Ops.DETACH}: ib = ib.src[0]
+  if ib is not self.uop and ib.has_buffer_identity(after_ok=True):   # a view assign: tinygrad rewrites ib in every reader
+    keep = {self.uop, x.uop} if isinstance(x, Tensor) else {self.uop}
+    if readers := _old_data_readers({ib}, set(), keep): Tensor.realize(*readers)
+  return _orig(self, x)
+Tensor.assign = _assign  # type: ignore[method-assign]
 
 _READS = ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer")
 

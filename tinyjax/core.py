@@ -91,11 +91,12 @@ def traced_by(t: Tensor) -> str | None:
 def _check_read(method: str, tensors: Sequence[Tensor]) -> list[Tensor]:
   """Raise for a read of a traced value. `realize` of a value traced by jit's abstract trace is no read: it has no data
   yet and needs none (an optimizer's step realizes the parameters it updates); those are returned, to be left alone."""
-  if not traced_nodes and not pending: return []
   active = trace_state().active
   # jit's abstract trace realizes nothing: a realize there would run the function's side effects for real (an
-  # optimizer's step count), which the trace then undoes in the graphs but not in the buffers
+  # optimizer's step count), which the trace then undoes in the graphs but not in the buffers (also when the function
+  # takes no arguments, and so no placeholders)
   if method == "realize" and active and active[-1][0] == "jit": return list(tensors)
+  if not traced_nodes and not pending: return []
   skip = []
   for t in tensors:
     if (name := traced_by(t)) is not None:

@@ -9,7 +9,7 @@ extra inputs and the function assigns its results into them, so the last kernel 
 copy kernel) and results of successive calls are independent Tensors.
 """
 from __future__ import annotations
-import functools, inspect
+import functools, inspect, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
@@ -65,7 +65,11 @@ class _Entry:
     with trace_scope("jit", [p.uop for p in phs]), preserved_tensors() as state:
       out = call(self._inputs(phs))
     leaves, self.out_tree = tu.tree_flatten(out)
-    state.realize_state([l.uop for l in leaves if isinstance(l, Tensor)])
+    state.realize_state([l.uop for l in leaves if isinstance(l, Tensor)], device)
+    # Tensors from outside that the function assigns into (closed-over state): the capture realizes their writes with
+    # the outputs, so that every replay makes them (a write the function leaves lazy would otherwise happen once, when
+    # the Tensor is next read after the first call, and never again)
+    self.state = [weakref.ref(t) for t in state.assigned]
     for l in leaves:
       if not isinstance(l, (Tensor, *_SCALARS, np.ndarray, np.generic)):
         raise TypeError(f"function {name} traced for jit returned a value of type {type(l)}, which is not a valid JAX type")
@@ -85,12 +89,15 @@ class _Entry:
     n = len(self.weak)
     self.inputs = frozenset(b.uop for b in bufs[:n])   # this run's inputs, for functions that close over them (vjp's pullback)
     outs = [_out_tensor(l) for l, f in zip(tu.tree_leaves(self.call(self._inputs(bufs[:n]))), self.filled, strict=True) if f]
-    return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs, strict=True))
+    # and the arguments it assigned into (realized buffers passed as they are: the write reaches the caller's Tensor)
+    state = [*(r() for r in self.state), *bufs[:n]]
+    writes = [t for t in state if t is not None and not t.uop.has_buffer_identity() and not t.uop.is_virtual]
+    return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs, strict=True)) + tuple(writes)
 
   def __call__(self, tensors: list[Tensor]):
     # fresh output buffers as TinyJit inputs (flat ones are cheap for it to prepare), shaped views of them as the results
     made = [allocated_buffer(*spec) if f else (None, placeholder(*spec[:3])) for spec, f in zip(self.out_specs, self.filled, strict=True)]
-    if ins := [i for i, _ in made if i is not None]:
+    if (ins := [i for i, _ in made if i is not None]) or self.state:
       running = trace_state().running_jit
       running.append(self)   # jitted functions it calls are inlined
       try:
