@@ -21,6 +21,8 @@ from tinyjax import test_util
 from tinyjax import random
 from tinyjax import optim
 from tinygrad import Tensor as Array   # jax.Array: tinyjax's arrays are tinygrad Tensors
+from tinyjax import _tg
+_tg.install()   # every change tinyjax makes to tinygrad (tinyjax/_tg/patches.py), once everything above registered its part
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
            "jacobian", "hessian", "custom_jvp", "custom_vjp", "sparsity", "spjacobian", "sphessian", "SparseJacobian",

@@ -107,7 +107,7 @@ def _check_read(method: str, tensors: Sequence[Tensor]) -> list[Tensor]:
       raise TracerArrayConversionError(name, t) if method == "__array__" else ConcretizationTypeError(name, method, t)
   return skip
 
-_tg.install_read_guards(_check_read)
+_tg.add_read_check(_check_read)
 
 # ---- JAX's input conventions ----------------------------------------------------------------------------------------
 

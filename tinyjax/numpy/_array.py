@@ -101,7 +101,7 @@ def _index(self: Tensor) -> int:
 
 _REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin", "std", "var", "logsumexp")
 
-_tg.install_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": block_until_ready,
+_tg.add_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": block_until_ready,
                             "size": property(_size), "mT": property(lambda self: self.transpose(-2, -1)),
                             **{n: _jax_keywords(n) for n in _REDUCTIONS},
                             **{n: _numpy_operand(n) for o in _OPERATORS for n in (f"__{o}__", f"__r{o}__")},
@@ -112,4 +112,5 @@ _tg.install_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready
                             "__array_priority__": 100,
                             "__float__": lambda self: float(self.item()), "__int__": lambda self: int(self.item()),
                             "__index__": _index, "__bool__": _bool, "__str__": _str, "__format__": _format, "__iter__": _iter,
-                            "__abs__": lambda self: self.abs()})
+                            "__abs__": lambda self: self.abs()},
+                           "JAX's array methods, keywords and operators (numpy operands, dtype promotion) on Tensors")

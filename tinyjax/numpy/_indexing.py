@@ -391,4 +391,5 @@ def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Tenso
   shp = tuple(np.broadcast_shapes(_S(idx), *(_S(c) for c in cs)))
   return out_t.expand(shp) if _S(out_t) != shp else out_t
 
-_tg.install_tensor_methods({"__getitem__": _getitem, "at": property(lambda self: _IndexUpdateHelper(self))})
+_tg.add_tensor_methods({"__getitem__": _getitem, "at": property(lambda self: _IndexUpdateHelper(self))},
+                       "JAX's indexing (numpy's rules, x.at[i].set(v)) on tinyjax's arrays, which are Tensors")

@@ -1,0 +1,53 @@
+"""What importing tinyjax changes in tinygrad: exactly the patches `tinyjax._tg.patches.install()` applies, each listed
+with its reason in docs/design.md. A patch added or removed without updating the list fails here."""
+import os, re, subprocess, sys, json
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# in a fresh process: every attribute of every tinygrad module (and of the classes defined there) before and after
+# `import tinyjax`; a callable, property or pattern matcher that is new or replaced is a patch
+_PROBE = r"""
+import sys, json, inspect
+import tinygrad, tinygrad.nn, tinygrad.nn.optim, tinygrad.nn.state, tinygrad.engine.realize, tinygrad.engine.jit
+import tinygrad.schedule.rangeify, tinygrad.codegen, tinygrad.mixin.gradient
+from tinygrad.uop.ops import PatternMatcher
+def is_code(v): return callable(v) or isinstance(v, (property, PatternMatcher))
+classes = set()
+def snap():
+  out = {}
+  for name, mod in list(sys.modules.items()):
+    if not name.startswith("tinygrad") or mod is None: continue
+    for k, v in list(vars(mod).items()):
+      out[f"{name}.{k}"] = v
+      if isinstance(v, type) and v.__module__ == name:
+        classes.add(f"{name}.{v.__qualname__}")
+        for a, w in list(vars(v).items()): out[f"{name}.{v.__qualname__}.{a}"] = w
+  return out
+before = snap()
+owners = {x.rsplit(".", 1)[0] for x in before}
+import tinyjax
+after = snap()
+# a class's attributes all count (Tensor.__array_priority__); a module's, when they are code (not its counters and caches)
+changed = [k for k, v in after.items() if (o := k.rsplit(".", 1)[0]) in owners and (o in classes or is_code(v))
+           and (k not in before or before[k] is not v)]
+print(json.dumps({"changed": sorted(changed), "applied": sorted(tinyjax._tg.patches.APPLIED)}))
+"""
+
+def _probe() -> dict:
+  out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, cwd=ROOT, check=True)
+  return json.loads(out.stdout.strip().splitlines()[-1])
+
+def test_the_patches_applied_are_the_patches_listed():
+  got = _probe()
+  assert got["changed"] == got["applied"], (
+    f"importing tinyjax changes tinygrad outside tinyjax/_tg/patches.py:\n  not recorded: {sorted(set(got['changed']) - set(got['applied']))}\n"
+    f"  recorded but not changed: {sorted(set(got['applied']) - set(got['changed']))}")
+  with open(os.path.join(ROOT, "docs", "design.md")) as f: doc = f.read()
+  section = doc[doc.index("## What importing tinyjax changes in tinygrad"):]
+  section = section[:section.index("\n## ", 4)]
+  listed = set(re.findall(r"`(tinygrad\.[\w.]+)`", section))
+  # Tensor methods are listed by name: `tinygrad.tensor.Tensor.{astype, ravel, ...}` in the docs' table
+  for group in re.findall(r"`tinygrad\.tensor\.Tensor\.\{([^}]*)\}`", section):
+    listed |= {f"tinygrad.tensor.Tensor.{n.strip()}" for n in group.split(",")}
+  assert listed == set(got["applied"]), (f"docs/design.md lists {sorted(listed - set(got['applied']))} that are not applied and "
+                                         f"misses {sorted(set(got['applied']) - listed)}")

@@ -1,0 +1,32 @@
+"""The one package that touches tinygrad internals (pinned: tinygrad==0.14.0).
+
+Everything tinyjax needs from tinygrad's UOp IR, buffers and runtime is imported or wrapped here, so a tinygrad upgrade
+is this package's work; see docs/design.md, "tinygrad 0.14 IR facts". Every change tinyjax makes to tinygrad itself is
+in `patches.py` (applied by `patches.install()`, listed in docs/design.md, "What importing tinyjax changes in
+tinygrad"). Layers: `buffers` (placeholders, buffers, host data) < `ir` (the gather kernel, markers, calls) <
+`runtime` (TinyJit support, read checks, host calls, compiled steps, replays) < `patches`.
+"""
+from tinygrad import Tensor, TinyJit, dtypes
+from tinygrad.dtype import DType, strong_dtype, least_upper_dtype
+from tinygrad.helpers import GlobalCounters
+from tinygrad.uop.ops import UOp, Ops, GroupOp
+from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
+from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, tensor_of, sharding, shard_like, \
+  placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, read_array, write_array, jit_input, plain_buffer
+from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
+  custom_rule_of, param_like, is_data, mop, rop, broadcast_to, move_axis, param, assign_into
+from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, replay_buffers, \
+  jit_kernel_names, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, host_call, holds_host_call, \
+  canonical_key, Step, Replay, scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar
+from tinyjax._tg.patches import add_tensor_methods, install
+
+__all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
+           "least_upper_dtype",
+           "static_shape", "placeholder", "allocated_buffer", "assign_into", "tensor_of", "sharding", "shard_like", "placeholder_like",
+           "default_device", "np_dtype", "np_dtype_of", "host_buffer", "read_array", "write_array", "jit_input", "plain_buffer",
+           "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",
+           "param_like", "is_data", "mop", "rop", "broadcast_to", "move_axis", "param",
+           "jit_capturing", "kernel_search", "capturing_tinyjit", "captured_replay", "replay_buffers", "jit_kernel_names",
+           "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read", "host_call", "holds_host_call",
+           "canonical_key", "Step", "Replay", "scratch_like", "constant_array", "filled_buffer", "copy_buffer", "read_scalar",
+           "add_tensor_methods", "install"]

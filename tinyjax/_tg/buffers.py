@@ -1,0 +1,180 @@
+"""Buffers and host data: placeholders, new and shaped buffers, numpy in and out without COPY programs, jit inputs."""
+
+from __future__ import annotations
+import functools, weakref
+import numpy as np
+from tinygrad import Tensor, Device, dtypes
+from tinygrad.dtype import DType, strong_dtype, _from_np_dtype, _to_np_dtype
+from tinygrad.device import Buffer, MultiBuffer, canonicalize_device
+from tinygrad.helpers import Metadata as _Metadata
+from tinygrad.tensor import all_tensors as _all_tensors, _METADATA as _tensor_metadata
+from tinygrad.uop.ops import UOp, Ops, AxisType, shape_to_shape_arg, buffers, ParamArg
+
+# ---- placeholders and markers ---------------------------------------------------------------------------------------
+
+def static_shape(x: Tensor | UOp) -> tuple[int, ...]:
+  """x's shape as ints (tinyjax traces static shapes only; tinygrad's type also allows symbolic dimensions)."""
+  assert all(isinstance(s, int) for s in x.shape), f"symbolic shapes are not supported, got {x.shape}"
+  return tuple(int(s) for s in x.shape)
+
+def placeholder(shape: tuple, dtype: DType, device) -> Tensor:
+  """A fresh abstract input: an unallocated BUFFER (it is never realized: the transform substitutes it away)."""
+  return Tensor.empty(*shape, dtype=dtype, device=device)
+
+@functools.lru_cache(maxsize=None)
+def _shape_arg(shape: tuple[int, ...]) -> UOp: return shape_to_shape_arg(shape)
+
+def allocated_buffer(shape: tuple, dtype: DType, device, axis: int | None = None) -> tuple[UOp, Tensor]:
+  """A new, allocated, uninitialised buffer (no kernel) as (TinyJit input, Tensor of `shape` viewing it), that the
+  jitted function writes into with `assign_into`: the input is a flat 1-D buffer on one device or replicated over a
+  device tuple (its UOp: `Tensor(input)` when a Tensor is needed), the shaped Tensor's when sharded on `axis`. Built
+  directly: Tensor.empty's graph rewrites cost ~0.2 ms per call."""
+  buf, shaped = _new_buffer(shape, dtype, device, axis, allocate=True)
+  return (shaped.uop, shaped) if axis is not None else (buf, shaped)
+
+def _new_buffer(shape: tuple, dtype: DType, device, axis: int | None, allocate: bool) -> tuple[UOp, Tensor]:
+  """A BUFFER uop and the Tensor of `shape` over it; sharded on `axis` it holds one shard per device."""
+  shard = shape if axis is None else shape[:axis] + (shape[axis] // len(device),) + shape[axis+1:]
+  n = 1
+  for d in shard: n *= d
+  # UOp.new_buffer, with its shape operand cached and its dtype given (inferring it is a tenth of a jitted call's dispatch)
+  buf = UOp(Ops.BUFFER, dtype, src=(_shape_arg((n,)),), arg=ParamArg(next(UOp.unique_num), dtype, device=device))
+  if allocate:   # what UOp.buffer does, without its shape inference (~10 us)
+    buffers[buf] = b = (MultiBuffer(device, n, dtype) if isinstance(device, tuple) else Buffer(device, n, dtype)).ref(1)
+    for x in _device_buffers(b): x.allocate()
+  view = buf if shard == (n,) else UOp(Ops.RESHAPE, dtype, src=(buf, _shape_arg(shard)))
+  return buf, tensor_of(view) if axis is None else Tensor(view.unshard(axis))
+
+_REGISTERING = _Metadata(name="tinyjax.tensor_of")
+
+def tensor_of(u: UOp) -> Tensor:
+  """Tensor(u) for a UOp that has its device: what Tensor.__init__ does for it (canonicalizing the device, metadata
+  wrappers) costs ~6 us, a quarter of a jitted call's dispatch."""
+  t = object.__new__(Tensor)
+  t.uop, t.grad, t.is_param = u, None, True
+  # registering it hashes it, and Tensor.__hash__ runs tinygrad's metadata wrapper (a profiling context, ~3 us) unless
+  # an op's metadata is already set: set it to the running op's (none here) for that moment
+  saved = _tensor_metadata.state
+  if saved is None: _tensor_metadata.state = _REGISTERING
+  _all_tensors[weakref.ref(t)] = None
+  _tensor_metadata.state = saved
+  return t
+
+def _device_buffers(b: Buffer | MultiBuffer) -> list[Buffer]: return b.bufs if isinstance(b, MultiBuffer) else [b]
+
+def sharding(t: Tensor) -> int | None:
+  """The axis a multi-device Tensor is sharded on (None: replicated, or on one device)."""
+  return t.uop.axis if isinstance(t.device, tuple) else None
+
+def shard_like(u: UOp, like: UOp) -> UOp:
+  """u, when it is not sharded (replicated on like's devices, or with no device), split the way `like` is: each device
+  keeps its block along like's sharded axis. tinygrad's STACK takes such a source whole next to sharded ones (its
+  stack_multi stacks a (B, ...) replica with (B / devices, ...) shards, and a later op fails on the shape)."""
+  if u.axis is not None or (ax := like.axis) is None: return u
+  rng = UOp.range(len(like.device), -1, AxisType.DEVICE)
+  return u._shard(ax, rng).unshard(ax, rng)
+
+def placeholder_like(t: Tensor) -> Tensor:
+  """`placeholder` with t's shape, dtype, device and sharding."""
+  return _new_buffer(static_shape(t), t.dtype, t.device, sharding(t), allocate=False)[1]
+
+def default_device() -> str: return Device.DEFAULT
+
+def np_dtype(dt: DType):
+  """numpy's dtype with dt's layout, or None (tinygrad maps bfloat16 and fp8 to float32)."""
+  npdt = _to_np_dtype(dt)
+  return np.dtype(npdt) if npdt is not None and np.dtype(npdt).itemsize == dt.itemsize else None
+
+def host_buffer(a: np.ndarray, device, axis: int | None = None) -> Tensor | None:
+  """numpy data copied into a new buffer on `device` (a device tuple: replicated, or sharded on `axis`) with no
+  kernel, or None if tinygrad has no dtype with numpy's layout for it."""
+  try: dt = _from_np_dtype(a.dtype)
+  except KeyError: return None
+  if np_dtype(dt) != a.dtype: return None
+  buf, shaped = _new_buffer(a.shape, dt, canonicalize_device(device), axis, allocate=True)
+  bufs = _device_buffers(buffers[buf])
+  for b, part in zip(bufs, [a] * len(bufs) if axis is None else np.split(a, len(bufs), axis), strict=True): _copyin(b, part)
+  return shaped
+
+def _copyin(b: Buffer, a: np.ndarray) -> None:
+  data = memoryview(bytearray(np.ascontiguousarray(a).tobytes()))
+  # as tinygrad's own COPY does it (realize.exec_copy); Buffer.copy_from would run a COPY program (~0.3 ms)
+  try: b.allocator._copyin(b._buf, data)
+  except NotImplementedError: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=data))
+
+def _copyout(b: Buffer) -> np.ndarray:
+  """A buffer's data in a new numpy array: straight from the allocator (Buffer.numpy runs a COPY program, ~0.25 ms)."""
+  out = np.empty(b.size, dtype=np_dtype(b.dtype))
+  try: b.allocator._copyout(memoryview(out.data).cast("B"), b._buf)
+  except NotImplementedError: return b.numpy().copy()
+  return out
+
+def _host_copy(t: Tensor) -> np.ndarray | None:
+  """Tensor.numpy() of a realized whole buffer, copied out by its allocator: tinygrad's own path builds and runs a
+  COPY program (280 us for 1000 floats; this: a few us). None for anything else (a view, a lazy graph, no numpy dtype)."""
+  if (u := plain_buffer(t)) is None or (npdt := np_dtype(u.dtype)) is None: return None
+  b = buffers[u]
+  if not isinstance(b, Buffer) or b._base is not None: return None
+  return _copyout(b).astype(npdt, copy=False).reshape(static_shape(t))
+
+def read_array(u: UOp, shape: tuple[int, ...]) -> np.ndarray:
+  """A buffer's data as a new numpy array of `shape` (a host read, for a host call's executor)."""
+  return _copyout(_one(u).ensure_allocated()).reshape(shape)
+
+def write_array(u: UOp, a: np.ndarray) -> None:
+  """numpy data into a buffer, converted to its dtype (a host write, for a host call's executor)."""
+  b = _one(u).ensure_allocated()
+  _copyin(b, np.asarray(a, dtype=np_dtype(b.dtype)))
+
+def np_dtype_of(a: np.ndarray) -> DType: return _from_np_dtype(a.dtype)
+
+def _constant(u: UOp) -> UOp | None:
+  """The CONST whose value fills all of u, if u is one moved around (not PAD: it adds zeros)."""
+  while u.op in (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP): u = u.src[0]
+  return u if u.op is Ops.CONST else None
+
+def _numpy_data(u: UOp) -> np.ndarray | None:
+  """The numpy array behind `Tensor(array)` (a COPY to one device of a buffer on tinygrad's NPY device), else None."""
+  if u.op is not Ops.COPY or not isinstance(u.arg, str) or (src := u.src[0]).op is not Ops.BUFFER or src.device != "NPY": return None
+  b = buffers.get(src)
+  if not isinstance(b, Buffer) or not b.is_allocated() or (npdt := np_dtype(src.dtype)) is None: return None
+  return np.frombuffer(b.as_memoryview(), dtype=npdt)
+
+def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False) -> tuple[Tensor, UOp | None]:
+  """t's value as a TinyJit input: a realized buffer, in `dtype` if t is weakly typed, and the BUFFER it reads if that
+  is one of t's (two inputs may not share one). A realized whole buffer is t itself (unless `copy`); a constant
+  (Tensor(1.5), Tensor(2.0).expand(3)) is copied in from the host (no kernel); anything else (a view, a lazy or
+  device-less graph) is copied into a new buffer, lazily (TinyJit realizes its inputs together). `device` is for
+  values that have none."""
+  u = t.uop
+  if not copy and u.has_buffer_identity() and (b := u.unsharded_base).op is Ops.BUFFER:
+    if (buf := buffers.get(b)) is None or not buf.is_allocated():   # Tensor.empty: TinyJit would ignore it
+      for x in _device_buffers(b.buffer): x.ensure_allocated()
+    return t, b
+  dt = (dtype or strong_dtype(t.dtype)) if t.dtype in dtypes.weaks else t.dtype
+  if (a := _numpy_data(u)) is not None and a.dtype == np_dtype(dt) and (out := host_buffer(a.reshape(static_shape(t)), u.arg)) is not None:
+    return out, None   # Tensor(numpy array): copied in from the host, not by a COPY program (~1 ms)
+  if u.device is None and (c := _constant(u)) is not None and (npdt := np_dtype(dt)) is not None:
+    if (out := host_buffer(np.full(static_shape(t), c.arg, dtype=npdt), device)) is not None: return out, None
+  return Tensor((u.cast(dt) if dt != u.dtype else u).clone(device=u.device or device)), None
+
+
+def plain_buffer(t: Tensor) -> UOp | None:
+  """The BUFFER of a Tensor that is a realized whole buffer on one device (a strong dtype, not empty), else None: such
+  an argument is passed to a TinyJit as it is."""
+  u = t.uop
+  if u.op is Ops.RESHAPE: u = u.src[0]
+  if u.op is not Ops.BUFFER or u.dtype in dtypes.weaks or not isinstance(u.arg.device, str): return None
+  return u if (b := buffers.get(u)) is not None and b.is_allocated() and b.size > 0 else None
+
+
+def _one(u: UOp) -> Buffer:
+  b = u.buffer
+  assert isinstance(b, Buffer), "host loops run on one device"
+  return b
+
+def _prod(shape) -> int:
+  n = 1
+  for d in shape: n *= d
+  return n
+

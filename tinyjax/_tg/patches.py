@@ -1,0 +1,199 @@
+"""Every change importing tinyjax makes to tinygrad, applied by `install()` (called once by tinyjax/__init__.py) and
+listed in `APPLIED` (name -> reason; docs/design.md, "What importing tinyjax changes in tinygrad", lists the same, and
+tests/test_patches.py fails when the two or the real changes differ). Moving the tinygrad pin starts here."""
+from __future__ import annotations
+import functools, types
+from typing import Callable
+from tinygrad import Tensor, dtypes
+from tinygrad.dtype import strong_dtype
+import tinygrad.helpers as _helpers
+import sqlite3 as _sqlite3
+import tinygrad.engine.realize as _realize
+from tinygrad.tensor import all_tensors as _all_tensors
+import tinygrad.schedule.rangeify as _rangeify
+from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
+from tinygrad.uop.ops import UOp, Ops, GroupOp
+from tinyjax._tg.buffers import _host_copy
+from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, _read_checks, check_read, constant_array, \
+  filled_buffer, _ORIGINAL
+
+APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
+_installed = False
+
+def _patch(owner, name: str, value, why: str) -> None:
+  APPLIED[f"{owner.__module__}.{owner.__qualname__}.{name}" if isinstance(owner, type) else f"{owner.__name__}.{name}"] = why
+  setattr(owner, name, value)
+
+def _shared_db_connection(orig=_helpers.db_connection):
+  # tinygrad opens its compile cache's sqlite connection in whichever thread compiles first, and sqlite refuses it in
+  # any other thread; under TINYGRAD_LOCK one connection can serve every thread
+  if _helpers._db_connection is None:
+    _helpers.sqlite3 = types.SimpleNamespace(connect=functools.partial(_sqlite3.connect, check_same_thread=False),  # type: ignore[assignment]
+                                             OperationalError=_sqlite3.OperationalError)
+    try: return orig()
+    finally: _helpers.sqlite3 = _sqlite3
+  return orig()
+
+
+# ---- write after read: a lazy value has the data its inputs held when it was built -----------------------------------
+# tinygrad reads a buffer when a lazy value is realized, not when the value was built: a loss built from the parameters
+# and realized after the optimizer's step (which assigned into them) is the loss of the new parameters, and p.grad read
+# after the step is the gradient at them (tinygrad issue 17074). Its scheduler does order reads before writes within
+# one schedule, so a realize that writes buffers also realizes the live values that read their old data, and a view
+# assign (x[:1].assign(v)), which tinygrad makes every existing reader of x see, first realizes the values computed
+# from x. A view of a buffer (x.reshape, x.T) is not a value of its own: it sees the write, as a view does in tinygrad
+# and in numpy.
+
+_ALIAS, _READ = 1, 2
+
+def _old_data_readers(targets: set[UOp], done: set[UOp], keep: set[UOp]) -> list[Tensor]:
+  """Live lazy Tensors that compute from one of `targets` (buffers, or a buffer's state) as it is before a write:
+  not through an AFTER in `done` (the writes being realized), not views of it, not the Tensors of `keep`."""
+  if not targets: return []
+  cache: dict[UOp, int] = {}
+  def visit(u: UOp) -> int:
+    if u in targets: return _ALIAS
+    if u.op is Ops.AFTER: return 0 if u in done or not any(cache[s] for s in u.src[1:]) else _READ   # src[0]: what it writes
+    if u.op is Ops.STORE: return _READ if cache[u.src[1]] else 0
+    if u.op in GroupOp.Movement or u.op is Ops.DETACH: return cache[u.src[0]]
+    return _READ if any(cache[s] for s in u.src) else 0
+  out = []
+  for r in list(_all_tensors):
+    if (t := r()) is None or t.uop in keep or t.uop.has_buffer_identity() or t.uop.topovisit(visit, cache) != _READ: continue
+    try:
+      if any(check("realize", (t,)) for check in _read_checks): continue   # jit's abstract trace: no data to keep
+    except Exception: continue   # a traced value: the transform that made it computes it again
+    out.append(t)
+  return out
+
+def _writes(sink: UOp) -> tuple[set[UOp], set[UOp]]:
+  """The buffers the stores under `sink` write, and their AFTER nodes."""
+  afters = {u for u in sink.toposort() if u.op is Ops.AFTER and any(s.op is Ops.STORE for s in u.src[1:])}
+  return {b for a in afters for s in a.src[1:] if s.op is Ops.STORE for b in s.src[0].toposort() if b.op is Ops.BUFFER}, afters
+
+def _linear_with_vars(self: Tensor, *lst: Tensor, _orig=Tensor.linear_with_vars):
+  written, afters = _writes(UOp.sink(*[x.uop for x in (self, *lst)]))
+  if readers := _old_data_readers(written, afters, {x.uop for x in (self, *lst)}): lst = (*lst, *readers)
+  return _orig(self, *lst)
+
+def _assign(self: Tensor, x, _orig=Tensor.assign) -> Tensor:
+  ib = self.uop
+  while not ib.has_buffer_identity() and ib.op in GroupOp.Movement | {Ops.BITCAST, Ops.DETACH}: ib = ib.src[0]
+  if ib is not self.uop and ib.has_buffer_identity(after_ok=True):   # a view assign: tinygrad rewrites ib in every reader
+    keep = {self.uop, x.uop} if isinstance(x, Tensor) else {self.uop}
+    if readers := _old_data_readers({ib}, set(), keep): Tensor.realize(*readers)
+  return _orig(self, x)
+
+_READS = ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer")
+
+
+def _guard(method: str, orig: Callable):
+  """Tensor.<method> that asks the read checks first (tinyjax.core's: a read of a traced value raises)."""
+  @functools.wraps(orig)
+  def guarded(self, *args, **kwargs):
+    with TINYGRAD_LOCK:
+      tensors = (self,) + tuple(a for a in args if isinstance(a, Tensor))
+      if method == "realize" and (skip := check_read(method, tensors)):
+        if rest := [t for t in tensors if not any(t is x for x in skip)]: orig(rest[0], *rest[1:], **kwargs)
+        return self
+      check_read(method, tensors)
+      if method == "numpy" and (fast := _host_copy(self)) is not None: return fast
+      return orig(self, *args, **kwargs)
+  return guarded
+
+def _array(self, dtype=None, copy=None):
+  a = self.numpy()
+  return a if dtype is None else a.astype(dtype)
+
+# ---- JAX's array methods on tinygrad's Tensor ------------------------------------------------------------------------
+# tinyjax's arrays are tinygrad Tensors, and JAX code calls methods on them (x.at[i].set(v), x.astype(t), keepdims=):
+# tinyjax.numpy adds the ones tinygrad lacks, and lets the ones tinygrad has take JAX's keyword names too, without
+# changing what tinygrad code that calls them gets (`runtime.tensor_method` is tinygrad's own).
+
+_TENSOR_METHODS: dict[str, tuple[object, str]] = {}
+
+def add_tensor_methods(methods: dict[str, object], why: str) -> None:
+  """Tensor attributes to set (by install(), or now if it ran); a method tinygrad already has is remembered first."""
+  _TENSOR_METHODS.update((name, (m, why)) for name, m in methods.items())
+  if _installed: _install_tensor_methods(methods)
+
+def _install_tensor_methods(methods: dict[str, object]) -> None:
+  for name, m in methods.items():
+    if hasattr(Tensor, name) and name not in _ORIGINAL: _ORIGINAL[name] = getattr(Tensor, name)
+    _patch(Tensor, name, m, _TENSOR_METHODS[name][1])
+
+def _constant_arguments(call: UOp) -> UOp | None:
+  """A host call's arguments that the scheduler folded into constants are not buffers, which the kernel graph requires.
+  A value can become constant after a host call was built: a placeholder substituted by a constant when a custom rule
+  is inlined, vmap's broadcast of an unbatched constant, tinygrad's x*0. Each is computed here, once per schedule,
+  dropped from the call, and filled into a buffer by a wrapping executor (a buffer filled now would be reused by the
+  memory planner)."""
+  if (run := _host_executors.get(call.src[0])) is None: return None
+  # a cast of a buffer into a weak dtype (which has no storage of its own) is that buffer's bytes
+  args = tuple(x.src[0] if x.op is Ops.CAST and x.dtype in dtypes.weaks and x.src[0].op in _BUFFER_ARGS
+               and x.src[0].dtype == strong_dtype(x.dtype) else x for x in call.src[1:])
+  consts = {i: v for i, x in enumerate(args) if x.op not in _BUFFER_ARGS and (v := constant_array(Tensor(x))) is not None}
+  if not consts: return None if args == call.src[1:] else call.replace(src=(call.src[0], *args))
+  device, filled = args[0].device, dict[int, UOp]()   # args[0]: the first output's buffer (a constant may have no device)
+  def with_constants(bufs: list[UOp]) -> None:
+    if not filled: filled.update((i, filled_buffer(v, device)) for i, v in consts.items())
+    rest = iter(bufs)
+    run([filled[i] if i in consts else next(rest) for i in range(len(args))])
+  fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
+  _host_executors[fn] = with_constants
+  return call.replace(src=(fn, *(x for i, x in enumerate(args) if i not in consts)))
+
+
+# tinygrad's lower_and_compile swaps each compiled program into its CALL with a graph rewrite of the kernel's AST, at
+# every realize, also when the program comes from its cache: a quarter of an eager realize of a small graph (a
+# hand-written eager JVP of a 16x16 layer: 5.1 -> 3.9 ms). The rewrite is a pure function of the AST and the program,
+# so its result is kept per (CALL body, AST, program); a kernel not compiled yet takes tinygrad's own path.
+_swapped: dict[tuple[UOp, UOp, UOp], UOp] = {}
+_lower_and_compile = _realize.lower_and_compile
+
+def _cached_lower_and_compile(linear: UOp) -> UOp:
+  calls = {c: a for c in linear.toposort() if c.op is Ops.CALL and (a := _realize._get_call_to_compile(c)) is not None}
+  swaps = {}
+  for c, (ast, renderer) in calls.items():
+    if (program := _to_program_cache.get(_to_program_key(ast, renderer))) is None: return _lower_and_compile(linear)
+    if (body := _swapped.get(key := (c.src[0], ast, program))) is None: body = _swapped[key] = c.src[0].substitute({ast: program})
+    swaps[c] = c.replace(src=(body, *c.src[1:]))
+  if not swaps: return linear
+  return linear.substitute(swaps, name="precompile kernels")
+
+
+def _exec_host(ctx, call: UOp, ast: UOp):
+  if (run := _host_executors.get(ast)) is None:
+    if ast.arg.startswith("tinyjax_host_"): raise RuntimeError(f"tinyjax: the executor of {ast.arg} was freed while a schedule still calls it")
+    return None
+  run(_realize.resolve_params(call, ctx.input_uops))
+  return []
+
+
+def _call_name(call: UOp, *args, _orig=_realize.get_call_name, **kwargs) -> str:   # DEBUG=2's line for a loop
+  return "tinyjax host loop" if call.src[0] in _host_executors else _orig(call, *args, **kwargs)
+
+
+def install() -> None:
+  """Apply every patch (once)."""
+  global _installed
+  if _installed: return
+  _installed = True
+  _patch(_helpers, "db_connection", _shared_db_connection, "tinygrad's compile cache connection usable from any thread "
+         "(its sqlite connection refuses the threads that did not open it; tinyjax serialises tinygrad on one lock)")
+  _patch(Tensor, "linear_with_vars", _linear_with_vars, "a realize that writes buffers also realizes the live values that "
+         "read their old data (a value keeps the data it was built from: tinygrad issue 17074)")
+  _patch(Tensor, "assign", _assign, "a view assign first realizes the values computed from the buffer (tinygrad rewrites "
+         "every reader of it to read after the write)")
+  for m in _READS: _patch(Tensor, m, _guard(m, getattr(Tensor, m)), "reading a traced value raises (ConcretizationTypeError...)")
+  _patch(Tensor, "__array__", _guard("__array__", _array), "numpy functions of a Tensor (np.asarray(t)) read it, guarded")
+  _patch(_rangeify, "pm_no_indexing_calls", _rangeify.pm_no_indexing_calls + _realize.PatternMatcher([
+    (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION),), name="call", allow_any_len=True), _constant_arguments)]),
+    "a host call's arguments that the scheduler folded into constants are filled into buffers")
+  _patch(_realize, "lower_and_compile", _cached_lower_and_compile, "the swap of compiled programs into their CALLs memoised "
+         "(a quarter of an eager realize of a small graph)")
+  _patch(_realize, "pm_exec", _realize.pm_exec + _realize.PatternMatcher([
+    (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION, name="ast"),), name="call", allow_any_len=True), _exec_host)]),
+    "host calls (loops, LAPACK) run their executor")
+  _patch(_realize, "get_call_name", _call_name, "DEBUG=2 names a host loop")
+  _install_tensor_methods({name: m for name, (m, _) in _TENSOR_METHODS.items()})

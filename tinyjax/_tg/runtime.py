@@ -1,0 +1,285 @@
+"""Running what tinygrad scheduled, tinyjax's way: TinyJit support, the read checks' registry, the state a jit's
+abstract trace puts back, host calls (loops, LAPACK) and their compiled steps, replaying a compiled linear."""
+from __future__ import annotations
+import contextlib, hashlib, itertools, re, threading, weakref
+from typing import Any, Callable
+import numpy as np
+from tinygrad import Tensor, TinyJit
+from tinygrad.engine.realize import capturing as _jit_capturing
+from tinygrad.dtype import DType
+from tinygrad.helpers import GlobalCounters
+import tinygrad.helpers as _helpers
+import tinygrad.engine.realize as _realize
+from tinygrad.tensor import all_tensors as _all_tensors
+from tinygrad.engine.jit import jit_lower as _jit_lower
+from tinygrad.uop.ops import UOp, Ops, buffers, CallInfo as _CallInfo
+from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer
+
+def jit_capturing() -> bool: return bool(_jit_capturing)
+
+def kernel_search(beam: int):
+  """tinygrad's BEAM search over each kernel's optimizations while compiling (beam > 0; 0: tinygrad's own BEAM
+  setting, from the environment). Results are kept in tinygrad's on-disk cache."""
+  return _helpers.Context(BEAM=beam) if beam > 0 else contextlib.nullcontext()
+
+def capturing_tinyjit(fn: Callable) -> Any:
+  """A TinyJit that captures on its first call. TinyJit runs a first call plainly and captures on the second, which
+  scheduled every function twice; the inputs tinyjax passes are realized buffers, so there is nothing to warm up."""
+  tj = TinyJit(fn)
+  tj.cnt = 1
+  return tj
+
+def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
+  """A captured TinyJit's kernels as a Replay, with the buffers they write (None: not captured yet)."""
+  return None if jit.captured is None else (Replay(jit.captured.linear), jit.captured._written_uops)
+
+
+def replay_buffers(tensors: list[Tensor], outs: list[UOp], written: set[UOp]) -> list[UOp] | None:
+  """The input buffers TinyJit would pass for these Tensors (realized first) and the output buffers, or None where
+  only TinyJit's own call will do: a multi-device input, or one the captured kernels write (TinyJit copies it first)."""
+  def ready(u: UOp) -> bool: return u.op is Ops.BUFFER and (b := buffers.get(u)) is not None and b.is_allocated()
+  if lazy := [t for t in tensors if not ready(t.uop.base)]: Tensor.realize(*lazy)
+  bufs = [t.uop.base for t in tensors] + [o.base for o in outs]
+  if any(b.op is not Ops.BUFFER or not isinstance(b.device, str) or b in written for b in bufs): return None
+  return bufs
+
+def jit_kernel_names(jit) -> list[str]:
+  """Names of the kernels a captured TinyJit replays, in order."""
+  names = []
+  for u in jit.captured.linear.toposort():
+    if u.op is Ops.PROGRAM: names.append(re.sub(r"\x1b\[[0-9;]*m", "", u.arg.name))
+  return names
+
+# ---- reading traced values ------------------------------------------------------------------------------------------
+# tinyjax.core keeps the trace state; here the Tensor methods that read data are wrapped to ask it first.
+# tinygrad is not thread-safe (its Context flags and compile cache connection are process-global): realizing from two
+# threads at once fails inside it ("usage of device CPU disallowed", sqlite objects used across threads). tinyjax
+# serialises what it does with tinygrad, and the reads it wraps, on one re-entrant lock.
+TINYGRAD_LOCK = threading.RLock()
+
+
+class preserved_tensors:
+  """`with preserved_tensors():` every Tensor that exists on entry gets its graph and gradient back on exit: what the
+  function assigned into them (an optimizer's step into its parameters, zero_grad, backward) while it was traced on
+  placeholders is undone, and no parameter is left holding a traced value."""
+  def __enter__(self):
+    self.saved = [(t, t.uop, t.grad) for r in list(_all_tensors) if (t := r()) is not None]
+    return self
+  def __exit__(self, *exc):
+    self.assigned = [t for t, u, _ in self.saved if t.uop is not u]
+    changed = [t.uop for t in self.assigned]
+    for t, u, g in self.saved:
+      if t.uop is not u: t.uop = u
+      if t.grad is not g: t.grad = g
+    self.graph_nodes = UOp.sink(*changed).toposort() if changed else {}
+    self.saved_tensors = [t for t, _, _ in self.saved]
+    self.saved.clear()
+
+  def realize_state(self, outs: list[UOp], device) -> None:
+    """Realize the Tensors that existed on entry and that the traced graphs (`outs`, and what was assigned into
+    Tensors) read but that hold no data yet (a parameter's lazy initialization, an optimizer's zero moments), before a
+    TinyJit captures: captured, every replay would compute them again and reset the state. One that was assigned into
+    gets a buffer of its own even if it is a constant (Tensor.ones((1,)), an optimizer's b1_t, a 0-d Tensor, which
+    tinygrad keeps as a constant with no device: on `device`): the capture would otherwise bake its first value into
+    the kernels and every replay would start from it again."""
+    nodes = {*self.graph_nodes, *(UOp.sink(*outs).toposort() if outs else {})}
+    assigned = {id(t) for t in self.assigned}
+    lazy = [t for t in self.saved_tensors if t.uop in nodes and not t.uop.has_buffer_identity()]
+    for t in lazy:
+      if id(t) in assigned: t.uop = t.uop.contiguous() if t.uop.device is not None else t.uop.clone(device=device)
+    if lazy := [t for t in lazy if not t.uop.is_virtual]: Tensor.realize(*lazy)
+
+
+def tensor_method(name: str) -> Callable:
+  """Tensor's own method `name`, as tinygrad defines it (before tinyjax wrapped it)."""
+  return _ORIGINAL.get(name) or getattr(Tensor, name)
+
+_ORIGINAL: dict[str, Callable] = {}
+
+# ---- the read checks: tinyjax.core's check of a read of a traced value (patches.py wraps Tensor's reads to ask it) -----
+
+_read_checks: list[Callable[[str, tuple], list]] = []
+
+def add_read_check(check: Callable[[str, tuple], list]) -> None:
+  """check(method, tensors) runs before every read of Tensor data: it raises for a traced value, or returns the
+  tensors a `realize` leaves alone (values that have no data yet and need none: jit's abstract trace)."""
+  _read_checks.append(check)
+
+def check_read(method: str, tensors: tuple) -> list:
+  """Raise if one of `tensors` is traced; else the tensors a realize leaves alone."""
+  skip: list = []
+  for check in _read_checks: skip += check(method, tensors)
+  return skip
+
+# ---- host loops: a compiled step replayed from Python (tinyjax.lax control flow) -------------------------------------
+# A loop is one CALL in tinygrad's schedule, of a CUSTOM_FUNCTION whose executor (a Python callable) runs when tinygrad
+# executes the schedule: eagerly, or from a TinyJit's replay, which records the CALL like any kernel. The executor replays
+# the body's kernels, compiled once as TinyJit compiles a function (capture, PARAMs for the buffers, memory plan, graph),
+# on the loop's buffers. tinygrad checks a CUSTOM_FUNCTION's arg is a str and rebuilds CALLs without their aux, so the
+# executor is found from the CUSTOM_FUNCTION node itself, weakly: it lives as long as some graph or captured schedule
+# still holds the node.
+
+_host_executors: weakref.WeakKeyDictionary[UOp, Callable[[list[UOp]], None]] = weakref.WeakKeyDictionary()
+_host_names = itertools.count()
+
+
+def host_call(run: Callable[[list[UOp]], None], outs: list[tuple[tuple[int, ...], DType]], ins: list[UOp], device) -> list[UOp]:
+  """The outputs of one CALL that tinygrad executes by calling run(buffers): buffers are the UOps of the outputs' new
+  buffers, then of the inputs' (realized contiguous first). Shapes must not be empty."""
+  if not isinstance(device, str): raise NotImplementedError(f"tinyjax.lax control flow on multi-device (sharded) arrays, on {device}")
+  fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
+  _host_executors[fn] = run
+  bufs = [UOp.new_buffer(device, max(1, _prod(s)), d) for s, d in outs]
+  call = fn.call(*bufs, *[_stored(i) for i in ins])
+  return [b.after(call).reshape(s) for b, (s, _) in zip(bufs, outs, strict=True)]
+
+def _stored(u: UOp) -> UOp:
+  """u as a buffer for the host call. The scheduler folds a contiguous one-element constant back into the constant
+  (a value that only becomes constant when a transform substitutes its inputs, e.g. lax.cond's predicate), so those are
+  stored into a new buffer."""
+  if _prod(u.shape) != 1: return u.contiguous()
+  return Tensor.empty(*u.shape, dtype=u.dtype, device=u.device).assign(Tensor(u)).uop
+
+def holds_host_call(outs: list[UOp]) -> bool:
+  """A host call (a loop, LAPACK) is among the nodes these values are computed from."""
+  return any(u.op is Ops.CUSTOM_FUNCTION and u in _host_executors for u in UOp.sink(*outs).toposort())
+
+
+_BUFFER_ARGS = frozenset({Ops.BUFFER, Ops.AFTER, Ops.MSELECT, Ops.MSTACK})
+
+
+def canonical_key(root: UOp) -> bytes:
+  """root's key (tinygrad's: a hash of op, dtype, arg and the sources' keys) without what differs between two traces of
+  the same computation, so compiled code can be found again by it: a FUNCTION's CallInfo (its grad_fxn's id; what a
+  FUNCTION computes is its body, in its sources, or for a host call its rule's `content_key()`), a host call's name
+  (fixed by its FUNCTION's rule) and the slots of buffers not yet allocated (scratch, numbered by first use)."""
+  keys: dict[UOp, bytes] = {}
+  scratch: dict[UOp, int] = {}
+  for u in root.toposort():
+    arg = u.arg
+    if u.op is Ops.FUNCTION and isinstance(arg, _CallInfo):
+      content = getattr(arg.aux, "content_key", None)
+      arg = (arg.name, content() if content is not None else None)
+    elif u.op is Ops.CUSTOM_FUNCTION and u in _host_executors: arg = "host"
+    elif u.op is Ops.BUFFER and u not in buffers: arg = ("scratch", scratch.setdefault(u, len(scratch)), arg.dtype, arg.device)
+    keys[u] = hashlib.sha256(str((u.op, u.dtype, arg)).encode() + b"".join(keys[x] for x in u.src)).digest()
+  return keys[root]
+
+class _Capture:
+  """Collects what is scheduled while it is in tinygrad's capturing list, as TinyJit does."""
+  def __init__(self): self.linears: list[UOp] = []
+  def add_linear(self, linear: UOp, var_vals): self.linears.append(linear)
+
+BufferType = tuple[tuple[int, ...], DType, "int | None"]   # shape, dtype, and the axis indexed by the step (None: whole)
+
+class Step:
+  """fn(inputs, ) -> outputs, compiled once for buffers of the given types and replayed on any buffers of those types
+  with `run`. An input with an axis is the slice at the step index along it; an output with an axis is written at the
+  index along it (tinygrad's bound Variable: one compiled program for every index). `nested`: fn's graph has calls
+  (FUNCTIONs: loops, custom rules)."""
+  VAR = "tinyjax_step"
+  def __init__(self, fn: Callable[[list[Tensor]], list[Tensor]], ins: list[BufferType], outs: list[BufferType], device, steps: int = 1,
+               nested: bool = False):
+    # one name for every step's index: it is in the kernels' source, so the compile cache knows them again (each step's
+    # linear runs with its own var_vals, nested loops included)
+    i = UOp.variable(self.VAR, 0, max(steps - 1, 0)).bind(0)
+    tin = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in ins]
+    tout = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in outs]
+    vals = fn([t if ax is None else _sliced(_at(t, i, ax).squeeze(ax), nested) for t, (_, _, ax) in zip(tin, ins, strict=True)])
+    stores = [(o if ax is None else _at(o, i, ax)).assign((v if ax is None else v.unsqueeze(ax)).cast(o.dtype))
+              for o, v, (_, _, ax) in zip(tout, vals, outs, strict=True)]
+    cap = _Capture()
+    _jit_capturing.append(cap)
+    try: Tensor.realize(*stores)
+    finally: _jit_capturing.remove(cap)
+    self.bufs = [t.uop.base for t in tin + tout]
+    big = UOp(Ops.LINEAR, src=tuple(c for lin in cap.linears for c in lin.src))
+    self.linear = _realize.link_linear(_jit_lower(big, set(self.bufs), self.bufs))
+
+    self.replay = Replay(self.linear)
+
+  def run(self, bufs: list[UOp], index: int = 0) -> None:
+    """One step on these buffers (the types the step was compiled for) at this index."""
+    self.replay.run(bufs, {self.VAR: index})
+
+class Replay:
+  """A compiled linear (a Step's, a captured TinyJit's) replayed on new input buffers. Kernels are launched straight
+  from a plan made once: run_linear's and TinyJit's per-call work (resolving PARAMs, rewriting input views, stats,
+  multi-device lanes) is most of the time of a small program. Host calls run their executor; any other call (a copy, a
+  graph) goes through run_linear."""
+  def __init__(self, linear: UOp): self.plan = [self._kernel(c) for c in linear.src]
+
+  @staticmethod
+  def _kernel(call: UOp) -> tuple | UOp:
+    """(runtime, its arguments: an input's slot or a fixed buffer, program info, device, fixed launch sizes), (a host
+    call,) or the call itself (run by run_linear)."""
+    if call.src[0] in _host_executors: return (call,)   # a host call (a loop, LAPACK): its executor, called directly
+    if call.src[0].op is not Ops.PROGRAM or not isinstance(device := call.src[1].device, str): return call
+    prg, args = call.src[0], _realize.get_call_arg_uops(call)
+    if any(a.op not in (Ops.PARAM, Ops.BUFFER, Ops.BITCAST, Ops.SHRINK) for a in args): return call
+    glob = [args[g] for g in prg.arg.globals]
+    info = prg.arg   # launch sizes and values without variables are fixed: computed once
+    dims = None if info.vars else (*info.launch_dims({}), info.vals({}))
+    return (_realize.get_runtime(device, prg), [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], info, device, dims)
+
+  def run(self, bufs: list[UOp], var_vals: dict[str, int]) -> None:
+    real: dict[int, Any] = {}
+    n = 0
+    for item in self.plan:
+      if isinstance(item, UOp):
+        _realize.run_linear(UOp(Ops.LINEAR, src=(item,)), var_vals, input_uops=bufs, jit=True)
+        continue
+      if len(item) == 1:
+        _host_executors[item[0].src[0]](_realize.resolve_params(item[0], tuple(bufs)))
+        continue
+      rt, args, info, device, dims = item
+      launch = []
+      for a in args:
+        if isinstance(a, int):
+          if (b := real.get(a)) is None: b = real[a] = _one(bufs[a]).get_buf(device)
+          launch.append(b)
+        else: launch.append(a.get_buf(device))
+      gs, ls, vals = dims if dims is not None else (*info.launch_dims(var_vals), info.vals(var_vals))
+      rt(*launch, global_size=gs, local_size=ls, vals=vals)
+      n += 1
+    GlobalCounters.kernel_count += n
+
+def _sliced(t: Tensor, nested: bool) -> Tensor:
+  # a slice at the step index cannot be an argument of a call inside the step (tinygrad moves the argument's movement
+  # ops into the callee, whose graph has no room for the index variable): a step with calls gets it in a buffer
+  return t.contiguous() if nested else t
+
+def _at(t: Tensor, i: UOp, axis: int) -> Tensor:
+  return t.shrink(tuple((i, i + 1) if a == axis else None for a in range(t.ndim)))
+
+def scratch_like(u: UOp) -> UOp:
+  """A new allocated buffer of u's size and dtype, on its device."""
+  b = UOp.new_buffer(u.device, u.max_numel(), u.dtype)
+  b.buffer.allocate()
+  return b
+
+_DATA = frozenset({Ops.BUFFER, Ops.PARAM, Ops.CUSTOM})
+
+def constant_array(t: Tensor) -> np.ndarray | None:
+  """t's value if it is a constant expression (no buffer, placeholder or marker in its graph), else None. The
+  scheduler folds such a value into the kernels that read it, so it never reaches a host call as a buffer; it is
+  computed here instead (with a TinyJit's capture suspended: it depends on none of the jitted function's inputs)."""
+  if any(u.op in _DATA for u in t.uop.toposort()): return None
+  saved = list(_jit_capturing)
+  _jit_capturing.clear()
+  try: return t.numpy()
+  finally: _jit_capturing.extend(saved)
+
+def filled_buffer(a: np.ndarray, device) -> UOp:
+  """A new buffer holding numpy data (written from the host, no kernel)."""
+  t = host_buffer(a, device)
+  assert t is not None, f"no host layout for {a.dtype}"
+  return t.uop.base
+
+def copy_buffer(dst: UOp, src: UOp) -> None:
+  _one(dst).ensure_allocated().copy_from(_one(src).ensure_allocated())
+
+def read_scalar(u: UOp):
+  """The first element of a buffer, as a Python value (a host read: the loop's condition, the branch index)."""
+  return _copyout(_one(u).ensure_allocated())[0].item()
+
