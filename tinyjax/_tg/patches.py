@@ -59,7 +59,8 @@ def _old_data_readers(targets: set[UOp], done: set[UOp], keep: set[UOp]) -> list
     return _READ if any(cache[s] for s in u.src) else 0
   out = []
   for r in list(_all_tensors):
-    if (t := r()) is None or t.uop in keep or t.uop.has_buffer_identity() or t.uop.topovisit(visit, cache) != _READ: continue
+    if (t := r()) is None or t.uop in keep or t.uop.has_buffer_identity() or t.uop.is_virtual or t.uop.topovisit(visit, cache) != _READ:
+      continue   # is_virtual: no device or a weak dtype, nothing tinygrad can store (its strong consumers are readers)
     try:
       if any(check("realize", (t,)) for check in _read_checks): continue   # jit's abstract trace: no data to keep
     except Exception: continue   # a traced value: the transform that made it computes it again
