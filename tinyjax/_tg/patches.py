@@ -14,7 +14,7 @@ import tinygrad.schedule.rangeify as _rangeify
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy
-from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, _read_checks, check_read, constant_array, \
+from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, check_read, constant_array, \
   filled_buffer, _ORIGINAL
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
@@ -62,7 +62,7 @@ def _old_data_readers(targets: set[UOp], done: set[UOp], keep: set[UOp]) -> list
     if (t := r()) is None or t.uop in keep or t.uop.has_buffer_identity() or t.uop.is_virtual or t.uop.topovisit(visit, cache) != _READ:
       continue   # is_virtual: no device or a weak dtype, nothing tinygrad can store (its strong consumers are readers)
     try:
-      if any(check("realize", (t,)) for check in _read_checks): continue   # jit's abstract trace: no data to keep
+      if check_read("realize", (t,)): continue   # jit's abstract trace: no data to keep
     except Exception: continue   # a traced value: the transform that made it computes it again
     out.append(t)
   return out

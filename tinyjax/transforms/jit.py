@@ -89,7 +89,8 @@ class _Entry:
     n = len(self.weak)
     self.inputs = frozenset(b.uop for b in bufs[:n])   # this run's inputs, for functions that close over them (vjp's pullback)
     outs = [_out_tensor(l) for l, f in zip(tu.tree_leaves(self.call(self._inputs(bufs[:n]))), self.filled, strict=True) if f]
-    # and the arguments it assigned into (realized buffers passed as they are: the write reaches the caller's Tensor)
+    # writes it left lazy into closed-over state and into its arguments (realized buffers, passed as they are: the write
+    # reaches the caller's Tensor) are realized with the outputs, so that every replay makes them
     state = [*(r() for r in self.state), *bufs[:n]]
     writes = [t for t in state if t is not None and not t.uop.has_buffer_identity() and not t.uop.is_virtual]
     return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs, strict=True)) + tuple(writes)
