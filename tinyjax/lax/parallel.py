@@ -1,4 +1,4 @@
-"""Collectives over named vmap axes (jax.lax names). Inside `tinyjax.vmap(f, axis_name=...)` they reduce over, or move data
+"""Collectives over named vmap axes (jax.lax.psum, all_gather, ppermute, ...). Inside `tinyjax.vmap(f, axis_name=...)` they reduce over, or move data
 between, the examples of the mapped axis. They are built from marker nodes of the primitives in batching.COLLECTIVE_RULES
 (psum, pmean, pmax, pmin, axis_index and all_to_all over the last axis), which VMAPOUT of that axis lowers and every
 transform differentiates, and from ordinary movement ops: all_gather, psum_scatter, ppermute and all_to_all in general
@@ -9,9 +9,10 @@ from typing import Hashable, Sequence
 from tinyjax._tg import Tensor, UOp, dtypes, marker
 from tinyjax.core import traced_by, as_tensor, remember_traced
 from tinyjax.tree_util import tree_map
-from tinyjax.errors import missing_names
 from tinyjax.transforms.batching import Axis, Collective, collective
 from tinyjax.transforms.vmap import bound_axis
+
+__all__ = ["psum", "pmean", "pmax", "pmin", "axis_index", "all_gather", "psum_scatter", "all_to_all", "ppermute"]
 
 def _names(axis_name) -> tuple:
   return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
@@ -172,8 +173,3 @@ def ppermute(x, axis_name: Hashable | tuple, perm: Sequence[tuple[int, int]]):
     g = _exchange(t.unsqueeze(-1).expand(t.shape + (size,)), [ax], t.ndim)
     return _exchange(_take_last(g, [src.get(k) for k in range(size)]), [ax], t.ndim)[..., 0]
   return tree_map(one, x)
-
-from tinyjax.lax_ops import *   # noqa: E402,F401,F403  (dynamic_slice, conv_general_dilated, ...)
-from tinyjax.control_flow import *   # noqa: E402,F401,F403  (scan, while_loop, cond, ...)
-
-__getattr__ = missing_names("tinyjax.lax", "jax.lax")

@@ -1,0 +1,11 @@
+"""tinyjax.lax: JAX's lax on tinygrad Tensors, the layer tinyjax.numpy, scipy, nn and random are written on.
+
+`parallel` (collectives over named vmap axes), `ops` (lax's array functions), `control_flow` (loops and branches, each
+one node run by a host call); `linalg`, `special` and `sorting` hold the kernels the array library shares.
+"""
+from tinyjax.errors import missing_names
+from tinyjax.lax.parallel import *   # noqa: F401,F403  (psum, all_gather, ppermute, ...)
+from tinyjax.lax_ops import *   # noqa: F401,F403  (dynamic_slice, conv_general_dilated, ...)
+from tinyjax.control_flow import *   # noqa: F401,F403  (scan, while_loop, cond, ...)
+
+__getattr__ = missing_names("tinyjax.lax", "jax.lax")
