@@ -14,10 +14,11 @@ import dataclasses, functools
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, jit_capturing, dtypes, custom_call, param_like, param, host_call, Step, \
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, jit_capturing, dtypes, param_like, param, host_call, Step, \
   scratch_like, copy_buffer, read_scalar, constant_array, canonical_key, filled_buffer, static_shape, dtype_name, default_device
 from tinyjax.core import as_tensor, trace_scope, traced_by, substitute, enclosing_inputs
 from tinyjax.custom import _closure, _slots
+from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax import tree_util as tu
 
 __all__ = ["scan", "fori_loop", "while_loop", "cond", "switch", "map", "select", "associative_scan"]
@@ -136,10 +137,9 @@ def _promoted(init: list[Tensor], weak: list[bool], out: list[Type]) -> list[Ten
 
 # ---- the node ----------------------------------------------------------------------------------------------------------
 
-class _Rule:
-  """What scan, while_loop and switch nodes share: the node (a custom call whose lowering is a host call) and the
-  protocol the transforms use on custom calls (jvp, grad_fxn, batched(...).call_node)."""
-  name = "control flow"
+class HostCallRule(CallRule):
+  """A call run by a host executor (scan, while_loop and switch nodes, LAPACK calls): its body is one host call
+  (`_tg.host_call`) that runs `executor(...)` on the arguments' buffers when tinygrad runs the node."""
   opaque = True   # never inlined (_tg.call_kind): the FUNCTION's body is a host call, not a graph of ops
   def out_types(self, xs: list[Tensor]) -> list[Type]: raise NotImplementedError
   def content_key(self) -> tuple:
@@ -157,11 +157,9 @@ class _Rule:
     raise NotImplementedError
 
   def call_node(self, xs: list[Tensor]) -> UOp:
-    # the host call takes buffers: contiguous here, outside the FUNCTION (tinygrad moves an argument's movement ops
-    # into a FUNCTION's body, where a broadcast argument fails its kernel-graph check)
     device = _device(xs)
     # contiguous outside the FUNCTION: tinygrad moves an argument's movement ops into the FUNCTION's body, where a
-    # broadcast fails its kernel-graph check
+    # broadcast fails its kernel-graph check (and the host call takes buffers)
     xs = [(x if x.device == device else x.to(device)).contiguous() for x in xs]
     params = [param_like(x.uop, i) for i, x in enumerate(xs)]
     out_types = self.out_types(xs)
@@ -175,24 +173,7 @@ class _Rule:
         if i not in filled: filled[i] = filled_buffer(v, device)
       run(outs + [filled[i] if i in fixed else next(ins) for i in range(len(xs))])
     outs = host_call(with_constants, out_types, [p for i, p in enumerate(params) if i not in fixed], device)
-    return custom_call(outs, [x.uop for x in xs], self, self.grad_fxn)
-
-  def call(self, xs: list[Tensor]) -> list[Tensor]:
-    fn = self.call_node(xs)
-    return [Tensor(fn.gettuple(i)) for i in range(len(fn.src[0].src))]
-
-  def grad_fxn(self, *args: UOp, call: UOp | None = None) -> tuple[UOp | None, ...]:
-    # tinygrad's compute_gradient calls grad_fxn(ct, call) for one output, grad_fxn(*cts, call=call) for several
-    cts, call = (args, call) if call is not None else (args[:-1], args[-1])
-    xs = [Tensor(a) for a in call.src[1:]]
-    grads = self.vjp(xs, [Tensor(c) for c in cts])
-    return tuple(None if g is None or not _is_float(x) else g.uop for x, g in zip(xs, grads, strict=True))
-
-  def vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]: raise NotImplementedError
-
-def _zero(t: Tensor) -> bool:
-  from tinyjax.primitives import _is_zero
-  return _is_zero(t)
+    return self.node(outs, [x.uop for x in xs])
 
 def _jvp(body: Body, primals: list[Tensor], tangents: list[Tensor | None]) -> tuple[list[Tensor], list[Tensor]]:
   from tinyjax.transforms.jvp import jvp
@@ -232,7 +213,7 @@ def _broadcast(x: Tensor, flag: int | None, size: int) -> Tensor:
 # ---- scan --------------------------------------------------------------------------------------------------------------
 
 @dataclass(eq=False)
-class Scan(_Rule):
+class Scan(HostCallRule):
   """body(carry, x, consts) -> (carry, y), `length` steps. Arguments: carry, xs (stacked along x_axes), consts;
   outputs: the final carry, then the ys stacked along y_axes."""
   body: Body
@@ -272,8 +253,8 @@ class Scan(_Rule):
     c, x, k = self.split(xs)
     tc, tx, tk = self.split(ts)
     fc = [i for i, v in enumerate(c) if _is_float(v)]   # every float carry has a tangent (it may become nonzero)
-    fx = [i for i, (v, t) in enumerate(zip(x, tx, strict=True)) if _is_float(v) and not _zero(t)]
-    fk = [i for i, (v, t) in enumerate(zip(k, tk, strict=True)) if _is_float(v) and not _zero(t)]
+    fx = [i for i, (v, t) in enumerate(zip(x, tx, strict=True)) if _is_float(v) and not is_zero(t)]
+    fk = [i for i, (v, t) in enumerate(zip(k, tk, strict=True)) if _is_float(v) and not is_zero(t)]
     nc, ny = len(c), len(self.y_types)
     fy = [i for i, (_, d) in enumerate(self.y_types) if dtypes.is_float(d)]
     def body(a: list[Tensor]) -> list[Tensor]:
@@ -339,7 +320,7 @@ class Scan(_Rule):
     for i, g in zip(fx, outs[len(fc) + len(fk):], strict=True): grads[nc + i] = g
     return grads
 
-  def batched(self, flags: list[int | None], size: int) -> "_BatchedCall":
+  def batched(self, flags: list[int | None], size: int) -> CallRule:
     c, x, k = self.split(flags)
     nc = len(c)
     # every carry is batched (an unbatched init is broadcast): a batched x or const makes it so after one step anyway
@@ -353,14 +334,7 @@ class Scan(_Rule):
       types = [_type(v) for v in cs] + [self._x_type(v, a) for v, a in zip(xx, x_axes, strict=True)] + [_type(v) for v in ks]
       body, hidden = trace(_vmap(self.body, in_axes, size), types, _device(xs), "scan")
       return Scan(body, nc, x_axes, y_types, y_axes, self.length, self.reverse).call_node(xs + hidden)
-    return _BatchedCall(make)
-
-
-@dataclass
-class _BatchedCall:
-  """What vmap's rule for a custom call gets from rule.batched(...): call_node(xs) -> the batched node (or its outputs)."""
-  make: Callable[[list[Tensor]], Any]
-  def call_node(self, xs: list[Tensor]): return self.make(xs)
+    return BatchedCall(self.name, make)
 
 
 # ---- while_loop --------------------------------------------------------------------------------------------------------
@@ -369,7 +343,7 @@ _WHILE_GRAD = ("Reverse-mode differentiation does not work for lax.while_loop or
                "Try using lax.scan, or using fori_loop with static start/stop.")
 
 @dataclass(eq=False)
-class While(_Rule):
+class While(HostCallRule):
   """cond(carry, consts) -> [pred], body(carry, consts) -> carry; arguments carry, consts; outputs the final carry."""
   cond: Body
   body: Body
@@ -401,7 +375,7 @@ class While(_Rule):
     nc = self.n_carry
     c, k, tc, tk = xs[:nc], xs[nc:], ts[:nc], ts[nc:]
     fc = [i for i, v in enumerate(c) if _is_float(v)]
-    fk = [i for i, (v, t) in enumerate(zip(k, tk, strict=True)) if _is_float(v) and not _zero(t)]
+    fk = [i for i, (v, t) in enumerate(zip(k, tk, strict=True)) if _is_float(v) and not is_zero(t)]
     def split(a):
       it = iter(a)
       return [next(it) for _ in c], [next(it) for _ in fc], [next(it) for _ in k], [next(it) for _ in fk]
@@ -436,7 +410,7 @@ class While(_Rule):
     def make(xs: list[Tensor]) -> list[UOp]:
       xs = [_broadcast(v, f, size) if i < nc else v for i, (v, f) in enumerate(zip(xs, flags, strict=True))]
       return [t.uop for t in _while(cond, body, nc, xs, [_type(v) for v in xs])]
-    return _BatchedCall(make)
+    return BatchedCall(self.name, make)
 
 def _while(cond: Callable, body: Callable, nc: int, args: list[Tensor], types: list[Type]) -> list[Tensor]:
   """A while node of flat functions of (carry, consts) -> [pred] / carry."""
@@ -448,7 +422,7 @@ def _while(cond: Callable, body: Callable, nc: int, args: list[Tensor], types: l
 # ---- switch ------------------------------------------------------------------------------------------------------------
 
 @dataclass(eq=False)
-class Switch(_Rule):
+class Switch(HostCallRule):
   """branches[index](operands, consts) -> outs; arguments index (int32 scalar), operands, consts."""
   branches: list[Body]
   types: list[Type]   # the outputs'
@@ -466,7 +440,7 @@ class Switch(_Rule):
 
   def jvp(self, xs, ts):
     ops, tops = xs[1:], ts[1:]
-    fo = [i for i, (v, t) in enumerate(zip(ops, tops, strict=True)) if _is_float(v) and not _zero(t)]
+    fo = [i for i, (v, t) in enumerate(zip(ops, tops, strict=True)) if _is_float(v) and not is_zero(t)]
     fy = [i for i, (_, d) in enumerate(self.types) if dtypes.is_float(d)]
     def branch(b: Body):
       def f(a):
@@ -512,7 +486,7 @@ class Switch(_Rule):
           v = idx.reshape(idx.shape + (1,) * (v.ndim - 1)).eq(b).where(outs[b][j], v)
         res.append(v.uop)
       return res
-    return _BatchedCall(make)
+    return BatchedCall(self.name, make)
 
 def _switch(index: Tensor, branches: list[Callable], ops: list[Tensor]) -> list[Tensor]:
   device = _device([index] + ops)

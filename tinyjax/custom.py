@@ -15,9 +15,12 @@ import dataclasses, functools, inspect, itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, dtype_name, custom_call, param_like, is_data
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, dtype_name, param_like, is_data
+from tinyjax.call_rule import CallRule
 from tinyjax.core import traced_by, is_tracing, as_tensor, trace_scope, trace_state, pending, substitute, operands, TracedMarker, ZERO_DERIVATIVE
 from tinyjax.errors import UnexpectedTracerError
+from tinyjax.transforms.vmap import vmap
+from tinyjax.transforms.vjp import vjp
 from tinyjax import tree_util as tu
 
 DIFFERENTIATING = ("jvp", "vjp")   # transforms whose traced values carry derivatives (grad, jacfwd... trace with these)
@@ -78,20 +81,20 @@ def _fun_name(f: Callable) -> str:
 
 
 @dataclass(eq=False)
-class CustomRule:
-  """A custom function on flat lists of Tensors. fun(xs) -> outs; jvp(xs, ts) -> tangent outs;
+class CustomRule(CallRule):
+  """A custom function on flat lists of Tensors. fun(xs) -> outs; jvp_fun(xs, ts) -> tangent outs;
   fwd(xs) -> (outs, residuals); bwd(residuals, cts) -> arg cotangents (None: zero). Arguments from position `nuser` on
   are closed-over values (closure conversion): the rules ignore their tangents and give them no cotangent."""
   name: str
   fun: Callable[[list], list]
-  jvp: Callable[[list, list], list] | None = None
+  jvp_fun: Callable[[list, list], list] | None = None
   fwd: Callable[[list], tuple[list, Any]] | None = None
   bwd: Callable[[Any, list], list] | None = None
   nuser: int | None = None   # None: all arguments are the user's
   user_rules: bool = False   # the rules are user code, which may close over traced values: check what they return
 
   @property
-  def kind(self) -> str: return "jvp" if self.jvp is not None else "vjp"
+  def kind(self) -> str: return "jvp" if self.jvp_fun is not None else "vjp"
 
   def call_node(self, xs: list[Tensor]) -> UOp:
     """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""
@@ -108,11 +111,7 @@ class CustomRule:
     nuser = len(xs) if self.nuser is None else self.nuser
     self._check_not_differentiated(args[nuser:], params[nuser:], body)
     rule = self._bound(body, params, hidden, nuser) if hidden or self.user_rules else self
-    return custom_call(body, args, rule, rule.grad_fxn)
-
-  def call(self, xs: list[Tensor]) -> list[Tensor]:
-    fn = self.call_node(xs)
-    return [Tensor(fn.gettuple(i)) for i in range(len(fn.src[0].src))]
+    return rule.node(body, args)
 
   def _check_not_differentiated(self, vals: list[UOp], params: list[UOp], body: list[UOp]) -> None:
     """JAX raises when a custom function is differentiated with respect to a value it closes over: its rule does not
@@ -143,7 +142,7 @@ class CustomRule:
       finally: _rule_closure.reset(token)
       return _replace(out, {h: v.uop for h, v in zip(hidden, vals, strict=True)}, context, (a, vals), self)
     jvp = fwd = bwd = None
-    if (ujvp := self.jvp) is not None:
+    if (ujvp := self.jvp_fun) is not None:
       def jvp(xs, ts): return closed(ujvp, xs[n:], xs[:n], ts[:n])
     if (ufwd := self.fwd) is not None and (ubwd := self.bwd) is not None:
       def fwd(xs):
@@ -152,16 +151,15 @@ class CustomRule:
       def bwd(res, cts):
         r, vals = res
         return list(closed(ubwd, vals, r, cts)) + [None] * len(hidden)
-    return dataclasses.replace(self, fun=fun, jvp=jvp, fwd=fwd, bwd=bwd, nuser=nuser, user_rules=False)
+    return dataclasses.replace(self, fun=fun, jvp_fun=jvp, fwd=fwd, bwd=bwd, nuser=nuser, user_rules=False)
 
   def batched(self, flags: list[int | None], size: int) -> "CustomRule":
     """The rule of this custom function vmapped over arguments with batch dims `flags` (0 or None): what vmap
     puts in the graph instead of inlining, so that the custom derivative survives vmap."""
-    from tinyjax.transforms.vmap import vmap
     fl = tuple(flags)
     def fun(xs): return list(vmap(lambda *a: self.fun(list(a)), in_axes=fl, axis_size=size)(*xs))
     def jvp(xs, ts):
-      f = self.jvp
+      f = self.jvp_fun
       assert f is not None
       return list(vmap(lambda p, t: f(list(p), list(t)), in_axes=(fl, fl), axis_size=size)(tuple(xs), tuple(ts)))
     def fwd(xs):
@@ -174,24 +172,22 @@ class CustomRule:
       assert f is not None
       gs = vmap(lambda r, c: f(r, list(c)), axis_size=size)(res, tuple(cts))
       return [None if g is None else g if b is not None else g.sum(0) for g, b in zip(gs, fl, strict=True)]   # unbatched args: sum
-    return CustomRule(self.name, fun, jvp if self.jvp else None, fwd if self.fwd else None, bwd if self.bwd else None, self.nuser)
+    return CustomRule(self.name, fun, jvp if self.jvp_fun else None, fwd if self.fwd else None, bwd if self.bwd else None, self.nuser)
 
-  # tinygrad's compute_gradient calls grad_fxn(ct, call) for one output, grad_fxn(*cts, call=call) for several
-  def grad_fxn(self, *args: UOp, call: UOp | None = None) -> tuple[UOp | None, ...]:
-    cts, call = (args, call) if call is not None else (args[:-1], args[-1])
-    xs = [Tensor(a) for a in call.src[1:]]
+  def jvp(self, xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
+    if self.jvp_fun is None: raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+    return self.jvp_fun(xs, ts)
+
+  def vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]:
     n = len(xs) if self.nuser is None else self.nuser
-    ct = [Tensor(c) for c in cts]
     if self.fwd is not None and self.bwd is not None:
       _, res = self.fwd(xs)
-      grads = self.bwd(res, ct)
-    else:   # reverse mode of a custom_jvp: transpose its (linear) tangent map, as JAX does
-      from tinyjax.transforms.vjp import vjp
-      assert self.jvp is not None
-      jvp, rest = self.jvp, [x.zeros_like() for x in xs[n:]]   # closed-over values: no tangent
-      _, pullback = vjp(lambda *ts: jvp(xs, list(ts) + rest), *[x.zeros_like() for x in xs[:n]])
-      grads = list(pullback(ct)) + [None] * len(rest)
-    return tuple(None if g is None or not dtypes.is_float(x.dtype) else g.uop for x, g in zip(xs, grads, strict=True))
+      return self.bwd(res, cts)
+    # reverse mode of a custom_jvp: transpose its (linear) tangent map, as JAX does
+    assert self.jvp_fun is not None
+    jvp, rest = self.jvp_fun, [x.zeros_like() for x in xs[n:]]   # closed-over values: no tangent
+    _, pullback = vjp(lambda *ts: jvp(xs, list(ts) + rest), *[x.zeros_like() for x in xs[:n]])
+    return list(pullback(cts)) + [None] * len(rest)
 
 
 def _replace(tree, subs: dict[UOp, UOp], context: set[UOp], inputs, rule: CustomRule):
@@ -379,7 +375,7 @@ class custom_jvp(_CustomFunction):
                         f"container (pytree) structures, but got {p_tree} and {t_tree} respectively.")
       p_out = self._check_primal(f"JVP rule {jname}", name, pair[0], box)
       return _check_tangents(p_out, [_as_leaf(t) for t in t_leaves])
-    return CustomRule(name, fun, jvp=jvp_flat, user_rules=True)
+    return CustomRule(name, fun, jvp_fun=jvp_flat, user_rules=True)
 
 
 def _check_tangents(ps: list[Tensor], ts: list[Tensor]) -> list[Tensor]:

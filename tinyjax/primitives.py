@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools, math, operator
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, broadcast_to, custom_call, param_like
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, broadcast_to, param_like, unfilled, const_value
+from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,10 +46,7 @@ def _pow_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
   else: dy = (out.isinf() | out.isnan()).where(math.nan, 0.0)   # JAX's 0 * out, which tinygrad would fold to 0
   return [dx, dy]
 
-def _const_value(t: Tensor):
-  """The Python number of a (broadcast) CONST, else None."""
-  b = t.uop.base
-  return b.arg if b.op is Ops.CONST else None
+def _const_value(t: Tensor): return const_value(t.uop)
 
 def accurate_tanh(x: Tensor) -> Tensor:
   """tanh to about 1 ulp (Cephes, as accurate as JAX's): an odd polynomial (float32) or rational function (float64) of x for |x| < 0.625, where
@@ -150,40 +148,26 @@ def recognise(u: UOp, literal: Callable[[UOp], bool]) -> UOp | None:
   return None
 
 
-# ---- the custom-call rule of a primitive ----------------------------------------------------------------------------
-# What the transforms ask of a custom call's rule (`_tg.custom_rule_of`): jvp (forward mode), grad_fxn (tinygrad's
-# reverse mode), batched(...).call_node (vmap). A primitive needs no more than its operands: no closure conversion.
-
-def _unfilled(u: UOp) -> UOp:
-  """The value of a new buffer filled with a constant (AFTER(buf, STORE(buf, value)), tinygrad's layout), else u.
-  tinygrad clones a constant cotangent into a buffer before calling a grad_fxn (a kernel: the unit cotangent of grad
-  is a CONST so as not to cost one) and jvp passes zeros_like() buffers for arguments without a tangent: the constant
-  itself is what the rules need. (The one place outside _tg that reads this layout.)"""
-  if u.op is Ops.AFTER and len(u.src) == 2 and u.src[1].op is Ops.STORE and u.src[1].src[0] is u.src[0] and u.src[1].src[1].device is None:
-    return u.src[1].src[1]
-  return u
-
-def _is_zero(t: Tensor) -> bool:
-  """A constant 0: a tangent that stands for JAX's symbolic zero (its term is left out: 0 * inf is nan)."""
-  return _const_value(Tensor(_unfilled(t.uop))) == 0
+# ---- the call rule of a primitive ------------------------------------------------------------------------------------
+# A primitive needs no more of the CallRule protocol than jvp, vjp and batched, and no more than its operands: no
+# closure conversion.
 
 @dataclass(eq=False)
-class PrimitiveRule:
+class PrimitiveRule(CallRule):
   """`prim` with `params`, and its literal operands `fixed` baked in (None: an argument of the call)."""
   prim: Primitive
   params: tuple
   fixed: tuple[UOp | None, ...]
   _bodies: dict = field(default_factory=dict, repr=False)   # PARAMs -> the lowering over them
 
-  @property
-  def name(self) -> str: return self.prim.name
+  def __post_init__(self): self.name = self.prim.name
 
   def _operands(self, xs: list[Tensor]) -> list[Tensor]:
     it = iter(xs)
     return [next(it) if f is None else Tensor(f) for f in self.fixed]
 
   def call_node(self, xs: list[Tensor]) -> UOp:
-    return custom_call([self._body(tuple(x.uop for x in xs))], [x.uop for x in xs], self, self.grad_fxn)
+    return self.node([self._body(tuple(x.uop for x in xs))], [x.uop for x in xs])
 
   def _body(self, args: tuple[UOp, ...]) -> UOp:
     """The lowering over PARAMs like the arguments: the same for every call whose PARAMs are the same (hash-consed)
@@ -200,24 +184,19 @@ class PrimitiveRule:
     return [p for p, f in zip(ps, self.fixed, strict=True) if f is None]
 
   def jvp(self, xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
-    terms = [t * p for t, p in zip(ts, self.partials(xs), strict=True) if not _is_zero(t)]   # JAX: mul(g, jac)
+    terms = [t * p for t, p in zip(ts, self.partials(xs), strict=True) if not is_zero(t)]   # JAX: mul(g, jac)
     return [functools.reduce(operator.add, terms) if terms else ts[0]]
 
-  def grad_fxn(self, ct: UOp, call: UOp) -> tuple[UOp, ...]:   # one output: tinygrad calls grad_fxn(ct, call)
-    return tuple((Tensor(_unfilled(ct)) * p).uop for p in self.partials([Tensor(a) for a in call.src[1:]]))
+  def vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]:
+    ct = Tensor(unfilled(cts[0].uop))   # one output; a constant cotangent stays a constant
+    return [ct * p for p in self.partials(xs)]
 
-  def batched(self, flags: list[int | None], size: int) -> "PrimitiveRule | _Broadcasting":
-    # elementwise over arguments of the output's shape: the batch is one more leading axis of all of them
-    return self if all(f is not None for f in flags) else _Broadcasting(self, flags, size)
-
-@dataclass
-class _Broadcasting:
-  """vmap of a call with some unbatched arguments: they are broadcast along the batch first."""
-  rule: PrimitiveRule
-  flags: list[int | None]
-  size: int
-  def call_node(self, xs: list[Tensor]) -> UOp:
-    return self.rule.call_node([x if f is not None else x.unsqueeze(0).expand(self.size, *x.shape) for x, f in zip(xs, self.flags, strict=True)])
+  def batched(self, flags: list[int | None], size: int) -> CallRule:
+    # elementwise over arguments of the output's shape: the batch is one more leading axis of all of them, so
+    # unbatched arguments are broadcast along it
+    if all(f is not None for f in flags): return self
+    return BatchedCall(self.name, lambda xs: self.call_node([x if f is not None else x.unsqueeze(0).expand(size, *x.shape)
+                                                             for x, f in zip(xs, flags, strict=True)]))
 
 @functools.lru_cache(maxsize=4096)
 def _rule(prim: Primitive, params: tuple, fixed: tuple[UOp | None, ...]) -> PrimitiveRule:

@@ -97,6 +97,20 @@ def custom_rule_of(fn: UOp):
 
 def param_like(u: UOp, slot: int) -> UOp: return u.param_like(slot)
 
+def unfilled(u: UOp) -> UOp:
+  """The value of a new buffer filled with a constant (AFTER(buf, STORE(buf, value)), tinygrad's layout), else u.
+  tinygrad clones a constant cotangent into a buffer before calling a grad_fxn (a kernel: the unit cotangent of grad
+  is a CONST so as not to cost one) and jvp passes zeros_like() buffers for arguments without a tangent: the constant
+  itself is what the rules need."""
+  if u.op is Ops.AFTER and len(u.src) == 2 and u.src[1].op is Ops.STORE and u.src[1].src[0] is u.src[0] and u.src[1].src[1].device is None:
+    return u.src[1].src[1]
+  return u
+
+def const_value(u: UOp):
+  """The Python number of a (broadcast) CONST, else None."""
+  b = u.base
+  return b.arg if b.op is Ops.CONST else None
+
 def is_data(u: UOp) -> bool:
   """u is a buffer holding data (a realized Tensor's, or numpy's): an input of any graph that uses it."""
   return u.op is Ops.BUFFER and u.is_realized

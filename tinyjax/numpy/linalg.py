@@ -13,7 +13,8 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.linalg
 from tinyjax._tg import Tensor, UOp, dtypes, static_shape as _sh, read_array, write_array
-from tinyjax.control_flow import _Rule, _BatchedCall, _type as _ctype
+from tinyjax.control_flow import HostCallRule, _type as _ctype
+from tinyjax.call_rule import BatchedCall
 from tinyjax.custom import custom_jvp
 from tinyjax.numpy._core import asarray, default_float, result_type
 
@@ -227,10 +228,10 @@ def _lu_jvp(primals, tangents):
 # ---- solve and inv: LAPACK on the host ---------------------------------------------------------------------------------
 # JAX's CPU solve is LAPACK's getrf + getrs. An LU in tinygrad ops unrolls into n steps of kernels (534 kernels and 38 s
 # of compiling for n = 100) and inv(a) @ b loses accuracy (4x JAX's error); one host call of LAPACK gives JAX's numbers
-# at once, as lax's loops run on the host (control_flow._Rule: a custom call whose lowering is a host call).
+# at once, as lax's loops run on the host (control_flow.HostCallRule: a call whose lowering is a host call).
 
 @dataclass(eq=False)
-class _Lapack(_Rule):
+class _Lapack(HostCallRule):
   """x = a^-1 b for a (..., n, n) and b (..., n, k) of the same batch shape (numpy.linalg.solve: LAPACK gesv), or
   a^-1 itself with `inverse` (numpy.linalg.inv: gesv on the identity, what JAX's inv does)."""
   inverse: bool
@@ -274,7 +275,7 @@ class _Lapack(_Rule):
       xs = [x.unsqueeze(0).expand(size, *x.shape) if f is None else x.permute(f, *(i for i in range(x.ndim) if i != f))
             for x, f in zip(xs, flags, strict=True)]
       return [self.call(xs)[0].uop]
-    return _BatchedCall(make)
+    return BatchedCall(self.name, make)
 
 def _solve(a: Tensor, b: Tensor) -> Tensor:
   """a^-1 b for matrix stacks of the same batch shape."""
