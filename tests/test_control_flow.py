@@ -205,6 +205,21 @@ def test_loops_inside_custom_vjp_rules():
   assert_close(to_np(got), [j(2.0), jax.grad(j)(2.0), jax.grad(jax.grad(j))(2.0), jax.grad(j)(3.0)])
 
 
+def test_loop_constant_arguments():
+  """Arguments of a loop that are constant expressions when it is built (a carry made by Tensor.full, a closed-over
+  arange) are no buffers to tinygrad (it folds a buffer of a constant back into the constant): lax.host_call leaves
+  them out of the host call and its executor fills buffers with them, on the first and on later runs."""
+  def f(np_, lax, full, arange):
+    return lambda y: lax.scan(lambda c, x: (c * 0.5 + x * arange, c.sum()), full, y)
+  ys = RNG.standard_normal((4, 3))
+  want = jax.jit(f(jnp, jax.lax, jnp.full((3,), 2.0), jnp.arange(3.0)))(ys)
+  for _ in range(2):
+    got = f(tnp, tl, Tensor.full((3,), 2.0, dtype="float64"), Tensor.arange(3, dtype="float64"))(tg(ys))
+    assert_close(to_np(got), to_np(want))
+  jitted = tinyjax.jit(lambda y: f(tnp, tl, Tensor.full((3,), 2.0, dtype="float64"), Tensor.arange(3, dtype="float64"))(y))
+  for _ in range(3): assert_close(to_np(jitted(tg(ys))), to_np(want))
+
+
 def test_loop_arguments_that_become_constants():
   """A loop's argument that is a placeholder when the loop is built and a constant after (a custom rule inlined with a
   constant, under vmap) is folded by tinygrad's scheduler into a constant, which is not a buffer: _tg fills it."""

@@ -27,6 +27,10 @@ DIFFERENTIATING = ("jvp", "vjp")   # transforms whose traced values carry deriva
 
 _slots = itertools.count(1 << 24)   # PARAM slots to trace custom function bodies on: unique, see CustomRule.call_node
 
+def new_slot() -> int:
+  """A PARAM slot no other traced body uses (custom functions' and loops' bodies are traced on them)."""
+  return next(_slots)
+
 # values a running closure-converted rule stands in for: nested custom calls inside the rule hoist them too
 _rule_closure: ContextVar[frozenset[UOp]] = ContextVar("tinyjax_rule_closure", default=frozenset())
 
@@ -35,7 +39,7 @@ def _traced_now() -> set[UOp]:
   bodies being traced, vmapin's, and the closed-over values of running rules."""
   return set().union(*(phs for _, phs in trace_state().active), pending, _rule_closure.get())
 
-def _closure(outs: list[UOp], own: set[UOp]) -> list[UOp]:
+def closure(outs: list[UOp], own: set[UOp]) -> list[UOp]:
   """The values a custom function's body (over its placeholders `own`) closes over: placeholders, and, as whole units,
   collective markers (their vmap lowers them) and DETACHes of traced values (they keep a traced value, e.g. a
   custom_jvp nondiff argument, out of differentiation); and realized buffers (a closed-over Tensor's data, a constant
@@ -101,10 +105,10 @@ class CustomRule(CallRule):
     # the body is traced on PARAMs of unique slots in a scope of its own: reading one is a ConcretizationTypeError, and
     # a custom call nested in the body sees them as traced values, which it hoists (PARAMs of the final slots would be
     # the same nodes as the nested body's own)
-    tmp = [param_like(x.uop, next(_slots)) for x in xs]
+    tmp = [param_like(x.uop, new_slot()) for x in xs]
     with trace_scope(f"custom_{self.kind}", tmp):
       outs = [o.uop for o in self.fun([Tensor(t) for t in tmp])]
-    hidden = _closure(outs, set(tmp))
+    hidden = closure(outs, set(tmp))
     args = [x.uop for x in xs] + hidden
     params = [param_like(a, i) for i, a in enumerate(args)]
     body = substitute(outs, dict(zip(tmp + hidden, params, strict=True)))

@@ -416,7 +416,7 @@ def _split_words(k: Words, num: int) -> list[Words]:
 
 def _gamma_one(k: Words, alpha: Tensor, log_space: bool) -> Tensor:
   """JAX's _gamma_one for each (key, alpha) pair (keys and alpha of shape (n,)): Marsaglia and Tsang's method."""
-  from tinyjax.control_flow import while_loop
+  from tinyjax.lax.control_flow import while_loop
   dt = alpha.dtype
   boost_mask = alpha >= 1
   a = boost_mask.where(alpha, alpha + 1)
@@ -540,7 +540,7 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
   return (lt == 0).where(0, use_knuth.where(knuth, rejection)).cast(dt)
 
 def _poisson_knuth(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
-  from tinyjax.control_flow import while_loop
+  from tinyjax.lax.control_flow import while_loop
   def body(st: tuple) -> tuple:
     n, k0, k1, log_prod = st
     (r0, r1), sub = _split_words((k0, k1), 2)
@@ -550,7 +550,7 @@ def _poisson_knuth(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType) ->
   return while_loop(lambda st: (st[3] > -lam).any(), body, st)[0] - 1
 
 def _poisson_rejection(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
-  from tinyjax.control_flow import while_loop
+  from tinyjax.lax.control_flow import while_loop
   from tinyjax.scipy.special import gammaln
   log_lam = lam.log()
   b = lam.sqrt() * 2.53 + 0.931

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.linalg
 from tinyjax._tg import Tensor, UOp, dtypes, static_shape as _sh, read_array, write_array
-from tinyjax.control_flow import HostCallRule, _type as _ctype
+from tinyjax.lax.host_call import HostCallRule, type_of as _ctype
 from tinyjax.call_rule import BatchedCall
 from tinyjax.custom import custom_jvp
 from tinyjax.numpy._core import asarray, default_float, result_type
@@ -228,7 +228,7 @@ def _lu_jvp(primals, tangents):
 # ---- solve and inv: LAPACK on the host ---------------------------------------------------------------------------------
 # JAX's CPU solve is LAPACK's getrf + getrs. An LU in tinygrad ops unrolls into n steps of kernels (534 kernels and 38 s
 # of compiling for n = 100) and inv(a) @ b loses accuracy (4x JAX's error); one host call of LAPACK gives JAX's numbers
-# at once, as lax's loops run on the host (control_flow.HostCallRule: a call whose lowering is a host call).
+# at once, as lax's loops run on the host (lax.host_call.HostCallRule: a call whose lowering is a host call).
 
 @dataclass(eq=False)
 class _Lapack(HostCallRule):

@@ -1,0 +1,66 @@
+"""What lax's loops and branches share: JAX's checks of what the user's functions return, the carry's weak-type
+promotion, the transforms of a traced body, and JAX's list helpers."""
+from __future__ import annotations
+from typing import Any, Callable, Sequence
+from tinyjax._tg import Tensor, UOp, dtypes, dtype_name
+from tinyjax.core import as_tensor
+from tinyjax.transforms.jvp import jvp
+from tinyjax.transforms.vjp import vjp
+from tinyjax.transforms.vmap import vmap
+from tinyjax.lax.host_call import Type, Body
+from tinyjax import tree_util as tu
+
+def _tstr(t: Type) -> str: return f"{dtype_name(t[1])}[{','.join(str(d) for d in t[0])}]"
+
+def _is_float(t: Tensor | UOp) -> bool: return dtypes.is_float(t.dtype)
+
+def _flat(x) -> tuple[list[Tensor], Any]:
+  leaves, tree = tu.tree_flatten(x)
+  return [as_tensor(leaf) for leaf in leaves], tree
+
+def _paths(x) -> list[tuple]: return tu.optree.tree_paths(x, namespace=tu.NAMESPACE)
+
+def _weak(x) -> bool: return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+# ---- JAX's checks of what the functions return -------------------------------------------------------------------------
+
+def _path_name(prefix: str, path) -> str: return prefix + tu.keystr(path) if path else prefix
+
+def _check_carry(what: str, name: str, init_tree, init: list[Type], out_tree, out: list[Type], paths) -> None:
+  if out_tree != init_tree:
+    raise TypeError(f"{what} function carry input and carry output must have the same pytree structure, but they differ:\n\n"
+                    f"The input carry {name} is {init_tree} but the corresponding carry output is {out_tree}.\n\n"
+                    "Revise the function so that the carry output has the same pytree structure as the carry input.")
+  for p, a, b in zip(paths, init, out, strict=True):
+    if a != b:
+      why = "the dtypes do not match" if a[0] == b[0] else "the shapes do not match"
+      comp = f"{name}" if not p else f"component {_path_name(name, p)}"
+      raise TypeError(f"{what} function carry input and carry output must have equal types, but they differ:\n\n"
+                      f"The input carry {comp} has type {_tstr(a)} but the corresponding output carry component has type "
+                      f"{_tstr(b)}, so {why}.\n\nRevise the function so that all output types match the corresponding input types.")
+
+def _promoted(init: list[Tensor], weak: list[bool], out: list[Type]) -> list[Tensor] | None:
+  """JAX's weak-type promotion of a carry: a Python-number init takes the dtype its function returns (None: no change)."""
+  new = [x.cast(o[1]) if w and x.dtype != o[1] and x.shape == o[0] else x for x, w, o in zip(init, weak, out, strict=True)]
+  return None if all(a is b for a, b in zip(new, init, strict=True)) else new
+
+
+# ---- transforms of a traced body ---------------------------------------------------------------------------------------
+
+def _jvp(body: Body, primals: list[Tensor], tangents: list[Tensor | None]) -> tuple[list[Tensor], list[Tensor]]:
+  ts = [p.zeros_like() if t is None or not _is_float(p) else t for p, t in zip(primals, tangents, strict=True)]
+  outs, touts = jvp(lambda *a: tuple(body(a)), tuple(primals), tuple(ts))
+  return list(outs), list(touts)
+
+def _vjp(body: Body, primals: list[Tensor], cts: list[Tensor | None]) -> list[Tensor]:
+  """The cotangents of body's inputs for cotangents of its outputs (None: zero), recomputing its forward pass."""
+  keep = [i for i, c in enumerate(cts) if c is not None]
+  _, pull = vjp(lambda *a: tuple(body(a)[i] for i in keep), *primals)
+  return list(pull(tuple(cts[i] for i in keep)))
+
+def _vmap(body: Body, flags: Sequence[int | None], size: int) -> Callable[[list[Tensor]], list[Tensor]]:
+  return lambda xs: list(vmap(lambda *a: tuple(body(a)), in_axes=tuple(flags), axis_size=size)(*xs))
+
+def _broadcast(x: Tensor, flag: int | None, size: int) -> Tensor:
+  return x if flag is not None else x.unsqueeze(0).expand(size, *x.shape)

@@ -1,0 +1,403 @@
+"""lax's loops: scan, fori_loop, while_loop, map, associative_scan.
+
+A loop is one node in the traced graph: a call (a tinygrad FUNCTION) whose rule is a `Scan` or `While` holding the
+user's functions traced once, as `Body`s. Its lowering is one host call (`lax.host_call`): when tinygrad runs it
+(eagerly or replaying a TinyJit), an executor replays each body's kernels, compiled once (`_tg.Step`), from a Python
+loop, with the carry kept in device buffers. Tracing and compiling cost one step whatever the trip count, and a
+while_loop stops on a value read back each iteration. Each transform has a rule that builds another such node from
+transformed bodies (vmap: vmapped bodies, the batch put next to the scanned axis; jvp: a scan of the primal and
+tangent; reverse mode: a scan saving the carries and a reverse scan of the body's vjp), so transforms nest freely.
+See docs/control_flow.md.
+"""
+from __future__ import annotations
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+import numpy as np
+from tinyjax._tg import Tensor, UOp, Ops, jit_capturing, dtypes, scratch_like, copy_buffer, read_scalar, static_shape
+from tinyjax.core import as_tensor, traced_by, enclosing_inputs
+from tinyjax.call_rule import CallRule, BatchedCall, is_zero
+from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of
+from tinyjax.lax.control_flow.common import _tstr, _is_float, _flat, _paths, _weak, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast
+from tinyjax import tree_util as tu
+
+__all__ = ["scan", "fori_loop", "while_loop", "map", "associative_scan"]
+
+# ---- scan --------------------------------------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Scan(HostCallRule):
+  """body(carry, x, consts) -> (carry, y), `length` steps. Arguments: carry, xs (stacked along x_axes), consts;
+  outputs: the final carry, then the ys stacked along y_axes."""
+  body: Body
+  n_carry: int
+  x_axes: tuple[int, ...]
+  y_types: list[Type]   # one step's y
+  y_axes: tuple[int, ...]
+  length: int
+  reverse: bool = False
+  name = "scan"
+
+  def out_types(self, xs):
+    ys = [(s[:a] + (self.length,) + s[a:], d) for (s, d), a in zip(self.y_types, self.y_axes, strict=True)]
+    return [type_of(c) for c in xs[:self.n_carry]] + ys
+
+  def executor(self, ins: list[Type], outs: list[Type]) -> Callable[[list[UOp]], None]:
+    nc, nx, L, rev, n_out = self.n_carry, len(self.x_axes), self.length, self.reverse, len(outs)
+    at = [None] * nc + list(self.x_axes) + [None] * (len(ins) - nc - nx)
+    step = compiled(self.body, [(s, d, a) for (s, d), a in zip(ins, at, strict=True)],
+                     [(s, d, a) for (s, d), a in zip(outs, [None] * nc + list(self.y_axes), strict=True)], L)
+    def run(bufs: list[UOp]) -> None:
+      carry_out, ys, ins = bufs[:nc], bufs[nc:n_out], bufs[n_out:]
+      init, rest = ins[:nc], ins[nc:]
+      other = [scratch_like(b) for b in carry_out]
+      cur = init
+      for j in range(L):   # the carry goes back and forth between two sets of buffers, the last step writes the output's
+        dst = carry_out if (L - 1 - j) % 2 == 0 else other
+        step(bufs[0].device).run(cur + rest + dst + ys, L - 1 - j if rev else j)
+        cur = dst
+    return run
+
+  def split(self, xs: Sequence):
+    nc, nx = self.n_carry, len(self.x_axes)
+    return list(xs[:nc]), list(xs[nc:nc + nx]), list(xs[nc + nx:])
+
+  def jvp(self, xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
+    c, x, k = self.split(xs)
+    tc, tx, tk = self.split(ts)
+    fc = [i for i, v in enumerate(c) if _is_float(v)]   # every float carry has a tangent (it may become nonzero)
+    fx = [i for i, (v, t) in enumerate(zip(x, tx, strict=True)) if _is_float(v) and not is_zero(t)]
+    fk = [i for i, (v, t) in enumerate(zip(k, tk, strict=True)) if _is_float(v) and not is_zero(t)]
+    nc, ny = len(c), len(self.y_types)
+    fy = [i for i, (_, d) in enumerate(self.y_types) if dtypes.is_float(d)]
+    def body(a: list[Tensor]) -> list[Tensor]:
+      it = iter(a)
+      cc, dc = [next(it) for _ in c], [next(it) for _ in fc]
+      xx, dx = [next(it) for _ in x], [next(it) for _ in fx]
+      kk, dk = [next(it) for _ in k], [next(it) for _ in fk]
+      tans: list[Tensor | None] = [None] * len(a)
+      for i, t in zip(fc, dc, strict=True): tans[i] = t
+      for i, t in zip(fx, dx, strict=True): tans[nc + i] = t
+      for i, t in zip(fk, dk, strict=True): tans[nc + len(x) + i] = t
+      outs, touts = _jvp(self.body, cc + xx + kk, tans[:nc + len(x) + len(k)])
+      return outs[:nc] + [touts[i] for i in fc] + outs[nc:] + [touts[nc + i] for i in fy]
+    types = [type_of(v) for v in c] + [type_of(c[i]) for i in fc] + [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)] + \
+      [self._x_type(x[i], self.x_axes[i]) for i in fx] + [type_of(v) for v in k] + [type_of(k[i]) for i in fk]
+    args_x = x + [tx[i] for i in fx]
+    new, hidden = trace(body, types, loop_device(xs), "scan")
+    rule = Scan(new, nc + len(fc), self.x_axes + tuple(self.x_axes[i] for i in fx), self.y_types + [self.y_types[i] for i in fy],
+                self.y_axes + tuple(self.y_axes[i] for i in fy), self.length, self.reverse)
+    outs = rule.call(c + [tc[i] for i in fc] + args_x + k + [tk[i] for i in fk] + hidden)
+    dcarry, dys = outs[nc:nc + len(fc)], outs[nc + len(fc) + ny:]
+    out_t = [v.zeros_like() for v in outs[:nc]]
+    for i, t in zip(fc, dcarry, strict=True): out_t[i] = t
+    ys_t = [v.zeros_like() for v in outs[nc + len(fc):nc + len(fc) + ny]]
+    for i, t in zip(fy, dys, strict=True): ys_t[i] = t
+    return out_t + ys_t
+
+  @staticmethod
+  def _x_type(x: Tensor, axis: int) -> Type:
+    s = static_shape(x)
+    return s[:axis] + s[axis + 1:], x.dtype
+
+  def vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]:
+    c, x, k = self.split(xs)
+    nc, ny = len(c), len(self.y_types)
+    ct_c, ct_y = cts[:nc], cts[nc:]
+    # forward again, saving the carry each step starts from (JAX saves its residuals instead: one forward pass)
+    res = Scan(Body(self.body.params, self.body.outs + self.body.params[:nc]), nc, self.x_axes, self.y_types + [type_of(v) for v in c],
+               self.y_axes + (0,) * nc, self.length, self.reverse)
+    saved = res.call(xs)[nc + ny:]
+    fc = [i for i in range(nc) if _is_float(c[i])]
+    fy = [i for i in range(ny) if dtypes.is_float(self.y_types[i][1])]
+    fx = [i for i in range(len(x)) if _is_float(x[i])]
+    fk = [i for i in range(len(k)) if _is_float(k[i])]
+    def body(a: list[Tensor]) -> list[Tensor]:
+      it = iter(a)
+      g_c, acc = [next(it) for _ in fc], [next(it) for _ in fk]
+      cc, xx, gy, kk = [next(it) for _ in c], [next(it) for _ in x], [next(it) for _ in fy], [next(it) for _ in k]
+      out_ct: list[Tensor | None] = [None] * (nc + ny)
+      for i, g in zip(fc, g_c, strict=True): out_ct[i] = g
+      for i, g in zip(fy, gy, strict=True): out_ct[nc + i] = g
+      gs = _vjp(self.body, cc + xx + kk, out_ct)
+      return [gs[i] for i in fc] + [s + gs[nc + len(x) + i] for i, s in zip(fk, acc, strict=True)] + [gs[nc + i] for i in fx]
+    types = [type_of(c[i]) for i in fc] + [type_of(k[i]) for i in fk] + [type_of(v) for v in c] + \
+      [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)] + [self.y_types[i] for i in fy] + [type_of(v) for v in k]
+    new, hidden = trace(body, types, loop_device(xs), "scan")
+    back = Scan(new, len(fc) + len(fk), (0,) * nc + self.x_axes + tuple(self.y_axes[i] for i in fy),
+                [self._x_type(x[i], self.x_axes[i]) for i in fx], tuple(self.x_axes[i] for i in fx), self.length, not self.reverse)
+    outs = back.call([ct_c[i] for i in fc] + [k[i].zeros_like() for i in fk] + saved + x + [ct_y[i] for i in fy] + k + hidden)
+    grads: list[Tensor | None] = [None] * len(xs)
+    for i, g in zip(fc, outs[:len(fc)], strict=True): grads[i] = g
+    for i, g in zip(fk, outs[len(fc):len(fc) + len(fk)], strict=True): grads[nc + len(x) + i] = g
+    for i, g in zip(fx, outs[len(fc) + len(fk):], strict=True): grads[nc + i] = g
+    return grads
+
+  def batched(self, flags: list[int | None], size: int) -> CallRule:
+    c, x, k = self.split(flags)
+    nc = len(c)
+    # every carry is batched (an unbatched init is broadcast): a batched x or const makes it so after one step anyway
+    in_axes = [0] * nc + [None if f is None else 0 for f in x] + [None if f is None else 0 for f in k]
+    x_axes = tuple(a + 1 if f is not None else a for f, a in zip(x, self.x_axes, strict=True))
+    y_types = [((size,) + s, d) for s, d in self.y_types]
+    y_axes = tuple(a + 1 for a in self.y_axes)
+    def make(xs: list[Tensor]) -> UOp:
+      xs = [_broadcast(v, f, size) if i < nc else v for i, (v, f) in enumerate(zip(xs, flags, strict=True))]
+      cs, xx, ks = self.split(xs)
+      types = [type_of(v) for v in cs] + [self._x_type(v, a) for v, a in zip(xx, x_axes, strict=True)] + [type_of(v) for v in ks]
+      body, hidden = trace(_vmap(self.body, in_axes, size), types, loop_device(xs), "scan")
+      return Scan(body, nc, x_axes, y_types, y_axes, self.length, self.reverse).call_node(xs + hidden)
+    return BatchedCall(self.name, make)
+
+
+# ---- while_loop --------------------------------------------------------------------------------------------------------
+
+_WHILE_GRAD = ("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic start/stop values. "
+               "Try using lax.scan, or using fori_loop with static start/stop.")
+
+@dataclass(eq=False)
+class While(HostCallRule):
+  """cond(carry, consts) -> [pred], body(carry, consts) -> carry; arguments carry, consts; outputs the final carry."""
+  cond: Body
+  body: Body
+  n_carry: int
+  name = "while_loop"
+
+  def out_types(self, xs): return [type_of(c) for c in xs[:self.n_carry]]
+
+  def executor(self, ins, outs):
+    nc = self.n_carry
+    cond = compiled(self.cond, [(s, d, None) for s, d in ins], [((1,), dtypes.bool, None)])
+    body = compiled(self.body, [(s, d, None) for s, d in ins], [(s, d, None) for s, d in outs])
+    def run(bufs: list[UOp]) -> None:
+      out, init, ks = bufs[:nc], bufs[nc:2 * nc], bufs[2 * nc:]
+      device = bufs[0].device
+      pred, other = scratch_like(UOp.new_buffer(device, 1, dtypes.bool)), [scratch_like(b) for b in out]
+      cur = init
+      while True:   # the stop is read back each iteration: a data-dependent trip count, even in a TinyJit's replay
+        cond(device).run(cur + ks + [pred])
+        if not read_scalar(pred): break
+        dst = out if cur is not out else other
+        body(device).run(cur + ks + dst)
+        cur = dst
+      if cur is not out:
+        for d, c in zip(out, cur, strict=True): copy_buffer(d, c)
+    return run
+
+  def jvp(self, xs, ts):
+    nc = self.n_carry
+    c, k, tc, tk = xs[:nc], xs[nc:], ts[:nc], ts[nc:]
+    fc = [i for i, v in enumerate(c) if _is_float(v)]
+    fk = [i for i, (v, t) in enumerate(zip(k, tk, strict=True)) if _is_float(v) and not is_zero(t)]
+    def split(a):
+      it = iter(a)
+      return [next(it) for _ in c], [next(it) for _ in fc], [next(it) for _ in k], [next(it) for _ in fk]
+    def cond(a):
+      cc, _, kk, _ = split(a)
+      return self.cond(cc + kk)
+    def body(a):
+      cc, dc, kk, dk = split(a)
+      tans: list[Tensor | None] = [None] * (nc + len(k))
+      for i, t in zip(fc, dc, strict=True): tans[i] = t
+      for i, t in zip(fk, dk, strict=True): tans[nc + i] = t
+      outs, touts = _jvp(self.body, cc + kk, tans)
+      return outs + [touts[i] for i in fc]
+    types = [type_of(v) for v in c] + [type_of(c[i]) for i in fc] + [type_of(v) for v in k] + [type_of(k[i]) for i in fk]
+    args = c + [tc[i] for i in fc] + k + [tk[i] for i in fk]
+    outs = _while(cond, body, nc + len(fc), args, types)
+    out_t = [v.zeros_like() for v in c]
+    for i, t in zip(fc, outs[nc:], strict=True): out_t[i] = t
+    return out_t
+
+  def vjp(self, xs, cts): raise ValueError(_WHILE_GRAD)
+
+  def batched(self, flags, size):
+    nc = self.n_carry
+    # every carry is batched; the loop runs while any example's condition holds and freezes the finished ones
+    in_axes = [0] * nc + [None if f is None else 0 for f in flags[nc:]]
+    cond_b, body_b = _vmap(self.cond, in_axes, size), _vmap(self.body, in_axes, size)
+    def cond(a): return [cond_b(a)[0].any()]
+    def body(a):
+      go, new = cond_b(a)[0].reshape(size), body_b(a)
+      return [go.reshape(go.shape + (1,) * (n.ndim - 1)).where(n, c) for n, c in zip(new, a[:nc], strict=True)]
+    def make(xs: list[Tensor]) -> list[UOp]:
+      xs = [_broadcast(v, f, size) if i < nc else v for i, (v, f) in enumerate(zip(xs, flags, strict=True))]
+      return [t.uop for t in _while(cond, body, nc, xs, [type_of(v) for v in xs])]
+    return BatchedCall(self.name, make)
+
+def _while(cond: Callable, body: Callable, nc: int, args: list[Tensor], types: list[Type]) -> list[Tensor]:
+  """A while node of flat functions of (carry, consts) -> [pred] / carry."""
+  device = loop_device(args)
+  (cb, bb), ks = shared([trace(cond, types, device, "while_loop"), trace(body, types, device, "while_loop")], len(types), device)
+  return While(cb, bb, nc).call(args + ks)
+
+
+# ---- the API -----------------------------------------------------------------------------------------------------------
+
+def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False, unroll: int | bool = 1,
+         _split_transpose: bool = False):
+  """jax.lax.scan: carry, ys = scan(f, init, xs) with f(carry, x) -> (carry, y), ys stacked along a new leading axis.
+  Traced once and run as a loop on the device's buffers (never unrolled: `unroll` is accepted and ignored but for
+  unroll=True, which builds the unrolled graph)."""
+  c_leaves, c_tree = tu.tree_flatten(init)
+  weak = [_weak(v) for v in c_leaves]
+  carry = [as_tensor(v) for v in c_leaves]
+  x_leaves, x_tree = _flat(xs)
+  if any(not v.ndim for v in x_leaves):
+    raise ValueError(f"scan got value with no leading axis to scan over: {', '.join(str(v.shape) for v in x_leaves if not v.ndim)}.")
+  sizes = [int(v.shape[0]) for v in x_leaves]
+  if length is not None:
+    length = int(length)
+    if any(n != length for n in sizes):
+      raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis sizes {sorted(set(sizes))}.")
+  elif not sizes: raise ValueError("scan got no values to scan over and `length` not provided.")
+  elif len(set(sizes)) > 1:
+    what = ", ".join(f"{tu.keystr(p)}.shape[0]={n}" for p, n in zip(_paths(xs), sizes, strict=True))
+    raise ValueError(f"scan got values with different leading axis sizes: {what}.")
+  L = length if length is not None else sizes[0]
+  if unroll is True and L > 0: return _unrolled(f, init, xs, L, reverse)
+  nc = len(carry)
+  box: dict[str, Any] = {}
+  def fun(a: list[Tensor]) -> list[Tensor]:
+    out = f(tu.tree_unflatten(c_tree, a[:nc]), tu.tree_unflatten(x_tree, a[nc:]))
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+      raise TypeError(f"scan body output must be a pair, got {tu.tree_structure(out)}.")
+    new, new_tree = _flat(out[0])
+    y, box["y_tree"] = _flat(out[1])
+    box["carry"] = (new_tree, [type_of(v) for v in new])
+    box["y"] = [type_of(v) for v in y]
+    return new + y if new_tree == c_tree else a[:nc] + y
+  types = [type_of(v) for v in carry] + [(static_shape(v)[1:], v.dtype) for v in x_leaves]
+  device = loop_device(carry + x_leaves)
+  body, hidden = trace(fun, types, device, "scan")
+  if (promoted := _promoted(carry, weak, box["carry"][1] if box["carry"][0] == c_tree else types[:nc])) is not None:
+    carry = promoted
+    body, hidden = trace(fun, [type_of(v) for v in carry] + types[nc:], device, "scan")
+  _check_carry("scan body", _carry_name(f), c_tree, [type_of(v) for v in carry], box["carry"][0], box["carry"][1], _paths(init))
+  if L == 0:
+    return init, tu.tree_unflatten(box["y_tree"], [Tensor.zeros(0, *s, dtype=d, device=device) for s, d in box["y"]])
+  rule = Scan(body, nc, (0,) * len(x_leaves), box["y"], (0,) * len(box["y"]), L, reverse)
+  outs = rule.call(carry + x_leaves + hidden)
+  return tu.tree_unflatten(c_tree, outs[:nc]), tu.tree_unflatten(box["y_tree"], outs[nc:])
+
+def _carry_name(f: Callable) -> str:
+  """The name JAX gives the carry in its messages: the body function's first parameter."""
+  import inspect
+  try: return next(iter(inspect.signature(f).parameters))
+  except (TypeError, ValueError, StopIteration): return "carry"
+
+def _unrolled(f: Callable, init, xs, L: int, reverse: bool):
+  carry, ys = init, []
+  for i in (range(L - 1, -1, -1) if reverse else range(L)):
+    carry, y = f(carry, tu.tree_map(lambda v: as_tensor(v)[i], xs))
+    ys.append(y)
+  if reverse: ys.reverse()
+  return carry, tu.tree_map(lambda *a: Tensor.stack(*[as_tensor(v) for v in a]), *ys)
+
+
+def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
+  """jax.lax.fori_loop: body_fun(i, val) for i in [lower, upper). With concrete bounds it is a scan (so reverse-mode
+  differentiable, as in JAX); with traced bounds a while_loop."""
+  lo, hi = _concrete_int(lower), _concrete_int(upper)
+  if lo is not None and hi is not None:
+    dt = as_tensor(lower).dtype if isinstance(lower, Tensor) else as_tensor(upper).dtype if isinstance(upper, Tensor) else as_tensor(0).dtype
+    n = max(hi - lo, 0)
+    if n == 0: return init_val
+    def step(val, i): return body_fun(i, val), None
+    return scan(step, init_val, Tensor.arange(lo, hi, dtype=dt), unroll=bool(unroll) if unroll is True else 1)[0]
+  lo_t, hi_t = as_tensor(lower), as_tensor(upper)
+  i0 = lo_t.cast(hi_t.dtype) if lo_t.dtype != hi_t.dtype else lo_t
+  _, _, out = while_loop(lambda c: c[0] < c[1], lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])), (i0, hi_t, init_val))
+  return out
+
+def _concrete_int(x) -> int | None:
+  """x as a Python int if it is concrete (a Python or numpy integer, a Tensor that is not traced), else None."""
+  if isinstance(x, (int, np.integer)) and not isinstance(x, bool): return int(x)
+  if not isinstance(x, Tensor) or x.shape != () or not dtypes.is_int(x.dtype): return None
+  if x.uop.base.op is Ops.CONST: return int(x.uop.base.arg)
+  # a traced value, or one computed from a jitted function's inputs (which cannot be read while it is captured)
+  if traced_by(x) is not None or jit_capturing() or not enclosing_inputs().isdisjoint(x.uop.toposort()): return None
+  return int(x.item())
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
+  """jax.lax.while_loop: while cond_fun(val): val = body_fun(val). The loop runs on the device's buffers; the
+  condition is read back each iteration (also in a jitted function's replay). Not reverse-mode differentiable."""
+  c_leaves, c_tree = tu.tree_flatten(init_val)
+  weak = [_weak(v) for v in c_leaves]
+  carry = [as_tensor(v) for v in c_leaves]
+  nc = len(carry)
+  box: dict[str, Any] = {}
+  def cond(a: list[Tensor]) -> list[Tensor]:
+    p = cond_fun(tu.tree_unflatten(c_tree, a[:nc]))
+    pl = tu.tree_leaves(p)
+    if len(pl) != 1 or not isinstance(pl[0], (Tensor, bool, np.bool_)) or as_tensor(pl[0]).shape != () or as_tensor(pl[0]).dtype != dtypes.bool:
+      got = [f"{_tstr(type_of(as_tensor(v)))}" for v in pl]
+      raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) [{', '.join(got)}].")
+    return [as_tensor(pl[0]).reshape(1)]
+  def body(a: list[Tensor]) -> list[Tensor]:
+    new, tree = _flat(body_fun(tu.tree_unflatten(c_tree, a[:nc])))
+    box["carry"] = (tree, [type_of(v) for v in new])
+    return new if tree == c_tree else a[:nc]
+  device = loop_device(carry)
+  types = [type_of(v) for v in carry]
+  traced = [trace(cond, types, device, "while_loop"), trace(body, types, device, "while_loop")]
+  if (promoted := _promoted(carry, weak, box["carry"][1] if box["carry"][0] == c_tree else types)) is not None:
+    carry, types = promoted, [type_of(v) for v in promoted]
+    traced = [trace(cond, types, device, "while_loop"), trace(body, types, device, "while_loop")]
+  _check_carry("while_loop body", _carry_name(body_fun), c_tree, types, box["carry"][0], box["carry"][1], _paths(init_val))
+  (cb, bb), ks = shared(traced, nc, device)
+  return tu.tree_unflatten(c_tree, While(cb, bb, nc).call(carry + ks))
+
+def map(f: Callable, xs, *, batch_size: int | None = None):   # noqa: A001 (JAX's name)
+  """jax.lax.map: f applied to each slice of xs along the leading axis, as a scan (batch_size: that many at once,
+  under vmap)."""
+  if batch_size is None: return scan(lambda c, x: (c, f(x)), (), xs)[1]
+  leaves, tree = _flat(xs)
+  n = int(leaves[0].shape[0])
+  k, rest = divmod(n, batch_size)
+  out = []
+  if k:
+    from tinyjax.transforms.vmap import vmap
+    blocks = tu.tree_unflatten(tree, [v[:k * batch_size].reshape(k, batch_size, *v.shape[1:]) for v in leaves])
+    ys = scan(lambda c, x: (c, vmap(f)(x)), (), blocks)[1]
+    out.append(tu.tree_map(lambda y: y.reshape(k * batch_size, *y.shape[2:]), ys))
+  if rest:
+    from tinyjax.transforms.vmap import vmap
+    out.append(vmap(f)(tu.tree_unflatten(tree, [v[k * batch_size:] for v in leaves])))
+  return out[0] if len(out) == 1 else tu.tree_map(lambda a, b: a.cat(b), *out)
+
+def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
+  """jax.lax.associative_scan: the inclusive prefix combination of elems along `axis` with the associative fn, by
+  JAX's parallel algorithm (log-depth of strided slices: its numbers, not a sequential loop's)."""
+  leaves, tree = _flat(elems)
+  if not leaves: return elems
+  ax = axis % leaves[0].ndim
+  n = int(leaves[0].shape[ax])
+  if any(int(v.shape[ax]) != n for v in leaves):
+    raise ValueError(f"Array inputs to associative_scan must have the same first dimension. (saw: {[tuple(v.shape) for v in leaves]})")
+  if reverse: leaves = [v.flip(ax) for v in leaves]
+  def combine(a: list[Tensor], b: list[Tensor]) -> list[Tensor]:
+    out = tu.tree_leaves(fn(tu.tree_unflatten(tree, a), tu.tree_unflatten(tree, b)))
+    return [as_tensor(o) for o in out]
+  def sl(v: Tensor, start: int, stop: int | None, step: int) -> Tensor:
+    idx = [slice(None)] * v.ndim
+    idx[ax] = slice(start, stop, step)
+    return v[tuple(idx)]
+  def interleave(a: Tensor, b: Tensor) -> Tensor:
+    # a[0], b[0], a[1], b[1], ... along ax (a may be one longer)
+    na, nb = int(a.shape[ax]), int(b.shape[ax])
+    if nb < na: b = b.pad(tuple((0, 1) if i == ax else None for i in range(b.ndim)))
+    both = a.unsqueeze(ax + 1).cat(b.unsqueeze(ax + 1), dim=ax + 1)
+    flat = both.reshape(*a.shape[:ax], 2 * na, *a.shape[ax + 1:])
+    return sl(flat, 0, na + nb, 1)
+  def scan_(elems: list[Tensor]) -> list[Tensor]:
+    m = int(elems[0].shape[ax])
+    if m < 2: return elems
+    reduced = combine([sl(e, 0, -1, 2) for e in elems], [sl(e, 1, None, 2) for e in elems])
+    odd = scan_(reduced)
+    if m % 2 == 0: even = combine([sl(e, 0, -1, 1) for e in odd], [sl(e, 2, None, 2) for e in elems])
+    else: even = combine(odd, [sl(e, 2, None, 2) for e in elems])
+    even = [sl(e, 0, 1, 1) if int(x.shape[ax]) == 0 else sl(e, 0, 1, 1).cat(x, dim=ax) for e, x in zip(elems, even, strict=True)]
+    return [interleave(e, o) for e, o in zip(even, odd, strict=True)]
+  out = scan_(leaves)
+  if reverse: out = [v.flip(ax) for v in out]
+  return tu.tree_unflatten(tree, out)
