@@ -8,17 +8,17 @@ from tinyjax._tg import Tensor, dtypes, static_shape as _sh
 from tinyjax.custom import custom_jvp
 from tinyjax.numpy._core import asarray, result_type
 from tinyjax.numpy import linalg as _la
-from tinyjax.numpy.linalg import _inexact, _square, _mT, _eye, _cholesky, _lu, _lu_parts, _perm_matrix, \
-  triangular_solve, _solve_shapes, _tri_inv
+from tinyjax.numpy.linalg import as_inexact, check_square, check_matrix, solve_shapes
+from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu_factor", "lu_solve", "lu", "solve", "inv", "det",
            "qr", "svd", "eigh", "expm", "block_diag"]
 
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Tensor:
   """Cholesky factor, upper by default (scipy's convention); reads only the lower (lower=True) or upper triangle."""
-  a = _square(_inexact(a), "cholesky")
-  l = _cholesky(a if lower else _mT(a))
-  return l if lower else _mT(l)
+  a = check_square(as_inexact(a), "cholesky")
+  l = cholesky_lower(a if lower else mT(a))
+  return l if lower else mT(l)
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Tensor, bool]:
   """(c, lower) for cho_solve: c is the Cholesky factor (zeros in the other triangle)."""
@@ -27,12 +27,12 @@ def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False, check_fin
 def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False, check_finite: bool = True) -> Tensor:
   """Solution of A x = b from A's Cholesky factor."""
   c, lower = c_and_lower
-  c, b = _inexact(c), _inexact(b)
+  c, b = as_inexact(c), as_inexact(b)
   if c.ndim < 2 or _sh(c)[-1] != _sh(c)[-2] or _sh(b)[0 if b.ndim == 1 else -2] != _sh(c)[-1]:
     raise ValueError(f"Incompatible shapes for cho_solve: {tuple(c.shape)} and {tuple(b.shape)}")
   bm = b.unsqueeze(-1) if b.ndim == 1 else b
-  l = c if lower else _mT(c)
-  x = triangular_solve(l, triangular_solve(l, bm, lower=True), lower=True, trans=True)
+  l = c if lower else mT(c)
+  x = triangular_solve(l, triangular_solve(l, bm, left_side=True, lower=True), left_side=True, lower=True, transpose_a=True)
   return x[..., 0] if b.ndim == 1 else x
 
 _TRANS = {0: False, 1: True, 2: True, "N": False, "T": True, "C": True}
@@ -41,21 +41,21 @@ def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False, 
                      overwrite_b: bool = False, debug: Any = None, check_finite: bool = True) -> Tensor:
   """Solution of op(a) x = b for triangular a (op per trans: 0/'N', 1/'T', 2/'C'); b a vector or matrix (batched)."""
   if trans not in _TRANS: raise ValueError(f"Invalid 'trans' value {trans}")
-  a, b = _inexact(a), _inexact(b)
+  a, b = as_inexact(a), as_inexact(b)
   dt = result_type(a, b)
   a, b = a.cast(dt), b.cast(dt)
-  _square(a, "solve_triangular")
+  check_square(a, "solve_triangular")
   vec = b.ndim == a.ndim - 1
   bm = b.unsqueeze(-1) if vec else b
   if _sh(bm)[-2] != _sh(a)[-1]:
     raise ValueError(f"solve_triangular: incompatible shapes {tuple(a.shape)} and {tuple(b.shape)}")
-  x = triangular_solve(a, bm, lower=lower, trans=_TRANS[trans], unit=unit_diagonal)
+  x = triangular_solve(a, bm, left_side=True, lower=lower, transpose_a=_TRANS[trans], unit_diagonal=unit_diagonal)
   return x[..., 0] if vec else x
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Tensor, Tensor]:
   """(lu, pivots): packed LU with partial pivoting and LAPACK's 0-based row interchanges (int32)."""
-  a = _la._matrix(_inexact(a), "lu_factor")
-  lu_, piv, _ = _lu(a)
+  a = check_matrix(as_inexact(a), "lu_factor")
+  lu_, piv, _ = lax_lu(a)
   return lu_, piv
 
 def _perm_from_pivots(piv: Tensor, m: int) -> Tensor:
@@ -72,24 +72,26 @@ def _perm_from_pivots(piv: Tensor, m: int) -> Tensor:
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: bool = False, check_finite: bool = True) -> Tensor:
   """Solution of a x = b (trans=0) or a^T x = b (1, 2) from lu_factor's output."""
   lu_, piv = lu_and_piv
-  lu_, b, piv = _inexact(lu_), _inexact(b), asarray(piv)
+  lu_, b, piv = as_inexact(lu_), as_inexact(b), asarray(piv)
   m = _sh(lu_)[-1]
   if trans not in (0, 1, 2): raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
   if _sh(b)[0 if b.ndim == 1 else -2] != m:
     raise ValueError(f"Incompatible shapes for lu_solve: {tuple(lu_.shape)} and {tuple(b.shape)}")
   bm = b.unsqueeze(-1) if b.ndim == 1 else b
-  l, u = _lu_parts(lu_)
-  p = _perm_matrix(_perm_from_pivots(piv, m), lu_)
-  if trans == 0: x = triangular_solve(u, triangular_solve(l, p @ bm, lower=True, unit=True), lower=False)
-  else: x = _mT(p) @ triangular_solve(l, triangular_solve(u, bm, lower=False, trans=True), lower=True, trans=True, unit=True)
+  l, u = lu_parts(lu_)
+  p = permutation_matrix(_perm_from_pivots(piv, m), lu_)
+  if trans == 0: x = triangular_solve(u, triangular_solve(l, p @ bm, left_side=True, lower=True, unit_diagonal=True), left_side=True, lower=False)
+  else:
+    y = triangular_solve(u, bm, left_side=True, lower=False, transpose_a=True)
+    x = mT(p) @ triangular_solve(l, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
   return x[..., 0] if b.ndim == 1 else x
 
 def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
   """(p, l, u) with a = p @ l @ u, or (p @ l, u) with permute_l=True."""
-  a = _la._matrix(_inexact(a), "lu")
-  lu_, _, perm = _lu(a)
-  l, u = _lu_parts(lu_)
-  p = _mT(_perm_matrix(perm, a))
+  a = check_matrix(as_inexact(a), "lu")
+  lu_, _, perm = lax_lu(a)
+  l, u = lu_parts(lu_)
+  p = mT(permutation_matrix(perm, a))
   return (p @ l, u) if permute_l else (p, l, u)
 
 def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False, debug: bool = False,
@@ -97,17 +99,17 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwr
   """Solution of a x = b; assume_a 'gen'/'sym'/'her' use LU, 'pos' Cholesky (reading the lower or upper triangle)."""
   if assume_a not in ("gen", "sym", "her", "pos"): raise ValueError(f"Expected assume_a to be one of ['gen', 'sym', 'her', 'pos'], got {assume_a!r}.")
   if assume_a != "pos": return _la.solve(a, b)
-  a = _square(_inexact(a), "solve")
+  a = check_square(as_inexact(a), "solve")
   dt = result_type(a, asarray(b))
-  a, bt = a.cast(dt), _inexact(b).cast(dt)
-  bm, vec = _solve_shapes(a, bt)
+  a, bt = a.cast(dt), as_inexact(b).cast(dt)
+  bm, vec = solve_shapes(a, bt)
   x = _solve_pos(a, bm, lower)
   return x[..., 0] if vec else x
 
 def _pos_solve_primal(a: Tensor, b: Tensor, lower: bool) -> tuple[Tensor, Tensor]:
   """(x, L^-1) for a x = b, a = L L^T from a's lower (or upper) triangle."""
-  li = _tri_inv(_cholesky(a if lower else _mT(a)), True, False)
-  return _mT(li) @ (li @ b), li
+  li = tri_inv(cholesky_lower(a if lower else mT(a)), True, False)
+  return mT(li) @ (li @ b), li
 
 @functools.partial(custom_jvp, nondiff_argnums=(2,))
 def _solve_pos(a: Tensor, b: Tensor, lower: bool) -> Tensor:
@@ -118,7 +120,7 @@ def _solve_pos_jvp(lower, primals, tangents):
   """JAX's (lax.custom_linear_solve with the matvec a @ x): the whole of da counts, not only the triangle read."""
   (a, b), (da, db) = primals, tangents
   x, li = _pos_solve_primal(a, b, lower)
-  return x, _mT(li) @ (li @ (db - da @ x))
+  return x, mT(li) @ (li @ (db - da @ x))
 
 def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Tensor: return _la.inv(a)
 def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Tensor: return _la.det(a)
@@ -155,7 +157,7 @@ _PADE = {3: (120., 60., 12., 1.), 5: (30240., 15120., 3360., 420., 30., 1.),
 
 def _pade(a: Tensor, m: int, powers: dict[int, Tensor]) -> tuple[Tensor, Tensor]:
   """(U, V) of JAX's Pade approximant of degree m (odd and even parts), with JAX's grouping of the products."""
-  b, eye = _PADE[m], _eye(_sh(a)[-1], a)
+  b, eye = _PADE[m], eye_like(_sh(a)[-1], a)
   a2, a4, a6 = powers[2], powers[4], powers[6]
   if m == 13:
     u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
@@ -168,7 +170,7 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> 
   """Matrix exponential by JAX's Pade scaling and squaring; the degree and the number of squarings depend on the
   data, so every candidate is computed and selected with where (traced or concrete), max_squarings squarings applied
   conditionally. NaN beyond max_squarings, as JAX."""
-  a = _inexact(A)
+  a = as_inexact(A)
   if a.ndim < 2 or _sh(a)[-1] != _sh(a)[-2]: raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={tuple(a.shape)}.")
   f64 = a.dtype == dtypes.float64
   l1 = a.abs().sum(-2).max(-1).reshape(*_sh(a)[:-2], 1, 1)
