@@ -191,3 +191,23 @@ def test_unsupported_args():
   with pytest.raises(NotImplementedError, match="pivoting"): tsl.qr(tg(A3), pivoting=True)
   with pytest.raises(NotImplementedError, match="generalized"): tsl.eigh(tg(S3), tg(S3))
 
+
+
+# ---- lax.linalg: JAX's lax.linalg functions where tinyjax gives one of their names ------------------------------------
+
+def test_lax_linalg_lu_matches_jax():
+  from tinyjax.lax import linalg as tll
+  a = rnd(2, 4, 4, seed=31)
+  got, want = tll.lu(tg(a)), jax.lax.linalg.lu(a)
+  assert_close(got[0], want[0])   # the packed LU
+  for g, w in zip(got[1:], want[1:], strict=True): np.testing.assert_array_equal(g.numpy(), np.asarray(w))   # pivots, permutation
+
+@pytest.mark.parametrize("left_side", [True, False])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("transpose_a,unit_diagonal", [(False, False), (True, False), (False, True)])
+def test_lax_linalg_triangular_solve_matches_jax(left_side, lower, transpose_a, unit_diagonal):
+  from tinyjax.lax import linalg as tll
+  a = rnd(3, 3, seed=32) + 3 * np.eye(3)
+  b = rnd(3, 2, seed=33) if left_side else rnd(2, 3, seed=33)
+  kw = dict(left_side=left_side, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+  assert_close(tll.triangular_solve(tg(a), tg(b), **kw), jax.lax.linalg.triangular_solve(a, b, **kw))
