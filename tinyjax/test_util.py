@@ -7,6 +7,9 @@ from typing import Any, Callable
 import numpy as np
 from tinyjax._tg import Tensor, np_dtype
 from tinyjax import tree_util as tu
+from tinyjax.numpy import asarray
+from tinyjax.transforms.jvp import jvp, linearize
+from tinyjax.transforms.vjp import vjp
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
 
@@ -21,7 +24,6 @@ def _np(tree) -> Any:
   return tu.tree_map(lambda t: t.numpy() if isinstance(t, Tensor) else np.asarray(t), tree)
 
 def _tensors(tree) -> Any:
-  from tinyjax.numpy import asarray
   return tu.tree_map(asarray, tree)
 
 def _dtype(x) -> np.dtype:
@@ -86,8 +88,6 @@ def check_vjp(f: Callable, f_vjp: Callable, args, atol=None, rtol=None, eps: flo
 def check_grads(f: Callable, args, order: int, modes=("fwd", "rev"), atol=None, rtol=None, eps: float | None = None) -> None:
   """JAX's check_grads: tinyjax.jvp ("fwd") and tinyjax.vjp ("rev") of f at args, up to `order`, against finite
   differences; raises AssertionError on a mismatch. `args` may hold numpy arrays or Tensors."""
-  from tinyjax.transforms.jvp import jvp, linearize
-  from tinyjax.transforms.vjp import vjp
   if unknown := set(modes) - {"fwd", "rev", "lin"}: raise ValueError(f"check_grads: unknown modes {sorted(unknown)}")
   args, eps = tuple(args), eps or EPS
 

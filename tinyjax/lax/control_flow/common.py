@@ -1,7 +1,7 @@
 """What lax's loops and branches share: JAX's checks of what the user's functions return, the carry's weak-type
 promotion, the transforms of a traced body, and JAX's list helpers."""
 from __future__ import annotations
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 from tinyjax._tg import Tensor, UOp, dtypes, dtype_name
 from tinyjax.core import as_tensor
 from tinyjax.transforms.jvp import jvp
@@ -9,6 +9,33 @@ from tinyjax.transforms.vjp import vjp
 from tinyjax.transforms.vmap import vmap
 from tinyjax.lax.host_call import Type, Body
 from tinyjax import tree_util as tu
+
+T = TypeVar("T")
+
+# ---- JAX's list helpers (jax._src.util): the flat argument lists of loop bodies, cut and merged by masks ----------------
+
+def split_list(xs: Sequence[T], ns: Sequence[int]) -> list[list[T]]:
+  """xs cut into pieces of the lengths ns, then the rest."""
+  out, start = [], 0
+  for n in ns:
+    out.append(list(xs[start:start + n]))
+    start += n
+  return out + [list(xs[start:])]
+
+def partition_list(which: Sequence[bool], xs: Sequence[T]) -> tuple[list[T], list[T]]:
+  """(the xs where `which` is False, those where it is True)."""
+  return [x for w, x in zip(which, xs, strict=True) if not w], [x for w, x in zip(which, xs, strict=True) if w]
+
+def merge_lists(which: Sequence[bool], falses: Sequence[T], trues: Sequence[T]) -> list[T]:
+  """The inverse of partition_list: trues where `which` is True, falses elsewhere, each in order."""
+  f, t = iter(falses), iter(trues)
+  out = [next(t) if w else next(f) for w in which]
+  assert next(f, None) is None and next(t, None) is None, "merge_lists: lengths do not match the mask"
+  return out
+
+def at_mask(which: Sequence[bool], xs: Sequence, fill=None) -> list:
+  """xs where `which` is True, `fill` elsewhere (a tangent or cotangent list with symbolic zeros)."""
+  return merge_lists(which, [fill] * (len(which) - sum(which)), xs)
 
 def _tstr(t: Type) -> str: return f"{dtype_name(t[1])}[{','.join(str(d) for d in t[0])}]"
 

@@ -15,9 +15,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, UOp, Ops, jit_capturing, dtypes, scratch_like, copy_buffer, read_scalar, static_shape
 from tinyjax.core import as_tensor, traced_by, enclosing_inputs
+from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of
-from tinyjax.lax.control_flow.common import _tstr, _is_float, _flat, _paths, _weak, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast
+from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, _weak, \
+  _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast
 from tinyjax import tree_util as tu
 
 __all__ = ["scan", "fori_loop", "while_loop", "map", "associative_scan"]
@@ -64,35 +66,27 @@ class Scan(HostCallRule):
   def jvp(self, xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
     c, x, k = self.split(xs)
     tc, tx, tk = self.split(ts)
-    fc = [i for i, v in enumerate(c) if _is_float(v)]   # every float carry has a tangent (it may become nonzero)
-    fx = [i for i, (v, t) in enumerate(zip(x, tx, strict=True)) if _is_float(v) and not is_zero(t)]
-    fk = [i for i, (v, t) in enumerate(zip(k, tk, strict=True)) if _is_float(v) and not is_zero(t)]
+    # which values get a tangent in the loop: every float carry (it may become nonzero), float xs and consts with a
+    # nonzero tangent, float ys
+    mc = [_is_float(v) for v in c]
+    mx = [_is_float(v) and not is_zero(t) for v, t in zip(x, tx, strict=True)]
+    mk = [_is_float(v) and not is_zero(t) for v, t in zip(k, tk, strict=True)]
+    my = [dtypes.is_float(d) for _, d in self.y_types]
     nc, ny = len(c), len(self.y_types)
-    fy = [i for i, (_, d) in enumerate(self.y_types) if dtypes.is_float(d)]
     def body(a: list[Tensor]) -> list[Tensor]:
-      it = iter(a)
-      cc, dc = [next(it) for _ in c], [next(it) for _ in fc]
-      xx, dx = [next(it) for _ in x], [next(it) for _ in fx]
-      kk, dk = [next(it) for _ in k], [next(it) for _ in fk]
-      tans: list[Tensor | None] = [None] * len(a)
-      for i, t in zip(fc, dc, strict=True): tans[i] = t
-      for i, t in zip(fx, dx, strict=True): tans[nc + i] = t
-      for i, t in zip(fk, dk, strict=True): tans[nc + len(x) + i] = t
-      outs, touts = _jvp(self.body, cc + xx + kk, tans[:nc + len(x) + len(k)])
-      return outs[:nc] + [touts[i] for i in fc] + outs[nc:] + [touts[nc + i] for i in fy]
-    types = [type_of(v) for v in c] + [type_of(c[i]) for i in fc] + [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)] + \
-      [self._x_type(x[i], self.x_axes[i]) for i in fx] + [type_of(v) for v in k] + [type_of(k[i]) for i in fk]
-    args_x = x + [tx[i] for i in fx]
+      cc, dc, xx, dx, kk, dk = split_list(a, [nc, sum(mc), len(x), sum(mx), len(k)])
+      outs, touts = _jvp(self.body, cc + xx + kk, at_mask(mc, dc) + at_mask(mx, dx) + at_mask(mk, dk))
+      (oc, oy), (toc, toy) = split_list(outs, [nc]), split_list(touts, [nc])
+      return oc + partition_list(mc, toc)[1] + oy + partition_list(my, toy)[1]
+    tys_c, tys_x, tys_k = [type_of(v) for v in c], [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)], [type_of(v) for v in k]
+    types = tys_c + partition_list(mc, tys_c)[1] + tys_x + partition_list(mx, tys_x)[1] + tys_k + partition_list(mk, tys_k)[1]
     new, hidden = trace(body, types, loop_device(xs), "scan")
-    rule = Scan(new, nc + len(fc), self.x_axes + tuple(self.x_axes[i] for i in fx), self.y_types + [self.y_types[i] for i in fy],
-                self.y_axes + tuple(self.y_axes[i] for i in fy), self.length, self.reverse)
-    outs = rule.call(c + [tc[i] for i in fc] + args_x + k + [tk[i] for i in fk] + hidden)
-    dcarry, dys = outs[nc:nc + len(fc)], outs[nc + len(fc) + ny:]
-    out_t = [v.zeros_like() for v in outs[:nc]]
-    for i, t in zip(fc, dcarry, strict=True): out_t[i] = t
-    ys_t = [v.zeros_like() for v in outs[nc + len(fc):nc + len(fc) + ny]]
-    for i, t in zip(fy, dys, strict=True): ys_t[i] = t
-    return out_t + ys_t
+    rule = Scan(new, nc + sum(mc), self.x_axes + tuple(partition_list(mx, self.x_axes)[1]), self.y_types + partition_list(my, self.y_types)[1],
+                self.y_axes + tuple(partition_list(my, self.y_axes)[1]), self.length, self.reverse)
+    outs = rule.call(c + partition_list(mc, tc)[1] + x + partition_list(mx, tx)[1] + k + partition_list(mk, tk)[1] + hidden)
+    oc, dcarry, oy, dys = split_list(outs, [nc, sum(mc), ny])
+    zeros = lambda vs, m: [v.zeros_like() for v in partition_list(m, vs)[0]]   # noqa: E731
+    return merge_lists(mc, zeros(oc, mc), dcarry) + merge_lists(my, zeros(oy, my), dys)
 
   @staticmethod
   def _x_type(x: Tensor, axis: int) -> Type:
@@ -102,35 +96,32 @@ class Scan(HostCallRule):
   def vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]:
     c, x, k = self.split(xs)
     nc, ny = len(c), len(self.y_types)
-    ct_c, ct_y = cts[:nc], cts[nc:]
+    ct_c, ct_y = split_list(cts, [nc])
     # forward again, saving the carry each step starts from (JAX saves its residuals instead: one forward pass)
     res = Scan(Body(self.body.params, self.body.outs + self.body.params[:nc]), nc, self.x_axes, self.y_types + [type_of(v) for v in c],
                self.y_axes + (0,) * nc, self.length, self.reverse)
     saved = res.call(xs)[nc + ny:]
-    fc = [i for i in range(nc) if _is_float(c[i])]
-    fy = [i for i in range(ny) if dtypes.is_float(self.y_types[i][1])]
-    fx = [i for i in range(len(x)) if _is_float(x[i])]
-    fk = [i for i in range(len(k)) if _is_float(k[i])]
+    # which values have a cotangent: the float ones
+    mc, mx, mk = [_is_float(v) for v in c], [_is_float(v) for v in x], [_is_float(v) for v in k]
+    my = [dtypes.is_float(d) for _, d in self.y_types]
     def body(a: list[Tensor]) -> list[Tensor]:
-      it = iter(a)
-      g_c, acc = [next(it) for _ in fc], [next(it) for _ in fk]
-      cc, xx, gy, kk = [next(it) for _ in c], [next(it) for _ in x], [next(it) for _ in fy], [next(it) for _ in k]
-      out_ct: list[Tensor | None] = [None] * (nc + ny)
-      for i, g in zip(fc, g_c, strict=True): out_ct[i] = g
-      for i, g in zip(fy, gy, strict=True): out_ct[nc + i] = g
-      gs = _vjp(self.body, cc + xx + kk, out_ct)
-      return [gs[i] for i in fc] + [s + gs[nc + len(x) + i] for i, s in zip(fk, acc, strict=True)] + [gs[nc + i] for i in fx]
-    types = [type_of(c[i]) for i in fc] + [type_of(k[i]) for i in fk] + [type_of(v) for v in c] + \
-      [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)] + [self.y_types[i] for i in fy] + [type_of(v) for v in k]
+      # the reverse step: carry (cotangents of the float carry, accumulated cotangents of the float consts), then the
+      # saved carry, xs, the ys' cotangents and the consts
+      g_c, acc, cc, xx, gy, kk = split_list(a, [sum(mc), sum(mk), nc, len(x), sum(my)])
+      gs = _vjp(self.body, cc + xx + kk, at_mask(mc, g_c) + at_mask(my, gy))
+      g_cc, g_x, g_k = split_list(gs, [nc, len(x)])
+      return partition_list(mc, g_cc)[1] + [s + g for s, g in zip(acc, partition_list(mk, g_k)[1], strict=True)] + partition_list(mx, g_x)[1]
+    tys_c, tys_k = [type_of(v) for v in c], [type_of(v) for v in k]
+    types = partition_list(mc, tys_c)[1] + partition_list(mk, tys_k)[1] + tys_c + \
+      [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)] + partition_list(my, self.y_types)[1] + tys_k
     new, hidden = trace(body, types, loop_device(xs), "scan")
-    back = Scan(new, len(fc) + len(fk), (0,) * nc + self.x_axes + tuple(self.y_axes[i] for i in fy),
-                [self._x_type(x[i], self.x_axes[i]) for i in fx], tuple(self.x_axes[i] for i in fx), self.length, not self.reverse)
-    outs = back.call([ct_c[i] for i in fc] + [k[i].zeros_like() for i in fk] + saved + x + [ct_y[i] for i in fy] + k + hidden)
-    grads: list[Tensor | None] = [None] * len(xs)
-    for i, g in zip(fc, outs[:len(fc)], strict=True): grads[i] = g
-    for i, g in zip(fk, outs[len(fc):len(fc) + len(fk)], strict=True): grads[nc + len(x) + i] = g
-    for i, g in zip(fx, outs[len(fc) + len(fk):], strict=True): grads[nc + i] = g
-    return grads
+    x_types = [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)]
+    back = Scan(new, sum(mc) + sum(mk), (0,) * nc + self.x_axes + tuple(partition_list(my, self.y_axes)[1]),
+                partition_list(mx, x_types)[1], tuple(partition_list(mx, self.x_axes)[1]), self.length, not self.reverse)
+    outs = back.call(partition_list(mc, ct_c)[1] + [v.zeros_like() for v in partition_list(mk, k)[1]] + saved + x +
+                     partition_list(my, ct_y)[1] + k + hidden)
+    g_c, g_k, g_x = split_list(outs, [sum(mc), sum(mk)])
+    return at_mask(mc, g_c) + at_mask(mx, g_x) + at_mask(mk, g_k)
 
   def batched(self, flags: list[int | None], size: int) -> CallRule:
     c, x, k = self.split(flags)
@@ -185,28 +176,22 @@ class While(HostCallRule):
 
   def jvp(self, xs, ts):
     nc = self.n_carry
-    c, k, tc, tk = xs[:nc], xs[nc:], ts[:nc], ts[nc:]
-    fc = [i for i, v in enumerate(c) if _is_float(v)]
-    fk = [i for i, (v, t) in enumerate(zip(k, tk, strict=True)) if _is_float(v) and not is_zero(t)]
-    def split(a):
-      it = iter(a)
-      return [next(it) for _ in c], [next(it) for _ in fc], [next(it) for _ in k], [next(it) for _ in fk]
+    (c, k), (tc, tk) = split_list(xs, [nc]), split_list(ts, [nc])
+    mc = [_is_float(v) for v in c]
+    mk = [_is_float(v) and not is_zero(t) for v, t in zip(k, tk, strict=True)]
+    def split(a): return split_list(a, [nc, sum(mc), len(k)])   # carry, its tangents, consts, theirs
     def cond(a):
       cc, _, kk, _ = split(a)
       return self.cond(cc + kk)
     def body(a):
       cc, dc, kk, dk = split(a)
-      tans: list[Tensor | None] = [None] * (nc + len(k))
-      for i, t in zip(fc, dc, strict=True): tans[i] = t
-      for i, t in zip(fk, dk, strict=True): tans[nc + i] = t
-      outs, touts = _jvp(self.body, cc + kk, tans)
-      return outs + [touts[i] for i in fc]
-    types = [type_of(v) for v in c] + [type_of(c[i]) for i in fc] + [type_of(v) for v in k] + [type_of(k[i]) for i in fk]
-    args = c + [tc[i] for i in fc] + k + [tk[i] for i in fk]
-    outs = _while(cond, body, nc + len(fc), args, types)
-    out_t = [v.zeros_like() for v in c]
-    for i, t in zip(fc, outs[nc:], strict=True): out_t[i] = t
-    return out_t
+      outs, touts = _jvp(self.body, cc + kk, at_mask(mc, dc) + at_mask(mk, dk))
+      return outs + partition_list(mc, touts)[1]
+    tys_c, tys_k = [type_of(v) for v in c], [type_of(v) for v in k]
+    types = tys_c + partition_list(mc, tys_c)[1] + tys_k + partition_list(mk, tys_k)[1]
+    args = c + partition_list(mc, tc)[1] + k + partition_list(mk, tk)[1]
+    outs = _while(cond, body, nc + sum(mc), args, types)
+    return merge_lists(mc, [v.zeros_like() for v in partition_list(mc, c)[0]], outs[nc:])
 
   def vjp(self, xs, cts): raise ValueError(_WHILE_GRAD)
 
@@ -356,12 +341,10 @@ def map(f: Callable, xs, *, batch_size: int | None = None):   # noqa: A001 (JAX'
   k, rest = divmod(n, batch_size)
   out = []
   if k:
-    from tinyjax.transforms.vmap import vmap
     blocks = tu.tree_unflatten(tree, [v[:k * batch_size].reshape(k, batch_size, *v.shape[1:]) for v in leaves])
     ys = scan(lambda c, x: (c, vmap(f)(x)), (), blocks)[1]
     out.append(tu.tree_map(lambda y: y.reshape(k * batch_size, *y.shape[2:]), ys))
   if rest:
-    from tinyjax.transforms.vmap import vmap
     out.append(vmap(f)(tu.tree_unflatten(tree, [v[k * batch_size:] for v in leaves])))
   return out[0] if len(out) == 1 else tu.tree_map(lambda a, b: a.cat(b), *out)
 
