@@ -211,3 +211,16 @@ def test_lax_linalg_triangular_solve_matches_jax(left_side, lower, transpose_a, 
   b = rnd(3, 2, seed=33) if left_side else rnd(2, 3, seed=33)
   kw = dict(left_side=left_side, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
   assert_close(tll.triangular_solve(tg(a), tg(b), **kw), jax.lax.linalg.triangular_solve(a, b, **kw))
+
+
+def test_result_tuples_are_pytrees_as_in_jax():
+  """QRResult & co. are named tuples, as JAX's: pytrees of their arrays (tree_map, vmap and jit outputs see the leaves)."""
+  a = rnd(3, 3, seed=34) + 3 * np.eye(3)
+  for name, fn in [("qr", lambda m, x: m.linalg.qr(x)), ("eigh", lambda m, x: m.linalg.eigh(x @ x.T)),
+                   ("svd", lambda m, x: m.linalg.svd(x)), ("slogdet", lambda m, x: m.linalg.slogdet(x))]:
+    got, want = fn(jnp, tg(a)), fn(jxn, a)
+    assert type(got).__name__ == type(want).__name__ and got._fields == want._fields, name
+    assert tinyjax.tree_util.tree_structure(got).num_leaves == jax.tree_util.tree_structure(want).num_leaves, name
+  q, r = tinyjax.vmap(jnp.linalg.qr)(tg(np.stack([a, 2 * a])))
+  jq, jr = jax.vmap(jxn.linalg.qr)(np.stack([a, 2 * a]))
+  assert_close(tinyjax.tree_util.tree_map(lambda t: t.abs(), (q, r)), (np.abs(jq), np.abs(jr)))

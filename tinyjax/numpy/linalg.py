@@ -6,7 +6,7 @@ factorizations, solves and their derivative rules are `tinyjax.lax.linalg`'s; th
 """
 from __future__ import annotations
 import math
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, static_shape as _sh
 from tinyjax.lax import linalg as lax_linalg
@@ -63,13 +63,10 @@ def det(a: Any) -> Tensor:
   reproduced: at a singular matrix the gradient is NaN here)."""
   return lax_linalg.det(check_square(as_inexact(a), "det"))
 
-class SlogdetResult(tuple):
-  """(sign, logabsdet), as JAX's namedtuple."""
-  def __new__(cls, sign: Tensor, logabsdet: Tensor): return super().__new__(cls, (sign, logabsdet))
-  @property
-  def sign(self) -> Tensor: return self[0]
-  @property
-  def logabsdet(self) -> Tensor: return self[1]
+class SlogdetResult(NamedTuple):
+  """(sign, logabsdet), as JAX's: a named tuple, so a pytree of two arrays."""
+  sign: Tensor
+  logabsdet: Tensor
 
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
   """(sign, log|det|) of square matrices (batched), from LU."""
@@ -103,19 +100,15 @@ def qr(a: Any, mode: str = "reduced") -> Any:
   q, r = lax_linalg.qr_reduced(a)
   return r if mode == "r" else QRResult(q, r)
 
-class QRResult(tuple):
-  def __new__(cls, Q: Tensor, R: Tensor): return super().__new__(cls, (Q, R))
-  @property
-  def Q(self) -> Tensor: return self[0]
-  @property
-  def R(self) -> Tensor: return self[1]
+class QRResult(NamedTuple):
+  """(Q, R), as JAX's."""
+  Q: Tensor
+  R: Tensor
 
-class EighResult(tuple):
-  def __new__(cls, eigenvalues: Tensor, eigenvectors: Tensor): return super().__new__(cls, (eigenvalues, eigenvectors))
-  @property
-  def eigenvalues(self) -> Tensor: return self[0]
-  @property
-  def eigenvectors(self) -> Tensor: return self[1]
+class EighResult(NamedTuple):
+  """(eigenvalues, eigenvectors), as JAX's."""
+  eigenvalues: Tensor
+  eigenvectors: Tensor
 
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
   """Eigenvalues (ascending) and eigenvectors of symmetric matrices (batched), by parallel cyclic Jacobi. Eigenvectors
@@ -133,14 +126,11 @@ def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -
   """Eigenvalues (ascending) of symmetric matrices."""
   return eigh(a, UPLO, symmetrize_input).eigenvalues
 
-class SVDResult(tuple):
-  def __new__(cls, U: Tensor, S: Tensor, Vh: Tensor): return super().__new__(cls, (U, S, Vh))
-  @property
-  def U(self) -> Tensor: return self[0]
-  @property
-  def S(self) -> Tensor: return self[1]
-  @property
-  def Vh(self) -> Tensor: return self[2]
+class SVDResult(NamedTuple):
+  """(U, S, Vh), as JAX's."""
+  U: Tensor
+  S: Tensor
+  Vh: Tensor
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: Any = None) -> Any:
