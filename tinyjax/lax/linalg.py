@@ -93,8 +93,7 @@ def tri_inv(t: Tensor, lower: bool, unit: bool) -> Tensor:
 
 @tri_inv.defjvp
 def _tri_inv_jvp(lower, unit, primals, tangents):
-  t, = primals
-  dt, = tangents
+  (t,), (dt,) = primals, tangents
   x = tri_inv(t, lower, unit)
   dt = (dt.tril(-1 if unit else 0) if lower else dt.triu(1 if unit else 0))
   return x, -(x @ (dt @ x))
@@ -144,8 +143,7 @@ def cholesky_lower(a: Tensor) -> Tensor:
 
 @cholesky_lower.defjvp
 def _cholesky_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
+  (a,), (da,) = primals, tangents
   l = cholesky_lower(a)
   li = tri_inv(l, True, False)
   x = li @ da @ mT(li)
@@ -199,8 +197,7 @@ def lu(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 @lu.defjvp
 def _lu_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
+  (a,), (da,) = primals, tangents
   packed, piv, perm = lu(a)
   m, n = _sh(a)[-2], _sh(a)[-1]
   k = min(m, n)
@@ -287,8 +284,7 @@ def det(a: Tensor) -> Tensor:
 
 @det.defjvp
 def _det_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
+  (a,), (da,) = primals, tangents
   y = det(a)
   return y, y * (mT(inv(a)) * da).sum((-2, -1))
 
@@ -304,8 +300,7 @@ def _sign_prod(d: Tensor) -> Tensor:
 
 @slogdet.defjvp
 def _slogdet_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
+  (a,), (da,) = primals, tangents
   sign, logdet = slogdet(a)
   return (sign, logdet), (sign.zeros_like(), (mT(inv(a)) * da).sum((-2, -1)))
 
@@ -342,8 +337,7 @@ def qr_reduced(a: Tensor) -> tuple[Tensor, Tensor]:
 
 @qr_reduced.defjvp
 def _qr_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
+  (a,), (da,) = primals, tangents
   q, r = qr_reduced(a)
   m, n = _sh(a)[-2], _sh(a)[-1]
   if m < n: raise NotImplementedError("qr: derivative of a wide matrix (m < n) is not implemented")
@@ -440,8 +434,7 @@ def eigh_jacobi(a: Tensor) -> tuple[Tensor, Tensor]:
 
 @eigh_jacobi.defjvp
 def _eigh_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
+  (a,), (da,) = primals, tangents
   v, w = eigh_jacobi(a)
   n = _sh(a)[-1]
   eye = eye_like(n, a)
@@ -481,8 +474,7 @@ def svd_reduced(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 @svd_reduced.defjvp
 def _svd_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
+  (a,), (da,) = primals, tangents
   u, s, vt = svd_reduced(a)
   ut, v = mT(u), mT(vt)
   sd = s.unsqueeze(-2)
@@ -516,7 +508,6 @@ def singular_values(a: Tensor) -> Tensor:
 
 @singular_values.defjvp
 def _svdvals_jvp(primals, tangents):
-  a, = primals
-  da, = tangents
+  (a,), (da,) = primals, tangents
   u, s, vt = svd_reduced(a)
   return s, diag(mT(u) @ da @ mT(vt))
