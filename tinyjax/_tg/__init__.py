@@ -6,12 +6,11 @@ in `patches.py` (applied by `patches.install()`, listed in docs/design.md, "What
 tinygrad"). Layers: `buffers` (placeholders, buffers, host data) < `ir` (the gather kernel, markers, calls) <
 `runtime` (TinyJit support, read checks, host calls, compiled steps, replays) < `patches`.
 """
-from tinygrad import Tensor, TinyJit, dtypes
+from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType, strong_dtype, least_upper_dtype
-from tinygrad.helpers import GlobalCounters
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
-from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, tensor_of, sharding, shard_like, \
+from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, sharding, shard_like, \
   placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, read_array, write_array, jit_input, plain_buffer
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
   custom_rule_of, param_like, unfilled, const_value, is_data, mop, rop, broadcast_to, move_axis, param, assign_into
@@ -20,9 +19,9 @@ from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit,
   canonical_key, Step, Replay, scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar
 from tinyjax._tg.patches import add_tensor_methods, install
 
-__all__ = ["Tensor", "TinyJit", "UOp", "Ops", "GroupOp", "DType", "dtypes", "GlobalCounters", "strong_dtype", "compute_gradient",
+__all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "strong_dtype", "compute_gradient",
            "least_upper_dtype",
-           "static_shape", "placeholder", "allocated_buffer", "assign_into", "tensor_of", "sharding", "shard_like", "placeholder_like",
+           "static_shape", "placeholder", "allocated_buffer", "assign_into", "sharding", "shard_like", "placeholder_like",
            "default_device", "np_dtype", "np_dtype_of", "host_buffer", "read_array", "write_array", "jit_input", "plain_buffer",
            "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",
            "param_like", "unfilled", "const_value", "is_data", "mop", "rop", "broadcast_to", "move_axis", "param",
