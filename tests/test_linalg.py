@@ -192,7 +192,6 @@ def test_unsupported_args():
   with pytest.raises(NotImplementedError, match="generalized"): tsl.eigh(tg(S3), tg(S3))
 
 
-
 # ---- lax.linalg: JAX's lax.linalg functions where tinyjax gives one of their names ------------------------------------
 
 def test_lax_linalg_lu_matches_jax():

@@ -7,8 +7,10 @@ import numpy as np
 from tinygrad import Device as TinygradDevice
 from tinyjax import _tg
 from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes
-from tinyjax.core import serialized, trace_scope, traced_by, canonical_array, weak_storage_dtype
-from tinyjax.numpy._core import asarray, to_dtype, dtype_of, canonical_dtype, default_float, default_int
+from tinyjax.core import serialized, trace_scope, traced_by
+from tinyjax.dtypes import canonical_array, canonical_dtype, weak_storage_dtype, python_weak_dtype, python_scalar_dtype, to_dtype, \
+  dtype_of, is_weak_scalar
+from tinyjax.numpy import asarray
 from tinyjax import tree_util as tu
 
 __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count", "default_backend", "device_put",
@@ -116,17 +118,14 @@ def _abstract(x, what: str) -> Tensor:
   if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
     a = canonical_array(x)
     ph = _tg.placeholder(a.shape, dtype_of(a.dtype), dev)   # JAX's dtype; NotImplementedError for complex
-    weak = type(x) in (int, float)   # Python ints and floats are weakly typed, as in JAX
-    return ph.cast(dtypes.weakint if type(x) is int else dtypes.weakfloat) if weak else ph
+    return ph if (weak := python_weak_dtype(x)) is None else ph.cast(weak)   # Python ints and floats are weakly typed
   raise TypeError(f"{what}: argument {x!r} of type {type(x)} is not a valid JAX type")
 
 def _struct(x, what: str) -> ShapeDtypeStruct:
   if isinstance(x, Tensor):
     weak = x.dtype in dtypes.weaks
     return ShapeDtypeStruct(_tg.static_shape(x), canonical_dtype(x.dtype), weak_type=weak)
-  if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-    dt = dtypes.bool if isinstance(x, bool) else default_int() if isinstance(x, int) else default_float()
-    return ShapeDtypeStruct((), dt, weak_type=not isinstance(x, bool))
+  if is_weak_scalar(x): return ShapeDtypeStruct((), python_scalar_dtype(x), weak_type=not isinstance(x, bool))
   if isinstance(x, (np.ndarray, np.generic)): return ShapeDtypeStruct(np.shape(x), to_dtype(np.asarray(x).dtype))
   if isinstance(x, ShapeDtypeStruct): return x
   raise TypeError(f"{what}: output {x!r} of type {type(x)} is not a valid JAX type")

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax import _tg
-from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, placeholder, dtype_name
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, placeholder
 from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
-from tinyjax import tree_util as tu
-from tinyjax.config import config
+from tinyjax import tree_util as tu, primitives
+from tinyjax.dtypes import canonical_array, weak_storage_dtype, type_str   # noqa: F401  (type_str: core's name for it)
 
 # ---- trace state ------------------------------------------------------------------------------------------------------
 # While a transform traces a user function, its placeholders stand for values that do not exist yet. Reading one
@@ -113,23 +113,6 @@ _tg.add_read_check(_check_read)
 
 def is_array(x) -> bool: return isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float))
 
-# with x64 off (JAX's default), 64-bit numpy data enters as 32-bit, as jnp.asarray does
-_NARROW = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32, np.dtype(np.uint64): np.uint32}
-
-def canonical_array(x) -> np.ndarray:
-  """A Python scalar, numpy scalar or array as JAX would take it in: Python floats/ints are float32/int32 (64-bit with
-  x64), 64-bit numpy data is narrowed to 32 bits unless x64 is on."""
-  a = np.asarray(x)
-  if isinstance(x, int) and not isinstance(x, bool) and not config.jax_enable_x64 and not -2**31 <= x < 2**31:
-    raise OverflowError(f"Python int {x} too large to convert to int32")
-  if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-    a = np.asarray(x, dtype=np.bool_ if isinstance(x, bool) else np.int64 if isinstance(x, int) else np.float64)
-  return a if config.jax_enable_x64 or a.dtype not in _NARROW else a.astype(_NARROW[a.dtype])
-
-def weak_storage_dtype(w: DType) -> DType:
-  """The dtype a weakly typed value takes when it must have one: JAX's for a Python scalar of its kind (x64-aware)."""
-  return _tg.np_dtype_of(canonical_array(0.0 if dtypes.is_float(w) else 0))
-
 def as_tensor(x, like: Tensor | None = None) -> Tensor:
   """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax, with JAX's dtypes
   (`canonical_array`). A tinygrad Tensor keeps its dtype; a weakly typed one (tinygrad's Tensor(2.0)) gets a concrete
@@ -141,10 +124,6 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
     if like is not None and isinstance(x, (int, float)) and dtypes.is_float(like.dtype): return Tensor(a).cast(like.dtype)  # weak
     return Tensor(a)
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
-
-def type_str(t: Tensor) -> str:
-  """JAX's short type string, e.g. float32[3,4]."""
-  return f"{dtype_name(t.dtype)}[{','.join(str(d) for d in t.shape)}]"
 
 # ---- tracing on placeholders ----------------------------------------------------------------------------------------
 
@@ -293,7 +272,6 @@ def jax_conventions(uops: list[UOp]) -> list[UOp]:
     derivative is 1/2 at the bounds: rewritten to MAX. (relu, (0 < x).where(x, 0), has the constant on the other side
     and keeps JAX's relu derivative, 0 at 0.)
   The walk does not enter calls: custom rules and primitive bodies keep their own derivatives."""
-  from tinyjax import primitives   # the primitives' table (it needs only _tg)
   subs: dict[UOp, UOp] = {}
   lit: dict[UOp, bool] = {}
   for u in UOp.sink(*uops).toposort(enter_calls=False):

@@ -5,13 +5,13 @@ must have the same dtype; a Python scalar takes the other operand's).
 Everything is ordinary tinygrad Tensor ops, so vmap, jvp, grad and jit apply. A start index that is a Tensor (traced by
 vmap or jit, or data) selects with a one-hot comparison instead of a static shrink."""
 from __future__ import annotations
-import builtins, itertools, math
+import builtins, itertools
 from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
 from tinyjax.numpy._core import asarray
 from tinyjax.numpy import _math as _jm
-from tinyjax.scipy.special import erfinv as _erfinv
+from tinyjax.lax import sorting, special
 from tinyjax.tree_util import tree_map
 
 __all__ = ["dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
@@ -103,11 +103,11 @@ sqrt = _unary("sqrt", Tensor.sqrt, FLOAT)
 rsqrt = _unary("rsqrt", Tensor.rsqrt, FLOAT)
 sin = _unary("sin", Tensor.sin, FLOAT)
 cos = _unary("cos", Tensor.cos, FLOAT)
-log1p = _unary("log1p", _jm.log1p, FLOAT)
-expm1 = _unary("expm1", _jm.expm1, FLOAT)
+log1p = _unary("log1p", special.log1p, FLOAT)
+expm1 = _unary("expm1", special.expm1, FLOAT)
 floor = _unary("floor", Tensor.floor, ("floating", dtypes.is_float))
 ceil = _unary("ceil", Tensor.ceil, ("floating", dtypes.is_float))
-erf_inv = _unary("erf_inv", _erfinv, ("floating", dtypes.is_float))
+erf_inv = _unary("erf_inv", special.erf_inv, ("floating", dtypes.is_float))
 
 def pow(x, y) -> Tensor:  # noqa: A001
   """lax.pow: x ** y for float x and y of x's dtype or any integer dtype (an integer power)."""
@@ -435,45 +435,6 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
 
 # ---- sorting ---------------------------------------------------------------------------------------------------------
 
-_BITS = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}
-
-def _order_key(t: Tensor, total: bool = False) -> Tensor:
-  """Integers ordered as JAX sorts t: floats by their bits made monotone, with -0.0 equal to 0.0 and every NaN last
-  (sort), or in IEEE's total order, -NaN < -inf < -0.0 < 0.0 < inf < NaN (total: top_k)."""
-  if t.dtype == dtypes.bool: return t.cast(dtypes.int8)
-  if not dtypes.is_float(t.dtype): return t
-  it = _BITS[t.dtype.itemsize]
-  bits = (t if total else (t == 0).where(0.0, t)).bitcast(it)
-  key = (bits < 0).where(bits ^ it.max, bits)   # negative floats: the magnitude bits reversed
-  return key if total else (t != t).where(it.max, key)
-
-_RANK_SORT_MAX = 1 << 22   # comparisons (n * n per sorted row) up to which a sort ranks instead of running a network
-
-def _argsort(key: Tensor, axis: int) -> Tensor:
-  """A stable ascending argsort. Small sorts rank: element i goes to the number of elements before it (smaller, or
-  equal at a lower index), and the permutation is read back with one more comparison; two reductions, where
-  tinygrad's sort network (used above that size) costs seconds to schedule and compile (1.5 s for 96 numbers)."""
-  shape = _S(key)
-  n = shape[axis]
-  if n <= 1: return key.zeros_like(dtype=dtypes.int32)
-  if n * math.prod(shape) > _RANK_SORT_MAX: return key.argsort(axis).cast(dtypes.int32)
-  k = key.transpose(axis, -1) if axis != key.ndim - 1 else key
-  i = Tensor.arange(n, dtype=dtypes.int32)
-  ki, kj = k.unsqueeze(-1), k.unsqueeze(-2)   # [..., i, j]: key i against key j
-  rank = ((kj < ki) | ((kj == ki) & (i.reshape(1, n) < i.reshape(n, 1)))).cast(dtypes.int32).sum(-1)
-  perm = ((rank.unsqueeze(-2) == i.reshape(n, 1)).cast(dtypes.int32) * i.reshape(1, n)).sum(-1)   # [..., r]: the i of rank r
-  perm = perm.cast(dtypes.int32)
-  return perm.transpose(axis, -1) if axis != key.ndim - 1 else perm
-
-def _take(t: Tensor, axis: int, idx: Tensor) -> Tensor:
-  return t.cast(dtypes.int8).gather(axis, idx) != 0 if t.dtype == dtypes.bool else t.gather(axis, idx)
-
-def _lexsort(keys: list[Tensor], axis: int) -> Tensor:
-  """The permutation sorting by keys[0], ties by keys[1], ...: stable sorts from the last key to the first."""
-  idx = _argsort(_order_key(keys[-1]), axis)
-  for k in reversed(keys[:-1]): idx = _take(idx, axis, _argsort(_order_key(_take(k, axis, idx)), axis))
-  return idx
-
 def _canonical_axis(axis: int, ndim: int) -> int:
   if not -ndim <= axis < builtins.max(ndim, 1): raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
   return axis % builtins.max(ndim, 1)
@@ -487,9 +448,7 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     raise TypeError(f"Arguments to sort must have equal shapes, got: {' '.join(str(_S(o)) for o in ops)}")
   if not 1 <= num_keys <= len(ops): raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)={len(ops)}")
   if ops[0].ndim == 0: raise NotImplementedError("tinyjax.lax.sort of a 0-d operand is not supported")
-  ax = _canonical_axis(dimension, ops[0].ndim)
-  idx = _lexsort(ops[:num_keys], ax)
-  out = tuple(_take(o, ax, idx) for o in ops)   # gathered: each tangent moves with its element
+  out = sorting.sort(ops, _canonical_axis(dimension, ops[0].ndim), num_keys)
   return out if seq else out[0]
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True) -> tuple[Tensor, Tensor]:
@@ -504,5 +463,4 @@ def top_k(operand, k: int, *, axis: int = -1) -> list[Tensor]:
   ax = _canonical_axis(axis, t.ndim)
   if k > _S(t)[ax]:
     raise ValueError(f"k argument to top_k must be no larger than size along axis; got k={k} with shape={list(_S(t))} and axis={ax}")
-  idx = _shrink(_argsort(~_order_key(t, total=True), ax), ax, 0, k)   # ~: the order reversed, ties still by index
-  return [_take(t, ax, idx), idx]
+  return list(sorting.top_k(t, k, ax))

@@ -13,8 +13,14 @@ import numpy as np
 from tinyjax._tg import Tensor, DType, dtypes, np_dtype, jit_capturing
 from tinyjax.config import config
 from tinyjax.core import as_tensor, is_tracing, trace_state
+from tinyjax.custom import custom_jvp
+from tinyjax.dtypes import default_float, default_int, to_dtype
 from tinyjax.errors import missing_names
-from tinyjax.numpy._core import default_float, to_dtype
+from tinyjax.lax import sorting, special
+from tinyjax.lax.control_flow import while_loop
+from tinyjax import numpy as jnp
+from tinyjax.numpy._core import as_inexact
+from tinyjax.numpy.linalg import cholesky
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
            "rademacher", "exponential", "laplace", "logistic", "gumbel", "randint", "permutation", "choice", "categorical",
@@ -178,10 +184,9 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   return _normal(_key_array(key, "normal"), _shape(shape), _float_dtype(dtype, "normal"))
 
 def _normal(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
-  from tinyjax.scipy.special import erfinv
   np_dt = np_dtype(dt) or np.dtype(np.float32)   # bfloat16 (no numpy dtype) fails later in tinygrad's backend anyway
   lo = float(np.nextafter(np_dt.type(-1.0), np_dt.type(0.0)))   # the largest value above -1: erfinv(-1) = -inf is never drawn
-  return erfinv(_uniform(k, shape, dt, lo, 1.0)) * float(np_dt.type(np.sqrt(2)))
+  return special.erf_inv(_uniform(k, shape, dt, lo, 1.0)) * float(np_dt.type(np.sqrt(2)))
 
 # ---- samplers that transform one uniform draw (JAX's formulas in jax/_src/random/core.py, so JAX's numbers) ----------
 
@@ -197,7 +202,7 @@ def bernoulli(key: Any, p: Any = np.float32(0.5), shape: Sequence[int] | None = 
 
 def _int_dtype(dtype: Any) -> DType:
   """dtype, or JAX's default integer (int64 with x64 on, else int32)."""
-  return (to_dtype(dtype) if dtype is not None else None) or (dtypes.int64 if config.jax_enable_x64 else dtypes.int32)
+  return to_dtype(dtype) or default_int()
 
 def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """-1 or 1 with equal probability, as jax.random.rademacher (2 bernoulli(0.5) - 1)."""
@@ -208,20 +213,20 @@ def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor
 def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Exponential(1) values, as jax.random.exponential: -log1p(-u)."""
   dt = _float_dtype(dtype, "exponential")
-  return -_log1p(-_uniform(_key_array(key, "exponential"), _shape(shape), dt, 0.0, 1.0))
+  return -special.log1p(-_uniform(_key_array(key, "exponential"), _shape(shape), dt, 0.0, 1.0))
 
 def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Laplace(0, 1) values, as jax.random.laplace: sign(u) log1p(-|u|), u uniform in (-1, 1)."""
   dt = _float_dtype(dtype, "laplace")
   lo = -1.0 + float(np.finfo(np_dtype(dt) or np.float32).epsneg)
   u = _uniform(_key_array(key, "laplace"), _shape(shape), dt, lo, 1.0)
-  return u.sign() * _log1p(-u.abs())
+  return u.sign() * special.log1p(-u.abs())
 
 def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Logistic values, as jax.random.logistic: log(u) - log1p(-u), u uniform in [tiny, 1)."""
   dt = _float_dtype(dtype, "logistic")
   u = _uniform(_key_array(key, "logistic"), _shape(shape), dt, _tiny(dt), 1.0)
-  return u.log() - _log1p(-u)
+  return u.log() - special.log1p(-u)
 
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Tensor:
   """Gumbel values, as jax.random.gumbel (mode 'low'): -log(-log(u)), u uniform in [tiny, 1)."""
@@ -262,25 +267,24 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Tensor:
   """A random permutation of arange(x) (x an int) or of x along `axis`, as jax.random.permutation: JAX's shuffle, a
   stable sort by random 32-bit keys repeated ceil(3 log n / log(2^32 - 1)) times."""
-  from tinyjax.lax_ops import sort_key_val
   k = _key_array(key, "permutation")
   if isinstance(x, (int, np.integer)) or (isinstance(x, Tensor) and x.ndim == 0):
     if isinstance(x, Tensor) and not dtypes.is_int(x.dtype): raise TypeError("x must be an integer or at least 1-dimensional")
     n = int(x) if not isinstance(x, Tensor) else int(x.item())
-    return _eager(_shuffle(k, Tensor.arange(n, dtype=_int_dtype(None)), 0, sort_key_val))
+    return _eager(_shuffle(k, Tensor.arange(n, dtype=_int_dtype(None)), 0))
   t = as_tensor(x)
   if t.ndim == 0: raise TypeError("x must be an integer or at least 1-dimensional")
   ax = axis % t.ndim
-  if independent or t.ndim == 1: return _eager(_shuffle(k, t, ax, sort_key_val))
-  idx = _eager(_shuffle(k, Tensor.arange(t.shape[ax], dtype=_int_dtype(None)), 0, sort_key_val))
+  if independent or t.ndim == 1: return _eager(_shuffle(k, t, ax))
+  idx = _eager(_shuffle(k, Tensor.arange(t.shape[ax], dtype=_int_dtype(None)), 0))
   return t.gather(ax, idx.reshape([-1 if i == ax else 1 for i in range(t.ndim)]).expand(*[t.shape[i] if i != ax else -1 for i in range(t.ndim)]))
 
-def _shuffle(k: Tensor, x: Tensor, axis: int, sort_key_val) -> Tensor:
+def _shuffle(k: Tensor, x: Tensor, axis: int) -> Tensor:
   rounds = int(np.ceil(3 * np.log(max(1, int(x.numel()))) / np.log(2 ** 32 - 1)))
   for _ in range(rounds):
     ks = split(k)
     k, sub = ks[0], ks[1]
-    _, x = sort_key_val(_random_bits(sub, 32, _shape(x.shape)), x, axis)
+    _, x = sorting.sort((_random_bits(sub, 32, _shape(x.shape)), x), axis)
   return x
 
 # ---- samplers built on the others (JAX's compositions, so JAX's numbers up to the ulps of log, erf, tan, ...) ----------
@@ -291,12 +295,11 @@ def _out_shape(shape: Any, *params: Tensor) -> tuple[int, ...]:
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
   """Standard normal values in (lower, upper), as jax.random.truncated_normal: sqrt(2) erfinv(u), u uniform between
   erf(lower / sqrt 2) and erf(upper / sqrt 2), clipped to the open interval."""
-  from tinyjax.scipy.special import erfinv
   k, dt = _key_array(key, "truncated_normal"), _float_dtype(dtype, "truncated_normal")
   lo, hi = as_tensor(lower).cast(dt), as_tensor(upper).cast(dt)
   sqrt2 = float((np_dtype(dt) or np.dtype(np.float32)).type(np.sqrt(2)))
   u = _uniform(k, _out_shape(shape, lo, hi), dt, (lo / sqrt2).erf(), (hi / sqrt2).erf())
-  out = erfinv(u) * sqrt2
+  out = special.erf_inv(u) * sqrt2
   return out.maximum(_nextafter(lo.detach(), True)).minimum(_nextafter(hi.detach(), False))
 
 def _nextafter(x: Tensor, up: bool) -> Tensor:
@@ -319,13 +322,11 @@ def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | None = None, dtype: Any = None,
                         method: str = "cholesky") -> Tensor:
   """mean + L z with L = cholesky(cov) and z = normal(key, shape + (n,)), as jax.random.multivariate_normal."""
-  from tinyjax.numpy.linalg import cholesky
   k = _key_array(key, "multivariate_normal")
   if method not in {"svd", "eigh", "cholesky"}: raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
   if method != "cholesky":   # JAX's factors come from its own svd/eigh: signs of vectors would differ, so its numbers too
     raise NotImplementedError(f"tinyjax.random.multivariate_normal(method={method!r}): only 'cholesky'")
-  m, c = as_tensor(mean), as_tensor(cov)
-  if not dtypes.is_float(m.dtype): m = m.cast(default_float())
+  m, c = as_inexact(mean), as_tensor(cov)
   dt = m.dtype if dtype is None else _float_dtype(dtype, "multivariate_normal")
   if m.ndim < 1: raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {m.ndim}")
   if c.ndim < 2: raise ValueError(f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {c.ndim}")
@@ -351,14 +352,12 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
   prefix = shp[:len(shp) - len(batch)]
   if replace:
     g = _gumbel(k, prefix + lshape, lg.dtype)
-    from tinyjax.numpy import argmax
-    return argmax(g + lg.reshape((1,) * len(prefix) + lg.shape), axis=len(prefix) + ax)
-  from tinyjax.lax_ops import top_k
+    return jnp.argmax(g + lg.reshape((1,) * len(prefix) + lg.shape), axis=len(prefix) + ax)
   n = math.prod(prefix)
   if n > lshape[ax]:
     raise ValueError(f"Number of samples without replacement ({n}) cannot exceed number of categories ({lshape[ax]}).")
   g = lg + _gumbel(k, lshape, lg.dtype)
-  idx = top_k(g.permute(*[i for i in range(g.ndim) if i != ax], ax), n)[1]   # moveaxis(ax, -1)
+  idx = sorting.top_k(g.permute(*[i for i in range(g.ndim) if i != ax], ax), n)[1]   # moveaxis(ax, -1)
   return idx.permute(idx.ndim - 1, *range(idx.ndim - 1)).reshape(shp)
 
 def _gumbel(k: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
@@ -389,22 +388,18 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
       ind = perm.shrink(tuple((0, n_draws) if i == axis else None for i in range(perm.ndim)))
       return ind.reshape(shp if arr.ndim == 0 else arr.shape[:axis] + shp + arr.shape[axis + 1:])
   else:
-    pt = as_tensor(p)
-    if not dtypes.is_float(pt.dtype): pt = pt.cast(default_float())
+    pt = as_inexact(p)
     if pt.shape != (n_inputs,):
       raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
                        f"p has shape {pt.shape} and a.shape[axis] is {n_inputs}.")
     if replace:
-      from tinyjax.numpy import cumsum, searchsorted
-      p_cuml = cumsum(pt)
+      p_cuml = jnp.cumsum(pt)
       r = p_cuml[-1] * (1 - _uniform(k, shp, pt.dtype, 0.0, 1.0))
-      ind = searchsorted(p_cuml, r).cast(_int_dtype(None))
+      ind = jnp.searchsorted(p_cuml, r).cast(_int_dtype(None))
     else:
-      from tinyjax.lax_ops import top_k
-      ind = top_k(_gumbel(k, (n_inputs,), pt.dtype) + pt.log(), n_draws)[1].cast(_int_dtype(None))
+      ind = sorting.top_k(_gumbel(k, (n_inputs,), pt.dtype) + pt.log(), n_draws)[1].cast(_int_dtype(None))
   if arr.ndim == 0: return ind.reshape(shp)
-  from tinyjax.numpy import take
-  return take(arr, ind.flatten(), axis).reshape(arr.shape[:axis] + shp + arr.shape[axis + 1:])
+  return jnp.take(arr, ind.flatten(), axis).reshape(arr.shape[:axis] + shp + arr.shape[axis + 1:])
 
 # ---- rejection samplers: JAX's while loops --------------------------------------------------------------------------
 # JAX draws gamma and poisson in while loops, each round from keys split off the last round's; tinyjax.lax.while_loop
@@ -416,7 +411,6 @@ def _split_words(k: Words, num: int) -> list[Words]:
 
 def _gamma_one(k: Words, alpha: Tensor, log_space: bool) -> Tensor:
   """JAX's _gamma_one for each (key, alpha) pair (keys and alpha of shape (n,)): Marsaglia and Tsang's method."""
-  from tinyjax.lax.control_flow import while_loop
   dt = alpha.dtype
   boost_mask = alpha >= 1
   a = boost_mask.where(alpha, alpha + 1)
@@ -442,7 +436,7 @@ def _gamma_one(k: Words, alpha: Tensor, log_space: bool) -> Tensor:
   one = alpha * 0 + 1
   _, _, _, V, *_ = while_loop(lambda st: again(*st[2:6]).any(), body, (*key, one * 0, one, one * 2, d, c))
   if log_space:
-    log_samples = _log1p(-_uniform(subkey, (), dt, 0.0, 1.0))   # -exponential(subkey)
+    log_samples = special.log1p(-_uniform(subkey, (), dt, 0.0, 1.0))   # -exponential(subkey)
     log_boost = (boost_mask | (log_samples == 0)).where(0.0, log_samples * (1 / alpha))
     return d.log() + V.log() + log_boost
   boost = boost_mask.where(1.0, (1 - _uniform(subkey, (), dt, 0.0, 1.0)).pow(1 / alpha))
@@ -460,7 +454,6 @@ def _as_data(x: Any, dt: DType) -> Tensor:
   return Tensor(np.asarray(x, np_dtype(dt)))
 
 def _gamma(k: Tensor, a: Any, shape: Sequence[int] | None, dtype: Any, name: str, log_space: bool) -> Tensor:
-  from tinyjax.custom import custom_jvp
   dt = _float_dtype(dtype, name)
   at = _as_data(a, dt)
   shp = _out_shape(shape, at)
@@ -494,12 +487,12 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: An
 
 def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
   """Dirichlet(alpha) vectors along the last axis, as jax.random.dirichlet: the softmax of loggamma draws."""
-  from tinyjax.nn import softmax
   k, dt = _key_array(key, "dirichlet"), _float_dtype(dtype, "dirichlet")
   al = as_tensor(alpha).cast(dt)
   if al.ndim < 1: raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {al.ndim}")
   shp = _shape(shape if shape is not None else al.shape[:-1]) + _shape(al.shape[-1:])
-  return softmax(loggamma(k, al.expand(shp), shp, dt), -1)
+  lg = loggamma(k, al.expand(shp), shp, dt)
+  return special.softmax(lg, (lg.ndim - 1,))
 
 def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Tensor:
   """Student's t values, as jax.random.t: normal * sqrt((df / 2) / gamma(df / 2))."""
@@ -540,7 +533,6 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
   return (lt == 0).where(0, use_knuth.where(knuth, rejection)).cast(dt)
 
 def _poisson_knuth(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
-  from tinyjax.lax.control_flow import while_loop
   def body(st: tuple) -> tuple:
     n, k0, k1, log_prod = st
     (r0, r1), sub = _split_words((k0, k1), 2)
@@ -550,8 +542,6 @@ def _poisson_knuth(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType) ->
   return while_loop(lambda st: (st[3] > -lam).any(), body, st)[0] - 1
 
 def _poisson_rejection(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
-  from tinyjax.lax.control_flow import while_loop
-  from tinyjax.scipy.special import gammaln
   log_lam = lam.log()
   b = lam.sqrt() * 2.53 + 0.931
   a = b * 0.02483 - 0.059
@@ -565,16 +555,12 @@ def _poisson_rejection(k: Tensor, lam: Tensor, shape: tuple[int, ...], dt: DType
     us = 0.5 - u.abs()
     kk = ((2 * a / us + b) * u + lam + 0.43).floor()
     s = (v * inv_alpha / (a / (us * us) + b)).log()
-    tt = -lam + kk * log_lam - gammaln(kk + 1)
+    tt = -lam + kk * log_lam - special.lgamma(kk + 1)
     accept1 = (us >= 0.07) & (v <= v_r)
     reject = (kk < 0) | ((us < 0.013) & (v > us))
     accept = accept1 | (reject.logical_not() & (s <= tt))
     return accept.where(kk, k_out), accepted | accept, r0, r1   # as JAX: a later acceptance replaces an earlier one
   st = (lam * 0 - 1, lam != lam, k[0], k[1])   # lam != lam: False, as a bool Tensor of lam's shape
   return while_loop(lambda st: st[1].logical_not().any(), body, st)[0].cast(dt)
-
-def _log1p(x: Tensor) -> Tensor:
-  from tinyjax.numpy import log1p
-  return log1p(x)
 
 __getattr__ = missing_names("tinyjax.random", "jax.random")

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp
 from tinyjax import tree_util as tu
-from tinyjax.core import type_str
+from tinyjax.dtypes import type_str
 
 __all__ = ["params", "functional_call", "stack_params"]
 

@@ -7,7 +7,7 @@ and tinyjax does not raises AttributeError naming it (docs/porting.md lists what
 from __future__ import annotations
 import math
 import numpy as _np
-from tinyjax._tg import Tensor, dtypes
+from tinyjax._tg import Tensor, dtypes, np_dtype as _np_dtype
 from tinyjax.errors import missing_names
 from tinyjax.numpy._core import asarray, array, result_type, promote_types, ScalarType, to_dtype, dtype_of, PORTING  # noqa: F401
 from tinyjax.numpy import _array   # noqa: F401  (installs JAX's array methods on Tensor)
@@ -34,10 +34,9 @@ generic, number, inexact, floating, integer, signedinteger, unsignedinteger = \
 
 def dtype(d) -> _np.dtype:
   """numpy's dtype for anything JAX takes as one (jnp.dtype), canonical for x64."""
-  from tinyjax._tg import np_dtype
   dt = dtype_of(d)
   if dt == dtypes.bfloat16: raise NotImplementedError(f"jnp.dtype(bfloat16): numpy has no bfloat16 ({PORTING})")
-  return np_dtype(dt)
+  return _np_dtype(dt)
 
 def _np_like(d):
   if isinstance(d, Tensor): d = d.dtype

@@ -7,6 +7,7 @@ import functools
 from typing import Any, Callable
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
+from tinyjax.core import traced_by
 from tinyjax.numpy._core import dtype_of, asarray
 from tinyjax.numpy import _math
 import numpy as np
@@ -24,7 +25,6 @@ def ravel(self: Tensor, order: str = "C") -> Tensor:
 def block_until_ready(self: Tensor) -> Tensor:
   """Compute x now (JAX dispatches asynchronously; tinygrad is lazy). Inside a transform a traced value is returned
   as it is, as JAX returns a tracer."""
-  from tinyjax.core import traced_by
   if traced_by(self) is None: self.realize()
   return self
 
@@ -72,7 +72,6 @@ def _jnp_operator(fn: Callable, reflected: bool) -> Callable:
 def _str(self: Tensor) -> str:
   # print(x) shows the values, as JAX's (numpy's str); a traced value shows what it is, as JAX prints a tracer.
   # repr stays tinygrad's, which never computes.
-  from tinyjax.core import traced_by
   if (name := traced_by(self)) is not None: return f"Traced<{self.dtype.name}{list(self.shape)}> ({name})"
   return str(self.numpy())
 

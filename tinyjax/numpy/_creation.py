@@ -5,7 +5,7 @@ import math
 from typing import Any, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes
-from tinyjax.numpy._core import asarray, to_dtype, default_float, result_type, dtype_of
+from tinyjax.numpy._core import asarray, to_dtype, default_float, result_type, dtype_of, to_inexact_dtype
 from tinyjax.errors import ConcretizationTypeError
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
@@ -72,7 +72,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
   if num < 0: raise ValueError(f"Number of samples, {num}, must be non-negative.")
   s, e = asarray(start), asarray(stop)
   dt = to_dtype(dtype) or result_type(s, e, float)
-  comp = default_float() if not dtypes.is_float(dt) else dt
+  comp = to_inexact_dtype(dt)
   s, e = s.cast(comp), e.cast(comp)
   div = (num - 1) if endpoint else num
   step = (e - s) / div if div > 0 else e * math.nan if num > 1 else e * 0
@@ -92,7 +92,7 @@ def _moved_to(src: int, dst: int, ndim: int) -> list[int]:
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None, axis: int = 0) -> Tensor:
   dt = to_dtype(dtype) or result_type(asarray(start), asarray(stop), float)
-  comp = dt if dtypes.is_float(dt) else default_float()
+  comp = to_inexact_dtype(dt)
   lin = linspace(start, stop, num, endpoint, dtype=comp, axis=axis)
   out = asarray(base, comp).pow(lin)
   return out if out.dtype == dt else out.cast(dt)
@@ -100,7 +100,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0) -> Tensor:
   s, e = asarray(start), asarray(stop)
   dt = to_dtype(dtype) or result_type(s, e, float)
-  comp = dt if dtypes.is_float(dt) else default_float()
+  comp = to_inexact_dtype(dt)
   sign = s.cast(comp).sign()
   out = sign * logspace(s.cast(comp).abs().log10(), e.cast(comp).abs().log10(), num, endpoint, 10.0, comp, axis)
   return out if out.dtype == dt else out.cast(dt)

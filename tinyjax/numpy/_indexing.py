@@ -11,28 +11,25 @@ from types import EllipsisType, NoneType
 from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
-from tinyjax._tg import Tensor, dtypes, DType
-from tinyjax.numpy._core import asarray, default_int
+from tinyjax._tg import Tensor, dtypes, DType, np_dtype, static_shape as _S
+from tinyjax.core import traced_by
+from tinyjax.dtypes import type_str
+from tinyjax.numpy._core import asarray, promote, default_int, canonicalize_axis
 
 __all__ = ["take", "take_along_axis", "choose", "NonConcreteBooleanIndexError"]
 
 class NonConcreteBooleanIndexError(IndexError):
   """A boolean mask index whose value is traced (JAX's jax.errors.NonConcreteBooleanIndexError)."""
   def __init__(self, mask: Tensor):
-    super().__init__(f"Array boolean indices must be concrete; got {_tg.dtype_name(mask.dtype)}[{','.join(map(str, mask.shape))}]\n\n"
+    super().__init__(f"Array boolean indices must be concrete; got {type_str(mask)}\n\n"
                      "The output shape of x[mask] depends on how many entries are true. Use jnp.where(mask, x, fill) to keep "
                      "the shape, jnp.nonzero(mask, size=n) for a fixed number of indices, or x.at[mask] only with a concrete mask.")
 
 _orig_getitem = _tg.tensor_method("__getitem__")
 
-def _S(t: Any) -> tuple[int, ...]:
-  """t's shape as ints (tinyjax traces static shapes)."""
-  return _tg.static_shape(t)
-
 # ---- parsing an index -----------------------------------------------------------------------------------------------
 
 def _traced(t: Tensor) -> bool:
-  from tinyjax.core import traced_by
   return traced_by(t) is not None
 
 def _index_array(i: Any, device: Any) -> Tensor | list[Tensor] | None:
@@ -41,18 +38,16 @@ def _index_array(i: Any, device: Any) -> Tensor | list[Tensor] | None:
   array, as tinygrad's own indexing does)."""
   if isinstance(i, (list, np.ndarray)) or (isinstance(i, np.generic) and i.dtype == np.bool_):
     a = np.asarray(i)
-    if a.dtype == np.bool_: return [Tensor(n.astype(_np_int()), device=device) for n in np.nonzero(a)]
+    if a.dtype == np.bool_: return [Tensor(n.astype(np_dtype(default_int())), device=device) for n in np.nonzero(a)]
     if a.dtype.kind not in "iu": raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {a.dtype}")
-    return Tensor(a.astype(_np_int()), device=device)
+    return Tensor(a.astype(np_dtype(default_int())), device=device)
   if isinstance(i, Tensor):
     if i.dtype == dtypes.bool:
       if _traced(i): raise NonConcreteBooleanIndexError(i)
-      return [Tensor(n.astype(_np_int()), device=i.device) for n in np.nonzero(i.numpy())]
+      return [Tensor(n.astype(np_dtype(default_int())), device=i.device) for n in np.nonzero(i.numpy())]
     if not dtypes.is_int(i.dtype): raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {_tg.dtype_name(i.dtype)}")
     return i
   return None
-
-def _np_int() -> Any: return np.int64 if default_int() == dtypes.int64 else np.int32
 
 def _parse(shape: tuple[int, ...], idx: Any, device: Any = None) -> list[Any]:
   """idx as a list with one entry per indexed dimension and None for new axes: ints, slices, int Tensors (masks expanded
@@ -130,7 +125,7 @@ def _bounds(items: list[Any], shape: tuple[int, ...], mode: str, wrap_negative: 
 def _advanced(items: list[Any], device: Any = None) -> list[Any]:
   """numpy's rule: with array indices present, an int is an advanced index too (it moves with them)."""
   if not any(isinstance(i, Tensor) for i in items): return items
-  return [Tensor(np.asarray(i, _np_int()), device=device) if isinstance(i, int) else i for i in items]
+  return [Tensor(np.asarray(i, np_dtype(default_int())), device=device) if isinstance(i, int) else i for i in items]
 
 # ---- x[idx] ---------------------------------------------------------------------------------------------------------------
 
@@ -266,9 +261,10 @@ class _IndexUpdateRef:
       out = xf
       for r in range(reps): out = (count > r).where(fn(out), out)   # JAX applies fn once per repeat of an index
       return out.reshape(shp)
+    assert v is not None
     if not _broadcastable(_S(v), _S(pos)):
       raise ValueError(f"Incompatible shapes for broadcasting: {_S(v)} and requested shape {_S(pos)}")
-    vf = v.expand(_S(pos)).reshape(k, 1) if _S(v) != _S(pos) else v.reshape(k, 1)   # type: ignore[union-attr]
+    vf = v.expand(_S(pos)).reshape(k, 1) if _S(v) != _S(pos) else v.reshape(k, 1)
     if kind == "add": return (xf + hit.where(vf, 0).sum(0, dtype=x.dtype)).reshape(shp)
     if kind == "set":
       # repeated indices: the last update wins, as with JAX's scatter
@@ -344,8 +340,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
   if mode == "raise": raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
   t = asarray(a)
   if axis is None: t, axis = t.flatten(), 0
-  from tinyjax.numpy._shape import _axis
-  ax = _axis(axis, t.ndim)
+  ax = canonicalize_axis(axis, t.ndim)
   i = asarray(indices)
   m = _mode(mode)
   return _gather(t, (slice(None),) * ax + (i,), "fill" if m is None else m, fill_value)
@@ -358,8 +353,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, mode: Any = N
   if i.ndim != t.ndim:
     raise ValueError(f"indices and arr must have the same number of dimensions; {i.ndim} vs. {t.ndim}")
   if not dtypes.is_int(i.dtype): raise TypeError(f"take_along_axis indices must be of integer type, got {_tg.dtype_name(i.dtype)}")
-  from tinyjax.numpy._shape import _axis
-  ax = _axis(axis, t.ndim)
+  ax = canonicalize_axis(axis, t.ndim)
   m = _mode(mode)
   n = _S(t)[ax]
   if wrap_negative_indices is not False: i = (i < 0).where(i + n, i)
@@ -375,7 +369,6 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, mode: Any = N
 def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Tensor:
   """jnp.choose (mode 'raise' needs a concrete `a`)."""
   if out is not None: raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
-  from tinyjax.numpy._core import promote
   idx = asarray(a)
   cs = promote(*(list(choices) if not isinstance(choices, Tensor) else [choices[k] for k in range(_S(choices)[0])]))
   n = len(cs)

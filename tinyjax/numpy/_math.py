@@ -1,14 +1,16 @@
 """tinyjax.numpy: elementwise math (numpy's ufuncs on real numbers), where, clip, nan_to_num, and the predicates
 isclose, allclose, array_equal. Every function takes arrays, numpy data and Python scalars and returns JAX's dtype:
 integer inputs of a transcendental function become the default float (`jnp.sin(int32)` is float32), binary functions
-promote as JAX does (`_core.result_type`, Python scalars weakly typed)."""
+promote as JAX does (`tinyjax.dtypes.result_type`, Python scalars weakly typed)."""
 from __future__ import annotations
 import math
 from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
-from tinyjax.numpy._core import asarray, promote, result_type, default_float, default_int
+from tinyjax.lax.special import log1p as _log1p, expm1 as _expm1
+from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int
+from tinyjax.numpy._shape import nonzero
 from tinyjax.primitives import accurate_tanh
 
 __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
@@ -24,28 +26,8 @@ __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", 
            "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
            "bitwise_xor", "left_shift", "right_shift"]
 
-def _inexact(x: Any) -> Tensor:
-  """x as a float array: integers and bools become the default float dtype (JAX's promote_args_inexact)."""
-  x = asarray(x)
-  return x if dtypes.is_float(x.dtype) else x.cast(default_float())
-
-def _floats(*xs: Any) -> list[Tensor]:
-  dt = result_type(*xs)
-  if not dtypes.is_float(dt): dt = default_float()
-  return [asarray(x, dt) for x in xs]
-
 # ---- unary ----------------------------------------------------------------------------------------------------------
 # name -> (Tensor method or function of a Tensor, whether integer inputs become float first)
-def _log1p(x: Tensor) -> Tensor:
-  # log1p(x) = log(u) * x / (u - 1) with u = 1 + x: exact to rounding for small x, where log(1 + x) loses the digits
-  u = x + 1
-  return (u == 1).where(x, u.log() * x / (u - 1))
-
-def _expm1(x: Tensor) -> Tensor:
-  # expm1(x) = (u - 1) * x / log(u) with u = exp(x) (Kahan): accurate for small x
-  u = x.exp()
-  return (u == 1).where(x, (u - 1 == -1).where(-1.0, (u == math.inf).where(u, (u - 1) * x / u.log())))
-
 def _cbrt(x: Tensor) -> Tensor: return x.sign() * x.abs().pow(1.0 / 3.0)
 
 def _sinc(x: Tensor) -> Tensor:
@@ -101,7 +83,7 @@ def _sign(x: Tensor) -> Tensor: return (x != x).where(x, x.sign()) if dtypes.is_
 
 def _unary(name: str, fn: Callable[[Tensor], Tensor], inexact: bool) -> Callable:
   def f(x: Any) -> Tensor:
-    t = _inexact(x) if inexact else asarray(x)
+    t = as_inexact(x) if inexact else asarray(x)
     if not inexact and name in ("floor", "ceil", "trunc", "fix") and not dtypes.is_float(t.dtype): return t
     if name in ("sign", "abs", "absolute") and t.dtype == dtypes.bool: return t if name != "sign" else t
     return fn(t)
@@ -163,7 +145,7 @@ invert = _unary("invert", lambda x: x.bitwise_not(), False)
 
 def _binary(name: str, fn: Callable[[Tensor, Tensor], Tensor], inexact: bool = False, out_bool: bool = False) -> Callable:
   def f(x1: Any, x2: Any) -> Tensor:
-    a, b = _floats(x1, x2) if inexact else promote(x1, x2)
+    a, b = promote_inexact(x1, x2) if inexact else promote(x1, x2)
     return fn(a, b)
   f.__name__ = f.__qualname__ = name
   f.__doc__ = f"jnp.{name}, elementwise with broadcasting."
@@ -316,15 +298,15 @@ def divmod(x1: Any, x2: Any) -> tuple[Tensor, Tensor]:  # noqa: A001
   return floor_divide(x1, x2), mod(x1, x2)
 
 def heaviside(x1: Any, x2: Any) -> Tensor:
-  a, b = _floats(x1, x2)
+  a, b = promote_inexact(x1, x2)
   return (a != a).where(a, (a < 0).where(0.0, (a == 0).where(b, 1.0)).cast(a.dtype))
 
 def ldexp(x1: Any, x2: Any) -> Tensor:
-  a = _inexact(x1)
+  a = as_inexact(x1)
   return a * asarray(x2).cast(a.dtype).exp2()
 
 def frexp(x: Any) -> tuple[Tensor, Tensor]:
-  a = _inexact(x)
+  a = as_inexact(x)
   e = (a.abs().log2().floor() + 1)
   e = (a == 0).where(0, e)
   return a / e.exp2(), e.cast(dtypes.int32)
@@ -404,7 +386,6 @@ def where(condition: Any, x: Any = None, y: Any = None, *, size: int | None = No
   """jnp.where(c, x, y) selects elementwise; jnp.where(c) is jnp.nonzero(c) (its shape depends on the data: c must be
   concrete, or `size` given)."""
   if x is None and y is None:
-    from tinyjax.numpy._shape import nonzero
     return nonzero(condition, size=size, fill_value=fill_value)
   if x is None or y is None: raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where")
   c = asarray(condition)

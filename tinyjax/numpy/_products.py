@@ -7,8 +7,8 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 from tinyjax._tg import Tensor
-from tinyjax.numpy._core import asarray, promote, to_dtype
-from tinyjax.numpy._reductions import canonicalize_axis, sum as _sum
+from tinyjax.numpy._core import asarray, promote, to_dtype, canonicalize_axis
+from tinyjax.numpy._reductions import sum as _sum
 
 __all__ = ["dot", "vdot", "vecdot", "matmul", "inner", "outer", "tensordot", "einsum", "kron", "cross", "trace",
            "matrix_transpose"]

@@ -1,10 +1,12 @@
 """tinyjax.numpy: reductions (axis None, int or tuple, keepdims, where=) and cumulative ones, with JAX's dtypes."""
 from __future__ import annotations
-import builtins, math, operator
+import builtins, math
 from typing import Any
 from tinyjax import _tg
 from tinyjax._tg import Tensor, DType, dtypes
-from tinyjax.numpy._core import asarray, to_dtype, dtype_of, default_int, default_float, canonical_dtype
+from tinyjax.numpy._core import asarray, as_inexact, promote_inexact, to_dtype, dtype_of, default_int, canonical_dtype, canonicalize_axis, \
+  canonicalize_axes, to_inexact_dtype
+from tinyjax.lax import sorting
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "ptp", "argmax", "argmin", "all", "any",
            "cumsum", "cumprod", "cumulative_sum", "cumulative_prod", "nansum", "nanprod", "nanmean", "nanvar", "nanstd",
@@ -12,19 +14,6 @@ __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "p
 
 
 # ---- shared machinery -----------------------------------------------------------------------------------------------
-
-def canonicalize_axis(axis: Any, ndim: int, err: type[Exception] = ValueError) -> int:
-  """axis as a non-negative int, with JAX's error when it is out of range."""
-  axis = operator.index(axis)
-  if not -ndim <= axis < ndim: raise err(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return axis % ndim if ndim else axis
-
-def _axes(x: Tensor, axis: Any, err: type[Exception] = ValueError) -> tuple[int, ...]:
-  """The reduced axes (None: all of them) as sorted non-negative ints; JAX's errors for bad or repeated axes."""
-  if axis is None: return tuple(range(x.ndim))
-  axes = tuple(canonicalize_axis(a, x.ndim, err) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
-  if len(set(axes)) != len(axes): raise ValueError(f"duplicate value in 'axis': {axis}")
-  return tuple(sorted(axes))
 
 def _no_out(name: str, out: Any) -> None:
   if out is not None: raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
@@ -43,7 +32,6 @@ def _promote_int(dt: DType) -> DType:
   if dtypes.is_int(dt): return builtins.max(dt, default_int(), key=lambda d: d.itemsize)
   return dt
 
-def _inexact(dt: DType) -> DType: return dt if dtypes.is_float(dt) else default_float()
 def _upcast_f16(dt: DType) -> DType: return dtypes.float32 if dt in (dtypes.float16, dtypes.bfloat16) else dt
 
 def _keep(r: Tensor, shape: tuple, axes: tuple[int, ...], keepdims: bool) -> Tensor:
@@ -63,7 +51,7 @@ def _reduce(name: str, op: str, a: Any, axis: Any, dtype: Any, out: Any, keepdim
   """What every jnp reduction does (JAX's `_reduction`): dtype, where-mask, initial, keepdims."""
   _no_out(name, out)
   x, mask = asarray(a), _where_mask(name, where)
-  axes = _axes(x, axis)
+  axes = canonicalize_axes(axis, x.ndim)
   has_identity = op in ("sum", "prod")
   if not has_identity and mask is not None and initial is None:
     raise ValueError(f"reduction operation {name} does not have an identity, so to use a where mask one has to specify 'initial'")
@@ -133,8 +121,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None) -> T
   """Arithmetic mean (jnp.mean): integers and bools average in the default float."""
   _no_out("mean", out)
   x, mask = asarray(a), _where_mask("mean", where)
-  axes = _axes(x, axis, IndexError)   # JAX raises IndexError here (it looks the axis up in the shape first)
-  out_dt = to_dtype(dtype) or _inexact(x.dtype)
+  axes = canonicalize_axes(axis, x.ndim, IndexError)   # JAX raises IndexError here (it looks the axis up in the shape first)
+  out_dt = to_dtype(dtype) or to_inexact_dtype(x.dtype)
   comp = _upcast_f16(out_dt) if dtype is None else out_dt
   n = _count(x, axes, keepdims, mask, comp)
   r = sum(x, axes, dtype=comp, keepdims=keepdims, where=mask) / n
@@ -146,8 +134,8 @@ def _var(name: str, a, axis, dtype, out, ddof, keepdims, where, mean_, correctio
   if correction is None: correction = ddof
   elif ddof != 0: raise ValueError("ddof and correction can't be provided simultaneously.")
   x, mask = asarray(a), _where_mask(name, where)
-  axes = _axes(x, axis, IndexError)
-  out_dt = to_dtype(dtype) or _inexact(x.dtype)
+  axes = canonicalize_axes(axis, x.ndim, IndexError)
+  out_dt = to_dtype(dtype) or to_inexact_dtype(x.dtype)
   comp = _upcast_f16(out_dt)
   x = x.cast(comp) if x.dtype != comp else x
   if nan:
@@ -204,7 +192,7 @@ def _nan_reduce(name: str, fn, a, axis, keepdims, where, fill: float, nan_if_all
   if not dtypes.is_float(x.dtype): return fn(x, axis=axis, keepdims=keepdims, where=where, **kw)
   isnan = x.isnan()
   r = fn(isnan.where(fill, x), axis=axis, keepdims=keepdims, where=where, **kw)
-  return isnan.all(_axes(x, axis), keepdim=keepdims).where(math.nan, r) if nan_if_all_nan else r
+  return isnan.all(canonicalize_axes(axis, x.ndim), keepdim=keepdims).where(math.nan, r) if nan_if_all_nan else r
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None) -> Tensor:
   """Sum ignoring NaNs (jnp.nansum)."""
@@ -300,17 +288,12 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False) -> Te
 _RANK_MAX = 1024   # up to this many elements a slice is ranked by comparing all pairs (one kernel); longer ones are sorted
 
 def _order_stat(x: Tensor, k: Tensor) -> Tensor:
-  """The k-th smallest element of each slice x[..., :] (k: integer Tensor broadcasting against x[..., 0]). Its gradient
-  goes to that one element, as through JAX's sort."""
+  """The k-th smallest element of each slice x[..., :] (k: integer Tensor broadcasting against x[..., 0]) in JAX's
+  sort order (`tinyjax.lax.sorting`). Its gradient goes to that one element, as through JAX's sort."""
   n = x.shape[-1]
-  if n <= _RANK_MAX:
-    # position of each element in a stable sort: the smaller ones, and the equal ones before it
-    xi, xj = x.unsqueeze(-1), x.unsqueeze(-2)
-    before = Tensor.ones(n, n, dtype=dtypes.bool, device=x.device).tril(-1)
-    pos = ((xj < xi) | ((xj == xi) & before)).sum(-1, dtype=dtypes.int32)
-    vals = x
-  else:
-    vals, pos = x.sort(-1)[0], Tensor.arange(n, dtype=dtypes.int32).to(x.device)
+  # short slices: each element's position in the sort, and the element at position k selected (no permutation)
+  if n <= _RANK_MAX: vals, pos = x, sorting.rank(sorting.order_key(x))
+  else: vals, pos = sorting.sort([x], -1)[0], Tensor.arange(n, dtype=dtypes.int32).to(x.device)
   return (pos == k.unsqueeze(-1)).where(vals, 0).sum(-1)
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -323,14 +306,10 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     raise NotImplementedError(f"jnp.quantile(method={method!r}, weights=...): only {', '.join(_METHODS)} without weights")
   if method not in _METHODS:
     raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
-  x = asarray(a)
-  x = x.cast(_inexact(x.dtype)) if not dtypes.is_float(x.dtype) else x
+  x = as_inexact(a)
   qt = asarray(q)
   if qt.ndim > 1: raise ValueError(f"q must be have rank <= 1, got shape {qt.shape}")
-  if isinstance(axis, (tuple, list)):
-    axes = _axes(x, tuple(axis))
-    if len(axes) != len(axis): raise ValueError("repeated axis")
-  else: axes = _axes(x, axis)
+  axes = tuple(sorted(canonicalize_axes(axis, x.ndim, repeated="repeated axis")))
   keep = [i for i in range(x.ndim) if i not in axes]
   xs = x.permute(*keep, *axes).reshape(*[x.shape[i] for i in keep], -1) if axes else x.unsqueeze(-1)
   n = xs.shape[-1]
@@ -350,9 +329,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:
   """q-th percentiles (jnp.percentile: quantile of q / 100)."""
-  qt = asarray(q)
-  return quantile(a, (qt if dtypes.is_float(qt.dtype) else qt.cast(default_float())) / 100, axis, out, overwrite_input,
-                  method, keepdims, weights=weights)
+  return quantile(a, as_inexact(q) / 100, axis, out, overwrite_input, method, keepdims, weights=weights)
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Tensor:
   """Median (jnp.median): the midpoint of the two middle elements."""
@@ -361,15 +338,13 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Ten
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
   """Weighted average (jnp.average); `returned=True` also gives the sum of the weights."""
   x = asarray(a)
-  axes = _axes(x, axis)
+  axes = canonicalize_axes(axis, x.ndim)
   if weights is None:
-    x = x.cast(_inexact(x.dtype)) if not dtypes.is_float(x.dtype) else x
+    x = as_inexact(x)
     avg = mean(x, axis, keepdims=keepdims)
     wsum = avg.full_like(math.prod(int(x.shape[i]) for i in axes))
   else:
-    from tinyjax.numpy._core import promote
-    x, w = promote(x, weights)
-    if not dtypes.is_float(x.dtype): x, w = x.cast(default_float()), w.cast(default_float())
+    x, w = promote_inexact(x, weights)
     if x.shape != w.shape:
       if axis is None: raise ValueError("Axis must be specified when shapes of a and weights differ.")
       ax_given = tuple(canonicalize_axis(i, x.ndim) for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))

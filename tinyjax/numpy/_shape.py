@@ -4,9 +4,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax import _tg
-from tinyjax._tg import Tensor, dtypes
-from tinyjax.numpy._core import asarray, promote, result_type, default_int, default_float, to_dtype
+from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
+from tinyjax.core import traced_by
+from tinyjax.errors import ConcretizationTypeError
+from tinyjax.dtypes import short_type
+from tinyjax.lax import sorting
+from tinyjax.numpy._core import asarray, promote, result_type, default_int, default_float, to_dtype, canonicalize_axes
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis", "swapaxes", "expand_dims", "squeeze",
            "atleast_1d", "atleast_2d", "atleast_3d", "concatenate", "concat", "stack", "vstack", "hstack", "dstack", "column_stack",
@@ -14,10 +17,6 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", 
            "broadcast_shapes", "pad", "flip", "fliplr", "flipud", "rot90", "roll", "sort", "argsort", "lexsort", "triu", "tril",
            "shape", "ndim", "size", "resize", "unique", "nonzero", "argwhere", "flatnonzero", "searchsorted", "digitize", "bincount",
            "unravel_index", "ravel_multi_index", "delete", "insert", "append", "select", "piecewise", "extract", "compress"]
-
-def _S(t: Any) -> tuple[int, ...]:
-  """t's shape as ints (tinyjax traces static shapes)."""
-  return _tg.static_shape(t)
 
 # ---- helpers ----------------------------------------------------------------------------------------------------------
 
@@ -27,17 +26,10 @@ def _axis(axis: int, ndim: int) -> int:
     raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
   return axis % ndim if ndim else 0
 
-def _axes(axis: int | Sequence[int], ndim: int) -> tuple[int, ...]:
-  axes = tuple(_axis(a, ndim) for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
-  if len(set(axes)) != len(axes): raise ValueError(f"repeated axis in {axis}")
-  return axes
-
 def _concrete(x: Any, what: str) -> np.ndarray:
   """x's value, which the output's shape depends on: numpy data, or a Tensor not traced by a transform."""
   if isinstance(x, Tensor):
-    from tinyjax.core import traced_by
     if traced_by(x) is not None:
-      from tinyjax.errors import ConcretizationTypeError
       raise ConcretizationTypeError(traced_by(x) or "jit", "numpy", x) from \
         ValueError(f"{what}: the output shape depends on this value, so it must be concrete (JAX's size= argument, where the "
                    "function has one, makes it traceable)")
@@ -77,7 +69,7 @@ def shape(a: Any) -> tuple[int, ...]: return _S(a) if isinstance(a, Tensor) else
 def ndim(a: Any) -> int: return len(shape(a))
 def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
   s = shape(a)
-  return math.prod(s) if axis is None else math.prod(s[i] for i in _axes(axis, len(s)))
+  return math.prod(s) if axis is None else math.prod(s[i] for i in canonicalize_axes(axis, len(s)))
 
 def reshape(a: Any, shape: Sequence[int] | int | None = None, order: str = "C", *, copy: bool | None = None,
             newshape: Any = None) -> Tensor:
@@ -93,7 +85,7 @@ def ravel(a: Any, order: str = "C") -> Tensor:
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Tensor:
   t = asarray(a)
-  perm = tuple(range(t.ndim))[::-1] if axes is None else _axes(axes, t.ndim)
+  perm = tuple(range(t.ndim))[::-1] if axes is None else canonicalize_axes(axes, t.ndim)
   if len(perm) != t.ndim: raise ValueError(f"axes {axes} don't match array of dimension {t.ndim}")
   return t.permute(perm) if perm else t
 
@@ -106,7 +98,7 @@ def matrix_transpose(x: Any, /) -> Tensor:
 
 def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
   t = asarray(a)
-  src, dst = _axes(source, t.ndim), _axes(destination, t.ndim)
+  src, dst = canonicalize_axes(source, t.ndim), canonicalize_axes(destination, t.ndim)
   if len(src) != len(dst): raise ValueError("Inconsistent number of elements: {} vs {}".format(len(src), len(dst)))
   order = [i for i in range(t.ndim) if i not in src]
   for d, s in sorted(zip(dst, src, strict=False)): order.insert(d, s)
@@ -122,13 +114,13 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Tensor:
 def expand_dims(a: Any, axis: int | Sequence[int]) -> Tensor:
   t = asarray(a)
   n = t.ndim + (1 if isinstance(axis, (int, np.integer)) else len(axis))
-  new = set(_axes(axis, n))
+  new = set(canonicalize_axes(axis, n))
   it = iter(_S(t))
   return t.reshape(tuple(1 if d in new else next(it) for d in range(n)))
 
 def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> Tensor:
   t = asarray(a)
-  axes = tuple(d for d, s in enumerate(_S(t)) if s == 1) if axis is None else _axes(axis, t.ndim)
+  axes = tuple(d for d, s in enumerate(_S(t)) if s == 1) if axis is None else canonicalize_axes(axis, t.ndim)
   if any(_S(t)[d] != 1 for d in axes):
     raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one, got shape={_S(t)} "
                      f"and dimensions={axes}")
@@ -150,8 +142,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 def broadcast_to(array: Any, shape: int | Sequence[int]) -> Tensor:
   t, shp = asarray(array), (shape,) if isinstance(shape, int) else tuple(shape)
   if len(shp) < t.ndim or any(s != 1 and s != d for s, d in zip(_S(t)[::-1], shp[::-1], strict=False)):
-    def typ(s: tuple) -> str: return f"{_tg.dtype_name(t.dtype)}[{','.join(map(str, s))}]"
-    raise ValueError(f"Incompatible types for broadcasting: input type={typ(_S(t))} and requested type={typ(shp)}")
+    raise ValueError(f"Incompatible types for broadcasting: input type={short_type(t.dtype, _S(t))} and requested type="
+                     f"{short_type(t.dtype, shp)}")
   return t.reshape((1,) * (len(shp) - t.ndim) + _S(t)).expand(shp)
 
 def broadcast_arrays(*args: Any) -> list[Tensor]:
@@ -199,7 +191,7 @@ def _split(name: str, ary: Any, sections: Any, axis: int, even: bool) -> list[Te
   t = asarray(ary)
   ax = _axis(axis, t.ndim)
   n = _S(t)[ax]
-  if isinstance(sections, (int, np.integer)) or (isinstance(sections, (np.ndarray, Tensor)) and len(_S(sections)) == 0):
+  if isinstance(sections, (int, np.integer)) or (isinstance(sections, (np.ndarray, Tensor)) and sections.ndim == 0):
     k = int(sections)  # type: ignore[arg-type]
     if even and n % k: raise ValueError(f"array split does not result in an equal division: {n} into {k}")
     sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
@@ -341,7 +333,7 @@ def pad(array: Any, pad_width: Any, mode: str | Callable = "constant", **kwargs:
 
 def flip(m: Any, axis: int | Sequence[int] | None = None) -> Tensor:
   t = asarray(m)
-  axes = tuple(range(t.ndim)) if axis is None else _axes(axis, t.ndim)
+  axes = tuple(range(t.ndim)) if axis is None else canonicalize_axes(axis, t.ndim)
   return t.flip(axes) if axes else t
 
 def fliplr(m: Any) -> Tensor:
@@ -355,7 +347,7 @@ def flipud(m: Any) -> Tensor:
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Tensor:
   t = asarray(m)
   if t.ndim < 2: raise ValueError(f"rot90 requires its first argument to have ndim at least two, but got first argument of shape {_S(t)}")
-  a, b = _axes(axes, t.ndim)
+  a, b = canonicalize_axes(axes, t.ndim)
   k %= 4
   if k == 0: return t
   if k == 2: return t.flip((a, b))
@@ -388,45 +380,24 @@ def _no_order(name: str, kind: Any, order: Any) -> None:
 
 def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, stable: bool = True, descending: bool = False,
             dtype: Any = None) -> Tensor:
-  """jnp.argsort: stable (ties keep their order, also with descending=True). NaNs are not sorted last as in JAX."""
+  """jnp.argsort: stable (ties keep their order, also with descending=True), NaNs sorted last (first with descending),
+  -0.0 equal to 0.0, as JAX's (`tinyjax.lax.sorting`)."""
   _no_order("argsort", kind, order)
   t = asarray(a)
   if axis is None: t, axis = t.flatten(), 0
-  if t.ndim == 0: return Tensor(np.zeros((), _np_int()), device=t.device)
-  ax = _axis(axis, t.ndim)
-  if t.dtype == dtypes.bool: t = t.cast(dtypes.int32)
-  if _S(t)[ax] <= 1: return t.zeros_like(dtype=to_dtype(dtype) or default_int())
-  n = _S(t)[ax]
-  # descending as JAX: the ascending sort of the reversed array, reversed (ties keep their order, NaNs come first)
-  idx = (n - 1 - _argsort_asc(t.flip(ax), ax)).flip(ax) if descending else _argsort_asc(t, ax)
-  return idx.cast(to_dtype(dtype) or default_int())
-
-def _argsort_asc(t: Tensor, ax: int) -> Tensor:
-  """Stable ascending argsort along ax with NaNs last, as JAX sorts (tinygrad's sort network does not order NaNs)."""
-  if not dtypes.is_float(t.dtype): return t.argsort(ax)
-  nan = t != t
-  idx = nan.where(math.inf, t).argsort(ax)
-  # move the NaNs (tied with +inf) behind everything, keeping the order of the rest: a stable partition
-  snan = nan.gather(ax, idx)
-  num, real = snan.cast(dtypes.int32), (~snan).cast(dtypes.int32)
-  dest = snan.where(real.sum(ax, keepdim=True) + num.cumsum(ax) - 1, real.cumsum(ax) - 1)
-  n = _S(t)[ax]
-  slot = Tensor.arange(n, dtype=dtypes.int32).reshape(tuple(n if d == ax + 1 else 1 for d in range(t.ndim + 1)))
-  return (dest.unsqueeze(ax + 1) == slot).where(idx.unsqueeze(ax + 1), 0).sum(ax, dtype=idx.dtype)
-
-def _np_int() -> Any: return np.int64 if default_int() == dtypes.int64 else np.int32
+  if t.ndim == 0: return Tensor(np.zeros((), np_dtype(default_int())), device=t.device)
+  return sorting.argsort(t, _axis(axis, t.ndim), descending).cast(to_dtype(dtype) or default_int())
 
 def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, stable: bool = True, descending: bool = False) -> Tensor:
-  """jnp.sort; the derivative moves each tangent with its element, as JAX's. NaNs are not sorted last as in JAX."""
+  """jnp.sort: stable, NaNs last, -0.0 equal to 0.0, as JAX's (`tinyjax.lax.sorting`); descending is the ascending sort
+  reversed, as in JAX (ties in reverse order, NaNs first). The values are gathered by the permutation, so each
+  output's derivative is its source element's."""
   _no_order("sort", kind, order)
   t = asarray(a)
   if axis is None: t, axis = t.flatten(), 0
   if t.ndim == 0: return t
   ax = _axis(axis, t.ndim)
-  if _S(t)[ax] <= 1: return t
-  # values gathered by the permutation: each output's derivative is its source element's (tinygrad's sort network
-  # would split tied derivatives); descending is the ascending sort reversed, as in JAX (ties in reverse order)
-  out = t.gather(ax, argsort(t, ax))
+  out, = sorting.sort([t], ax)
   return out.flip(ax) if descending else out
 
 def lexsort(keys: Any, axis: int = -1) -> Tensor:
@@ -435,10 +406,7 @@ def lexsort(keys: Any, axis: int = -1) -> Tensor:
   if not ks: raise TypeError("need sequence of keys with len > 0 in lexsort")
   shp = broadcast_shapes(*(_S(k) for k in ks))
   ks = [broadcast_to(k, shp) for k in ks]
-  ax = _axis(axis, len(shp))
-  idx = argsort(ks[0], ax)
-  for k in ks[1:]: idx = idx.gather(ax, argsort(k.gather(ax, idx), ax))
-  return idx
+  return sorting.lexsort(ks[::-1], _axis(axis, len(shp))).cast(default_int())
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, method: str = "scan") -> Tensor:
   """jnp.searchsorted (a compare-and-count: every `method` computes the same)."""

@@ -13,9 +13,10 @@ import functools, inspect, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
-  allocated_buffer, assign_into, sharding, placeholder_like, np_dtype_of, host_buffer, jit_input, default_device, \
+  allocated_buffer, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
   Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors
-from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, canonical_array
+from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor
+from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
 from tinyjax import tree_util as tu
 
 _SCALARS = (bool, int, float)
@@ -27,15 +28,10 @@ def _host_array(x) -> tuple[np.ndarray, DType | None]:
   a = canonical_array(x)
   if type(x) is int and a.dtype == np.int32 and not _INT32[0] <= x <= _INT32[1]:
     raise OverflowError(f"An overflow was encountered while parsing an argument to a jitted computation. Got {type(x)} with value {x}")
-  return a, (dtypes.weakint if type(x) is int else dtypes.weakfloat if type(x) is float else None)
-
-def _weak_dtype(w: DType) -> DType:
-  """The dtype a weakly typed value (a Python int or float, tinygrad's Tensor(1.5)) is stored in: JAX's for a Python
-  scalar of its kind (64 bits with x64). Inside the function it is a weak-dtype view of it, as in JAX."""
-  return np_dtype_of(canonical_array(0.0 if dtypes.is_float(w) else 0))
+  return a, python_weak_dtype(x)
 
 def _out_tensor(x) -> Tensor:
-  return x.cast(_weak_dtype(x.dtype)) if isinstance(x, Tensor) and x.dtype in dtypes.weaks else as_tensor(x)
+  return x.cast(weak_storage_dtype(x.dtype)) if isinstance(x, Tensor) and x.dtype in dtypes.weaks else as_tensor(x)
 
 def _device(leaves: list):
   """Where device-less arguments (Python scalars, numpy arrays, constants) go: the first Tensor argument's device
@@ -50,7 +46,7 @@ def _empty_type(x: Tensor | np.ndarray, weak: DType | None, device) -> tuple:
   """(shape, dtype, device, weak) of an empty array argument: its part of the cache key."""
   t = x if isinstance(x, Tensor) else Tensor(x)
   dev = device if isinstance(x, np.ndarray) or t.device is None else t.device
-  return (static_shape(t), t.dtype if weak is None else _weak_dtype(weak), dev, weak)
+  return (static_shape(t), t.dtype if weak is None else weak_storage_dtype(weak), dev, weak)
 
 
 class _Entry:
@@ -209,7 +205,7 @@ class jit:
         statics.append(typ := _empty_type(x, w, device))
         leaves[i] = placeholder(*typ[:3]) if w is None else placeholder(*typ[:3]).cast(w)
         continue
-      if isinstance(x, Tensor): t, b = jit_input(x, device, None if w is None else _weak_dtype(w))
+      if isinstance(x, Tensor): t, b = jit_input(x, device, None if w is None else weak_storage_dtype(w))
       else: t, b = jit_input(Tensor(x), device) if (h := host_buffer(x, device)) is None else (h, None)
       pos.append(i)
       if (k := seen.get(t.uop)) is None:

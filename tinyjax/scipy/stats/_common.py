@@ -3,9 +3,7 @@ from __future__ import annotations
 from typing import Any
 import math
 from tinyjax._tg import Tensor
-from tinyjax.numpy import _math
-
-def floats(*xs: Any) -> list[Tensor]: return _math._floats(*xs)
+from tinyjax.numpy._core import promote_inexact as floats   # noqa: F401  (the distributions' arguments: floats of one dtype)
 
 def outside(logp: Tensor, bad: Tensor) -> Tensor: return bad.where(-math.inf, logp)
 

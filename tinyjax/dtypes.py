@@ -1,0 +1,152 @@
+"""JAX's dtype policy, in one place (jax/_src/dtypes.py): the default dtypes, weak types, type promotion, the narrowing
+of 64-bit types with x64 off, and the short type string (`float32[3,4]`). `core`, `transforms/jit`, `api` and
+`tinyjax.numpy` read it; it needs only the config and tinygrad's dtypes.
+
+With x64 off (JAX's default) float32 and int32 are the defaults and 64-bit data and dtypes are narrowed to 32 bits, as
+JAX does; with `tinyjax.config.update("jax_enable_x64", True)` the defaults are float64 and int64.
+
+Weak types: a Python int or float (and tinygrad's `Tensor(2.0)`, whose dtype is `dtypes.weakfloat`) is weakly typed,
+as in JAX: it takes the dtype of the array it meets, and when it must have one of its own it is stored in the default
+dtype of its kind (`weak_storage_dtype`).
+"""
+from __future__ import annotations
+from typing import Any, Sequence
+import numpy as np
+from tinyjax import _tg
+from tinyjax._tg import Tensor, DType, dtypes
+from tinyjax.config import config
+from tinyjax.errors import PORTING
+
+__all__ = ["default_float", "default_int", "canonical_array", "canonical_dtype", "weak_storage_dtype", "python_weak_dtype",
+           "is_weak_scalar", "python_scalar_dtype", "to_inexact_dtype", "DTypeName", "to_dtype", "dtype_of", "result_type",
+           "promote_types", "holds_tensor", "short_type", "type_str"]
+
+# ---- defaults and x64 -------------------------------------------------------------------------------------------------
+
+def default_float() -> DType: return dtypes.float64 if config.jax_enable_x64 else dtypes.float32
+def default_int() -> DType: return dtypes.int64 if config.jax_enable_x64 else dtypes.int32
+
+# with x64 off (JAX's default), 64-bit types are their 32-bit kin, for data (jnp.asarray) as for dtypes
+_NARROW = {dtypes.float64: dtypes.float32, dtypes.int64: dtypes.int32, dtypes.uint64: dtypes.uint32}
+_NARROW_NP = {np.dtype(np.float64): np.float32, np.dtype(np.int64): np.int32, np.dtype(np.uint64): np.uint32}
+
+def canonical_array(x: Any) -> np.ndarray:
+  """A Python scalar, numpy scalar or array as JAX would take it in: Python floats/ints are float32/int32 (64-bit with
+  x64), 64-bit numpy data is narrowed to 32 bits unless x64 is on."""
+  a = np.asarray(x)
+  if isinstance(x, int) and not isinstance(x, bool) and not config.jax_enable_x64 and not -2**31 <= x < 2**31:
+    raise OverflowError(f"Python int {x} too large to convert to int32")
+  if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+    a = np.asarray(x, dtype=np.bool_ if isinstance(x, bool) else np.int64 if isinstance(x, int) else np.float64)
+  return a if config.jax_enable_x64 or a.dtype not in _NARROW_NP else a.astype(_NARROW_NP[a.dtype])
+
+def canonical_dtype(dt: DType) -> DType:
+  """dt as JAX stores it: a weak dtype takes its kind's default, and with x64 off 64-bit types are 32-bit."""
+  if dt in dtypes.weaks: dt = weak_storage_dtype(dt)
+  return dt if config.jax_enable_x64 else _NARROW.get(dt, dt)
+
+def to_inexact_dtype(dt: DType) -> DType:
+  """dt if it is a float dtype, else the default float (JAX's promotion of integer and bool inputs of a float function)."""
+  return dt if dtypes.is_float(dt) else default_float()
+
+# ---- weak types -------------------------------------------------------------------------------------------------------
+
+def weak_storage_dtype(w: DType) -> DType:
+  """The dtype a weakly typed value (a Python int or float, tinygrad's Tensor(1.5)) takes when it must have one: JAX's
+  for a Python scalar of its kind (64 bits with x64)."""
+  return default_float() if dtypes.is_float(w) else default_int()
+
+def python_weak_dtype(x: Any) -> DType | None:
+  """The weak dtype JAX traces a Python int or float with (tinygrad's weakint, weakfloat); None for anything else (a
+  Python bool and numpy values are strongly typed)."""
+  return dtypes.weakint if type(x) is int else dtypes.weakfloat if type(x) is float else None
+
+def is_weak_scalar(x: Any) -> bool:
+  """A Python scalar: weakly typed in JAX (it takes the dtype of the array it meets)."""
+  return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+def python_scalar_dtype(x: bool | int | float) -> DType:
+  """The dtype a Python scalar is stored in: bool, or the default int or float."""
+  return dtypes.bool if isinstance(x, bool) else default_int() if isinstance(x, int) else default_float()
+
+# ---- dtypes as JAX takes them -----------------------------------------------------------------------------------------
+
+class DTypeName:
+  """A dtype name (`jnp.float32`): usable wherever JAX takes a dtype, and equal to the Tensor dtype it names
+  (`x.dtype == jnp.float32`). `tinyjax.numpy.ScalarType` makes it callable as in JAX (`jnp.float32(1.5)`)."""
+  def __init__(self, name: str, dtype: DType):
+    self.__name__, self.name, self.tinygrad_dtype = name, name, dtype
+  @property
+  def dtype(self) -> np.dtype | None:
+    """numpy's dtype, as JAX's (so numpy takes it too: np.zeros(3, jnp.float32)); None for bfloat16."""
+    return _tg.np_dtype(self.tinygrad_dtype)
+  def __eq__(self, other) -> bool:
+    try: return to_dtype(other) == to_dtype(self)
+    except TypeError: return NotImplemented
+  def __hash__(self) -> int: return hash(self.tinygrad_dtype)
+  def __repr__(self) -> str: return f"tinyjax.numpy.{self.name}"
+
+def to_dtype(d: Any) -> DType | None:
+  """A tinygrad DType for anything JAX accepts as a dtype (None stays None): a DType, `jnp.float32`, numpy dtypes and
+  scalar types, names ("float32"), and Python's float/int/bool (the default of their kind). Canonical for x64."""
+  if d is None: return None
+  if isinstance(d, DTypeName): return canonical_dtype(d.tinygrad_dtype)
+  if isinstance(d, DType): return canonical_dtype(d)
+  if d is float: return default_float()
+  if d is int: return default_int()
+  if d is bool: return dtypes.bool
+  if isinstance(d, str) and d == "bfloat16" or getattr(d, "__name__", None) == "bfloat16": return dtypes.bfloat16
+  try: npdt = np.dtype(d)
+  except TypeError as e: raise TypeError(f"Cannot interpret {d!r} as a data type") from e
+  if npdt.kind == "c": raise NotImplementedError(f"complex dtype {npdt}: tinygrad has no complex numbers ({PORTING})")
+  return canonical_dtype(_tg.np_dtype_of(np.empty(0, npdt)))
+
+def dtype_of(d: Any) -> DType:
+  """`to_dtype` for a dtype that must be given."""
+  if (dt := to_dtype(d)) is None: raise TypeError("a dtype is required, got None")
+  return dt
+
+# ---- promotion --------------------------------------------------------------------------------------------------------
+
+def _kind_rank(x: Any) -> int: return 0 if isinstance(x, bool) else 1 if isinstance(x, int) else 2
+
+def holds_tensor(x: Any) -> bool:
+  """x is a Tensor, or a (nested) list or tuple holding one."""
+  return isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and any(holds_tensor(e) for e in x))
+
+def _sequence_dtype(a: list | tuple) -> DType:
+  """The dtype of `jnp.asarray(a)` for a list or tuple: its elements' common dtype if it holds Tensors (they are
+  stacked), else numpy's for the data, canonical (an empty one is the default float)."""
+  return result_type(*a) if holds_tensor(a) else _tg.np_dtype_of(canonical_array(a))
+
+def result_type(*args: Any) -> DType:
+  """JAX's type promotion of arrays, dtypes and weakly typed Python scalars (jnp.result_type): the least upper bound
+  of the strongly typed dtypes on tinygrad's lattice, lifted to the default dtype of a higher kind of weak value."""
+  strong: list[DType] = []
+  weak = -1   # the highest kind among the weak values: 0 bool, 1 int, 2 float
+  for a in args:
+    if isinstance(a, Tensor):
+      if a.dtype in dtypes.weaks: weak = max(weak, 2 if dtypes.is_float(a.dtype) else 1)
+      else: strong.append(a.dtype)
+    elif is_weak_scalar(a): weak = max(weak, _kind_rank(a))
+    elif isinstance(a, (np.ndarray, np.generic)): strong.append(dtype_of(a.dtype))
+    elif isinstance(a, (list, tuple)): strong.append(_sequence_dtype(a))
+    elif (dt := to_dtype(a)) is not None: strong.append(dt)
+  if not strong: return dtypes.bool if weak <= 0 else default_int() if weak == 1 else default_float()
+  dt = _tg.least_upper_dtype(*strong)
+  # a weak value of a higher kind lifts the result to that kind's default (int32 array + 1.5 -> float32)
+  if weak == 2 and not dtypes.is_float(dt): dt = default_float()
+  elif weak == 1 and dt == dtypes.bool: dt = default_int()
+  return canonical_dtype(dt)
+
+def promote_types(a: Any, b: Any) -> DType: return result_type(to_dtype(a), to_dtype(b))
+
+# ---- the short type string --------------------------------------------------------------------------------------------
+
+def short_type(dtype: DType, shape: Sequence) -> str:
+  """JAX's short type string, float32[3,4]; a weakly typed value shows the dtype it is stored in, as JAX."""
+  return f"{_tg.dtype_name(weak_storage_dtype(dtype) if dtype in dtypes.weaks else dtype)}[{','.join(str(d) for d in shape)}]"
+
+def type_str(t: Any) -> str:
+  """`short_type` of a Tensor (or anything with a shape and a dtype)."""
+  return short_type(t.dtype, t.shape)

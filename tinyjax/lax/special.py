@@ -1,0 +1,131 @@
+"""The special-function kernels the array library shares, on float Tensors (jax/_src/lax/special.py, lax.log1p and
+lax.expm1, and the logsumexp and softmax that jax.nn and jax.scipy.special share): `scipy.special`, `nn`, `random`,
+`tinyjax.numpy` and `lax` call them with Tensors of a float dtype and axes already checked (non-negative ints), and do
+the promotion and argument checks of their own APIs themselves.
+
+Every kernel is Tensor ops (and custom_jvp where JAX's derivative is not the one of the formula), so every transform
+applies. The approximations are XLA's where a JAX program's numbers depend on them (erf_inv: jax.random.normal)."""
+from __future__ import annotations
+import math
+from tinyjax._tg import Tensor, dtypes
+from tinyjax.custom import custom_jvp
+
+__all__ = ["log1p", "expm1", "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
+
+# ---- log1p, expm1 -----------------------------------------------------------------------------------------------------
+
+def log1p(x: Tensor) -> Tensor:
+  """log(1 + x), exact to rounding for small x, where log(1 + x) loses the digits: log(u) * x / (u - 1), u = 1 + x."""
+  u = x + 1
+  return (u == 1).where(x, u.log() * x / (u - 1))
+
+def expm1(x: Tensor) -> Tensor:
+  """exp(x) - 1, accurate for small x (Kahan's (u - 1) * x / log(u), u = exp(x))."""
+  u = x.exp()
+  return (u == 1).where(x, (u - 1 == -1).where(-1.0, (u == math.inf).where(u, (u - 1) * x / u.log())))
+
+# ---- erf_inv ----------------------------------------------------------------------------------------------------------
+
+# Giles' erfinv ("Approximating the erfinv function", GPU Computing Gems), as XLA's: single precision for float32
+_ERFINV_W_LT_5 = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                  -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_W_GE_5 = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                  0.00943887047, 1.00167406, 2.83297682)
+
+@custom_jvp
+def erf_inv(x: Tensor) -> Tensor:
+  """The inverse of erf (Giles' approximation as XLA's; float64 refined by two Newton steps), with the derivative
+  sqrt(pi)/2 exp(erf_inv(x)^2)."""
+  w = -log1p(-x * x)   # XLA's ErfInv32 (jax.random.normal's tails depend on it: (1 - x)(1 + x) differs by 86 ulps)
+  lt = w < 5
+  wl, wg = lt.where(w, 5.0) - 2.5, lt.where(6.25, w).sqrt() - 3
+  pl, pg = wl * 0 + _ERFINV_W_LT_5[0], wg * 0 + _ERFINV_W_GE_5[0]
+  for c1, c2 in zip(_ERFINV_W_LT_5[1:], _ERFINV_W_GE_5[1:], strict=True): pl, pg = pl * wl + c1, pg * wg + c2
+  out = lt.where(pl, pg) * x
+  if x.dtype == dtypes.float64:   # two Newton steps on erf(y) = x: float64 accuracy
+    for _ in range(2): out = out - (out.erf() - x) / ((2 / math.sqrt(math.pi)) * (-out * out).exp())
+  return (x.abs() == 1).where(x * math.inf, out)
+
+@erf_inv.defjvp
+def _erf_inv_jvp(primals, tangents):
+  (x,), (t,) = primals, tangents
+  y = erf_inv(x)
+  return y, t * (math.sqrt(math.pi) / 2) * (y * y).exp()
+
+# ---- lgamma, digamma --------------------------------------------------------------------------------------------------
+
+# Lanczos approximation (g = 7, n = 9), as Numerical Recipes / XLA's lgamma
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+            12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
+
+def lgamma(t: Tensor) -> Tensor:
+  """log|Gamma(t)| (Lanczos, with the reflection formula for t < 0.5); inf at the poles (0, -1, -2, ...)."""
+  refl = t < 0.5
+  z = refl.where(1 - t, t) - 1
+  acc = z * 0 + _LANCZOS[0]
+  for i, c in enumerate(_LANCZOS[1:], start=1): acc = acc + c / (z + i)
+  tt = z + _LANCZOS_G + 0.5
+  lg = 0.5 * math.log(2 * math.pi) + (z + 0.5) * tt.log() - tt + acc.log()
+  sin_pix = (math.pi * t).sin().abs()
+  out = refl.where(math.log(math.pi) - sin_pix.log() - lg, lg)
+  return ((t <= 0) & (t == t.floor())).where(math.inf, out)
+
+def digamma(t: Tensor) -> Tensor:
+  """psi(t): recurrence up to t >= 6, then the asymptotic series; the reflection formula for t < 0.5; nan at the poles."""
+  refl = t < 0.5
+  z = refl.where(1 - t, t)
+  acc = z * 0
+  for _ in range(6):
+    small = z < 6
+    acc = acc - small.where(1 / z, 0.0)
+    z = small.where(z + 1, z)
+  inv2 = 1 / (z * z)
+  series = z.log() - 0.5 / z - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+  out = acc + series
+  out = refl.where(out - math.pi / (math.pi * t).tan(), out)
+  return ((t <= 0) & (t == t.floor())).where(math.nan, out)
+
+# ---- logsumexp, softmax -----------------------------------------------------------------------------------------------
+
+def _squeeze(t: Tensor, axes: tuple[int, ...]) -> Tensor: return t.reshape(tuple(d for i, d in enumerate(t.shape) if i not in axes))
+
+def logsumexp(x: Tensor, axes: tuple[int, ...], b: Tensor | None = None, keepdims: bool = False, return_sign: bool = False,
+              where: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
+  """log(sum(b * exp(x))) over `axes` without overflow (b: x's dtype or None; where: bool or None); with `return_sign`,
+  (log|s|, sign(s)). The shift by the maximum carries no derivative, as JAX's."""
+  if where is not None:
+    x = where.where(x, -math.inf)
+    if b is not None: b = where.where(b, 0)
+  if b is not None and not return_sign:
+    x = (b == 0).where(-math.inf, x)   # terms with b = 0 contribute nothing (and no nan from log(0) + inf)
+  amax = x.max(axis=axes, keepdim=True).detach() if axes else x.detach()
+  amax = (amax.abs() == math.inf).where(0.0, amax)   # all -inf (or an inf): shift by 0, the result is -inf/inf
+  e = (x - amax).exp()
+  s = (e * b if b is not None else e).sum(axis=axes, keepdim=True) if axes else (e * b if b is not None else e)
+  if return_sign:
+    sign = s.sign()
+    out = s.abs().log() + amax
+    if not keepdims and axes: out, sign = _squeeze(out, axes), _squeeze(sign, axes)
+    return out, sign
+  out = s.log() + amax
+  return _squeeze(out, axes) if not keepdims and axes else out
+
+def _where_max(t: Tensor, axes: tuple[int, ...], where: Tensor | None) -> Tensor:
+  """The maximum over axes (of the entries in `where`) as a constant shift: 0 where it is infinite."""
+  m = (t if where is None else where.where(t, -math.inf)).max(axis=axes, keepdim=True).detach()
+  return (m.abs() == math.inf).where(0.0, m)
+
+def softmax(x: Tensor, axes: tuple[int, ...], where: Tensor | None = None) -> Tensor:
+  """exp(x - max) / sum over `axes`; entries outside `where` are 0."""
+  e = (x - _where_max(x, axes, where)).exp()
+  if where is not None: e = where.where(e, 0.0)
+  return e / e.sum(axis=axes, keepdim=True)
+
+def log_softmax(x: Tensor, axes: tuple[int, ...], where: Tensor | None = None) -> Tensor:
+  """x - max - log(sum(exp(x - max))) over `axes`; entries outside `where` are -inf."""
+  shifted = x - _where_max(x, axes, where)
+  e = shifted.exp()
+  if where is not None: e = where.where(e, 0.0)
+  out = shifted - e.sum(axis=axes, keepdim=True).log()
+  return out if where is None else where.where(out, -math.inf)
