@@ -9,6 +9,7 @@ import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.lax.special import log1p as _log1p, expm1 as _expm1
+from tinyjax.lax import ops as lax_ops
 from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int
 from tinyjax.numpy._shape import nonzero
 from tinyjax.primitives import accurate_tanh
@@ -79,8 +80,6 @@ def _acosh(x: Tensor) -> Tensor:
 
 def _square(x: Tensor) -> Tensor: return x.cast(default_int()).square() if x.dtype == dtypes.bool else x.square()
 
-def _sign(x: Tensor) -> Tensor: return (x != x).where(x, x.sign()) if dtypes.is_float(x.dtype) else x.sign()
-
 def _unary(name: str, fn: Callable[[Tensor], Tensor], inexact: bool) -> Callable:
   def f(x: Any) -> Tensor:
     t = as_inexact(x) if inexact else asarray(x)
@@ -126,7 +125,7 @@ positive = _unary("positive", lambda x: x, False)
 abs = _unary("abs", Tensor.abs, False)  # noqa: A001
 absolute = _unary("absolute", Tensor.abs, False)
 fabs = _unary("fabs", Tensor.abs, True)
-sign = _unary("sign", _sign, False)
+sign = _unary("sign", lax_ops.sign, False)
 floor = _unary("floor", Tensor.floor, False)
 ceil = _unary("ceil", Tensor.ceil, False)
 trunc = _unary("trunc", Tensor.trunc, False)
@@ -154,18 +153,11 @@ def _binary(name: str, fn: Callable[[Tensor, Tensor], Tensor], inexact: bool = F
 def _true_divide(a: Tensor, b: Tensor) -> Tensor: return a / b
 
 def _idiv(a: Tensor, b: Tensor) -> Tensor: return _tg.tensor_method("__floordiv__")(a, b)   # tinygrad's own (b != 0)
-def _imod(a: Tensor, b: Tensor) -> Tensor: return _tg.tensor_method("__mod__")(a, b)
 
-def _int_divisor(b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-  """(b with 0 and -1 replaced by 1, b == 0, b == -1): a compiled integer division by 0 (or of INT_MIN by -1) stops the
-  process with SIGFPE, so those divisors never reach one; the callers give XLA's answers for them."""
-  zero = b == 0
-  neg1 = (b == -1) if not dtypes.is_unsigned(b.dtype) else zero.logical_not() & zero
-  return (zero | neg1).where(1, b), zero, neg1
 
 def _float_divmod(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
   """JAX's float divmod (CPython's float_divmod on fmod)."""
-  m = _fmod(a, b)
+  m = lax_ops.fmod(a, b)
   div = (b == 0).where(a, a - m) / b
   fix = (m != 0) & ((b < 0) != (m < 0))
   return fix.where(div - 1, div).round(), fix.where(m + b, m)
@@ -173,7 +165,7 @@ def _float_divmod(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 def _floor_divide(a: Tensor, b: Tensor) -> Tensor:
   if dtypes.is_float(a.dtype): return _float_divmod(a, b)[0]
   if a.dtype == dtypes.bool: return a & b   # 1 // 1 = 1; x // 0 (XLA: all bits set) is True as well for True
-  safe, zero, neg1 = _int_divisor(b)
+  safe, zero, neg1 = lax_ops.int_divisor(b)
   q = neg1.where(-a, _idiv(a, safe))   # tinygrad's integer // rounds towards -inf, as Python and JAX
   # XLA's x / 0 is -1 (all ones unsigned), then JAX's floor correction subtracts 1 when x != 0
   at_zero = Tensor.full((), -1, dtype=a.dtype) if not dtypes.is_unsigned(a.dtype) else Tensor.full((), 2 ** (8 * a.dtype.itemsize) - 1, dtype=a.dtype)
@@ -183,24 +175,7 @@ def _floor_divide(a: Tensor, b: Tensor) -> Tensor:
 def _mod(a: Tensor, b: Tensor) -> Tensor:
   if dtypes.is_float(a.dtype): return _float_divmod(a, b)[1]
   if a.dtype == dtypes.bool: return a & ~b
-  return _imod(a, _int_divisor(b)[0])   # JAX: x % 0 is x % 1 = 0
-
-def _fmod(a: Tensor, b: Tensor) -> Tensor:
-  if dtypes.is_float(a.dtype):
-    # C's fmod: x - trunc(x/y) y (exact while the quotient is exactly representable); x for an infinite y
-    return ((b.abs() == math.inf) & (a.abs() != math.inf)).where(a, a - (a / b).trunc() * b)
-  safe = _int_divisor(b)[0]
-  r = _imod(a, safe)   # floor remainder: the sign of the divisor; fmod's has the sign of the dividend
-  return ((r != 0) & ((r < 0) != (a < 0))).where(r - safe, r)
-
-def _maximum(a: Tensor, b: Tensor) -> Tensor:
-  # nan propagates as in JAX
-  if dtypes.is_float(a.dtype): return (a != a).where(a, (b != b).where(b, a.maximum(b)))
-  return a.maximum(b)
-
-def _minimum(a: Tensor, b: Tensor) -> Tensor:
-  if dtypes.is_float(a.dtype): return (a != a).where(a, (b != b).where(b, a.minimum(b)))
-  return a.minimum(b)
+  return lax_ops.int_mod(a, lax_ops.int_divisor(b)[0])   # JAX: x % 0 is x % 1 = 0
 
 def _fmax(a: Tensor, b: Tensor) -> Tensor: return (a != a).where(b, (b != b).where(a, a.maximum(b)))
 def _fmin(a: Tensor, b: Tensor) -> Tensor: return (a != a).where(b, (b != b).where(a, a.minimum(b)))
@@ -213,7 +188,7 @@ def _arctan2(y: Tensor, x: Tensor) -> Tensor:
   a = _atan(both_inf.where(y.sign() * x.sign(), y / x))
   y_neg, x_neg = _negative_sign(y), _negative_sign(x)
   a = x_neg.where(a + y_neg.where(-math.pi, math.pi), a)
-  a = ((x == 0) & (y != 0)).where(_sign(y) * (math.pi / 2), a)
+  a = ((x == 0) & (y != 0)).where(lax_ops.sign(y) * (math.pi / 2), a)
   return ((x == 0) & (y == 0)).where(x_neg.where(y_neg.where(-math.pi, math.pi), y), a)
 
 def _hypot(a: Tensor, b: Tensor) -> Tensor:
@@ -239,24 +214,6 @@ def _logaddexp2(a: Tensor, b: Tensor) -> Tensor: return _logaddexp(a * math.log(
 
 def _copysign(a: Tensor, b: Tensor) -> Tensor: return ((b < 0) | ((b == 0) & (b.reciprocal() < 0))).where(-a.abs(), a.abs())
 
-def _power(a: Tensor, b: Tensor) -> Tensor:
-  if not dtypes.is_float(a.dtype):
-    # JAX's _pow_int_int: 6 squarings (anything more overflows for |x| > 1); 0^y is 0 for y != 0
-    acc = ((a == 0) & (b != 0)).where(0, Tensor.full((), 1, dtype=a.dtype))
-    for _ in range(6):
-      acc = ((b & 1) != 0).where(acc * a, acc)
-      a, b = a * a, _tg.tensor_method("__rshift__")(b.bitcast(_UNSIGNED[b.dtype.itemsize]), 1).bitcast(b.dtype)
-    return acc
-  out = a.pow(b)
-  # C's pow where tinygrad's gives nan for a negative base: an infinite exponent, and exponents so large that they are
-  # even integers (tinygrad's parity test fails there)
-  even = b.abs() >= 2.0 ** (dtypes.finfo(a.dtype)[1] + 1)
-  out = ((a < 0) & even).where(a.abs().pow(b), out)
-  at_inf = (a != a).where(a, (a.abs() == 1).where(1.0, ((a.abs() > 1) == (b > 0)).where(math.inf, 0.0)))
-  return (b.abs() == math.inf).where(at_inf, out)
-
-_UNSIGNED = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}
-
 add = _binary("add", Tensor.add, False)
 subtract = _binary("subtract", Tensor.sub, False)
 multiply = _binary("multiply", Tensor.mul, False)
@@ -265,12 +222,12 @@ true_divide = _binary("true_divide", _true_divide, True)
 floor_divide = _binary("floor_divide", _floor_divide, False)
 mod = _binary("mod", _mod, False)
 remainder = _binary("remainder", _mod, False)
-fmod = _binary("fmod", _fmod, False)
-power = _binary("power", _power, False)
-pow = _binary("pow", _power, False)  # noqa: A001
-float_power = _binary("float_power", _power, True)
-maximum = _binary("maximum", _maximum, False)
-minimum = _binary("minimum", _minimum, False)
+fmod = _binary("fmod", lax_ops.fmod, False)
+power = _binary("power", lax_ops.power, False)
+pow = _binary("pow", lax_ops.power, False)  # noqa: A001
+float_power = _binary("float_power", lax_ops.power, True)
+maximum = _binary("maximum", lax_ops.maximum, False)
+minimum = _binary("minimum", lax_ops.minimum, False)
 fmax = _binary("fmax", _fmax, False)
 fmin = _binary("fmin", _fmin, False)
 arctan2 = _binary("arctan2", _arctan2, True)
@@ -282,9 +239,9 @@ copysign = _binary("copysign", _copysign, True)
 equal = _binary("equal", lambda a, b: a == b, False)
 not_equal = _binary("not_equal", lambda a, b: a != b, False)
 less = _binary("less", lambda a, b: a < b, False)
-less_equal = _binary("less_equal", lambda a, b: (a < b) | (a == b), False)   # false with nan (tinygrad's <= is not(>))
+less_equal = _binary("less_equal", lax_ops.less_equal, False)
 greater = _binary("greater", lambda a, b: a > b, False)
-greater_equal = _binary("greater_equal", lambda a, b: (a > b) | (a == b), False)
+greater_equal = _binary("greater_equal", lax_ops.greater_equal, False)
 logical_and = _binary("logical_and", lambda a, b: a.cast(dtypes.bool) & b.cast(dtypes.bool), False)
 logical_or = _binary("logical_or", lambda a, b: a.cast(dtypes.bool) | b.cast(dtypes.bool), False)
 logical_xor = _binary("logical_xor", lambda a, b: a.cast(dtypes.bool) ^ b.cast(dtypes.bool), False)
@@ -327,7 +284,7 @@ def gcd(x1: Any, x2: Any) -> Tensor:
   a, b = (t.abs().expand(shape).contiguous() for t in (a, b))
   for _ in range(_euclid_steps(8 * a.dtype.itemsize)):
     nz = b != 0
-    a, b = nz.where(b, a), nz.where(_imod(a, nz.where(b, 1)), 0)
+    a, b = nz.where(b, a), nz.where(lax_ops.int_mod(a, nz.where(b, 1)), 0)
   return a
 
 def lcm(x1: Any, x2: Any) -> Tensor:

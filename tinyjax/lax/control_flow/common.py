@@ -2,12 +2,13 @@
 promotion, the transforms of a traced body, and JAX's list helpers."""
 from __future__ import annotations
 from typing import Any, Callable, Sequence, TypeVar
-from tinyjax._tg import Tensor, UOp, dtypes, dtype_name
+from tinyjax._tg import Tensor, UOp, dtypes
 from tinyjax.core import as_tensor
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp
 from tinyjax.transforms.vmap import vmap
 from tinyjax.lax.host_call import Type, Body
+from tinyjax.dtypes import short_type
 from tinyjax import tree_util as tu
 
 T = TypeVar("T")
@@ -37,7 +38,7 @@ def at_mask(which: Sequence[bool], xs: Sequence, fill=None) -> list:
   """xs where `which` is True, `fill` elsewhere (a tangent or cotangent list with symbolic zeros)."""
   return merge_lists(which, [fill] * (len(which) - sum(which)), xs)
 
-def _tstr(t: Type) -> str: return f"{dtype_name(t[1])}[{','.join(str(d) for d in t[0])}]"
+def _tstr(t: Type) -> str: return short_type(t[1], t[0])
 
 def _is_float(t: Tensor | UOp) -> bool: return dtypes.is_float(t.dtype)
 

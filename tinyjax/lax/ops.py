@@ -5,12 +5,13 @@ must have the same dtype; a Python scalar takes the other operand's).
 Everything is ordinary tinygrad Tensor ops, so vmap, jvp, grad and jit apply. A start index that is a Tensor (traced by
 vmap or jit, or data) selects with a one-hot comparison instead of a static shrink."""
 from __future__ import annotations
-import builtins, itertools
+import builtins, itertools, math
 from typing import Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
-from tinyjax.numpy._core import asarray
-from tinyjax.numpy import _math as _jm
+from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape, tensor_method
+from tinyjax.core import as_tensor
+from tinyjax.dtypes import type_str
+from tinyjax.primitives import accurate_tanh
 from tinyjax.lax import sorting, special
 from tinyjax.tree_util import tree_map
 
@@ -21,6 +22,62 @@ __all__ = ["dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim", "dyn
            "logistic", "sqrt", "sin", "cos", "log1p", "expm1", "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge"]
 
 def _S(t: Tensor) -> tuple[int, ...]: return static_shape(t)
+
+def asarray(x, dtype=None) -> Tensor:
+  """An operand of a lax function: an array, numpy data or a Python scalar (JAX's dtypes; `dtype` for a scalar)."""
+  t = as_tensor(x)
+  return t.cast(dtype) if dtype is not None and t.dtype != dtype else t
+
+
+# ---- elementwise kernels on operands of one dtype, which jax.numpy shares (it promotes, then calls them) ---------------
+
+def int_mod(a: Tensor, b: Tensor) -> Tensor: return tensor_method("__mod__")(a, b)
+
+def int_divisor(b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+  """(b with 0 and -1 replaced by 1, b == 0, b == -1): a compiled integer division by 0 (or of INT_MIN by -1) stops the
+  process with SIGFPE, so those divisors never reach one; the callers give XLA's answers for them."""
+  zero = b == 0
+  neg1 = (b == -1) if not dtypes.is_unsigned(b.dtype) else zero.logical_not() & zero
+  return (zero | neg1).where(1, b), zero, neg1
+
+def fmod(a: Tensor, b: Tensor) -> Tensor:
+  if dtypes.is_float(a.dtype):
+    # C's fmod: x - trunc(x/y) y (exact while the quotient is exactly representable); x for an infinite y
+    return ((b.abs() == math.inf) & (a.abs() != math.inf)).where(a, a - (a / b).trunc() * b)
+  safe = int_divisor(b)[0]
+  r = int_mod(a, safe)   # floor remainder: the sign of the divisor; fmod's has the sign of the dividend
+  return ((r != 0) & ((r < 0) != (a < 0))).where(r - safe, r)
+
+def maximum(a: Tensor, b: Tensor) -> Tensor:
+  # nan propagates as in JAX
+  if dtypes.is_float(a.dtype): return (a != a).where(a, (b != b).where(b, a.maximum(b)))
+  return a.maximum(b)
+
+def minimum(a: Tensor, b: Tensor) -> Tensor:
+  if dtypes.is_float(a.dtype): return (a != a).where(a, (b != b).where(b, a.minimum(b)))
+  return a.minimum(b)
+
+def sign(x: Tensor) -> Tensor: return (x != x).where(x, x.sign()) if dtypes.is_float(x.dtype) else x.sign()
+
+def power(a: Tensor, b: Tensor) -> Tensor:
+  if not dtypes.is_float(a.dtype):
+    # JAX's _pow_int_int: 6 squarings (anything more overflows for |x| > 1); 0^y is 0 for y != 0
+    acc = ((a == 0) & (b != 0)).where(0, Tensor.full((), 1, dtype=a.dtype))
+    for _ in range(6):
+      acc = ((b & 1) != 0).where(acc * a, acc)
+      a, b = a * a, tensor_method("__rshift__")(b.bitcast(_UNSIGNED[b.dtype.itemsize]), 1).bitcast(b.dtype)
+    return acc
+  out = a.pow(b)
+  # C's pow where tinygrad's gives nan for a negative base: an infinite exponent, and exponents so large that they are
+  # even integers (tinygrad's parity test fails there)
+  even = b.abs() >= 2.0 ** (dtypes.finfo(a.dtype)[1] + 1)
+  out = ((a < 0) & even).where(a.abs().pow(b), out)
+  at_inf = (a != a).where(a, (a.abs() == 1).where(1.0, ((a.abs() > 1) == (b > 0)).where(math.inf, 0.0)))
+  return (b.abs() == math.inf).where(at_inf, out)
+
+_UNSIGNED = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}
+def less_equal(a: Tensor, b: Tensor) -> Tensor: return (a < b) | (a == b)   # false with nan (tinygrad's <= is not(>))
+def greater_equal(a: Tensor, b: Tensor) -> Tensor: return (a > b) | (a == b)
 
 def _axis_arg(shape: tuple[int, ...], d: int, arg) -> tuple:
   """A movement-op argument (pad/shrink) that is `arg` on axis d and None elsewhere."""
@@ -76,28 +133,28 @@ def _int_div(a: Tensor, b: Tensor, rem: bool) -> Tensor:
   return zero.where(a, a - q * b) if rem else zero.where(-1, q).cast(a.dtype)
 
 def _div(a: Tensor, b: Tensor) -> Tensor: return a / b if dtypes.is_float(a.dtype) else _int_div(a, b, False)
-def _rem(a: Tensor, b: Tensor) -> Tensor: return _jm.fmod(a, b) if dtypes.is_float(a.dtype) else _int_div(a, b, True)
+def _rem(a: Tensor, b: Tensor) -> Tensor: return fmod(a, b) if dtypes.is_float(a.dtype) else _int_div(a, b, True)
 
 add = _binary("add", lambda a, b: a + b, NUMBER)
 sub = _binary("sub", lambda a, b: a - b, NUMBER)
 mul = _binary("mul", lambda a, b: a * b, NUMBER)
 div = _binary("div", _div, NUMBER)
 rem = _binary("rem", _rem, NUMBER)
-max = _binary("max", _jm.maximum, None)  # noqa: A001
-min = _binary("min", _jm.minimum, None)  # noqa: A001
+max = _binary("max", maximum, None)  # noqa: A001
+min = _binary("min", minimum, None)  # noqa: A001
 eq = _binary("eq", lambda a, b: a == b, None)
 ne = _binary("ne", lambda a, b: a != b, None)
-lt = _binary("lt", _jm.less, None)
-le = _binary("le", _jm.less_equal, None)
-gt = _binary("gt", _jm.greater, None)
-ge = _binary("ge", _jm.greater_equal, None)
+lt = _binary("lt", (lambda a, b: a < b), None)
+le = _binary("le", less_equal, None)
+gt = _binary("gt", (lambda a, b: a > b), None)
+ge = _binary("ge", greater_equal, None)
 neg = _unary("neg", Tensor.neg, NUMBER)
-sign = _unary("sign", _jm.sign, NUMBER)
+sign = _unary("sign", sign, NUMBER)
 abs = _unary("abs", Tensor.abs, SIGNED)  # noqa: A001
 square = _unary("square", lambda x: x * x, NUMBER)
 exp = _unary("exp", Tensor.exp, FLOAT)
 log = _unary("log", Tensor.log, FLOAT)
-tanh = _unary("tanh", _jm.tanh, FLOAT)
+tanh = _unary("tanh", accurate_tanh, FLOAT)
 logistic = _unary("logistic", Tensor.sigmoid, FLOAT)
 sqrt = _unary("sqrt", Tensor.sqrt, FLOAT)
 rsqrt = _unary("rsqrt", Tensor.rsqrt, FLOAT)
@@ -117,13 +174,13 @@ def pow(x, y) -> Tensor:  # noqa: A001
     raise TypeError("the first argument to pow must have an inexact dtype (float or complex), and the second argument must have "
                     "an inexact or integer dtype, and two inexact dtypes must match, but got "
                     f"{dtype_name(a.dtype)} and {dtype_name(b.dtype)} respectively.")
-  return _jm.power(a, b)
+  return power(a, b)
 
 def integer_pow(x, y: int) -> Tensor:
   """lax.integer_pow: x ** y for a static int y by repeated multiplication (y < 0: 1 / x ** -y, floats only)."""
   t = _accept("integer_pow", asarray(x), NUMBER)
   if y < 0 and not dtypes.is_float(t.dtype):
-    raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({dtype_name(t.dtype)}[{','.join(map(str, _S(t)))}], {y})")
+    raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({type_str(t)}, {y})")
   if y == 0: return t.ones_like()
   acc: Tensor | None = None
   base, n = t, -y if y < 0 else y
@@ -141,7 +198,7 @@ def clamp(min, x, max) -> Tensor:  # noqa: A002
   for nm, b in (("min", lo), ("max", hi)):
     if b.ndim and _S(b) != _S(t):
       raise TypeError(f"clamp requires {nm}.shape == operand.shape or {nm}.shape == (), got {nm}.shape={_S(b)}, operand.shape={_S(t)}.")
-  value = _jm.minimum(_jm.maximum(t, lo), hi).detach()
+  value = minimum(maximum(t, lo), hi).detach()
   return ((t > lo) & (t < hi)).where(t, ((lo > t) & (lo < hi)).where(lo, (hi < t).where(hi, value)))
 
 def stop_gradient(x):
@@ -423,8 +480,8 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
   else: pads = [(int(lo), int(hi)) for lo, hi in padding]
   init = init_value if _weak(init_value) else asarray(init_value).cast(x.dtype)
   config = [(lo, hi, b - 1) for (lo, hi), b in zip(pads, bdil, strict=True)]
-  fold = {max: _first_max, _jm.maximum: _first_max, min: _first_min, _jm.minimum: _first_min}.get(computation, computation)
-  if x.dtype == dtypes.bool and fold in (_first_max, _first_min): fold = _jm.maximum if fold is _first_max else _jm.minimum
+  fold = {max: _first_max, maximum: _first_max, min: _first_min, minimum: _first_min}.get(computation, computation)
+  if x.dtype == dtypes.bool and fold in (_first_max, _first_min): fold = maximum if fold is _first_max else minimum
   views = _windows(_pad(x, config, 0), dims, strides, wdil)
   # padding and base-dilation holes take no part (JAX's answer for a computation whose identity init_value is not)
   holes = _windows(_pad(x.ones_like(dtype=dtypes.bool), config, False), dims, strides, wdil) if any(c != (0, 0, 0) for c in config) else None
