@@ -15,10 +15,11 @@ import dataclasses, functools, inspect, itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, dtype_name, param_like, is_data
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, param_like, is_data
 from tinyjax.call_rule import CallRule
-from tinyjax.core import traced_by, is_tracing, as_tensor, trace_scope, trace_state, pending, substitute, operands, TracedMarker, ZERO_DERIVATIVE
+from tinyjax.core import traced_by, is_tracing, trace_scope, trace_state, pending, substitute, operands, TracedMarker, ZERO_DERIVATIVE
 from tinyjax.errors import UnexpectedTracerError
+from tinyjax.dtypes import type_str
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.vjp import vjp
 from tinyjax import tree_util as tu
@@ -70,11 +71,6 @@ def _perturbed(roots: list[UOp], seeds: set[UOp]) -> set[UOp]:
       if any(s in out for s in u.src[1:]): out.add(u)
     elif dtypes.is_float(u.dtype) and u.op not in ZERO_DERIVATIVE and any(s in out for s in operands(u)): out.add(u)
   return out
-
-def _type_str(t: Tensor) -> str:
-  """JAX's short type string (float32[3,4]); a weakly typed Tensor shows a Python number's dtype, as JAX."""
-  dt = as_tensor(0.0 if dtypes.is_float(t.dtype) else 0).dtype if t.dtype in dtypes.weaks else t.dtype   # a Python number's
-  return f"{dtype_name(dt)}[{','.join(str(d) for d in t.shape)}]"
 
 def _tracer_error(msg: str) -> UnexpectedTracerError: return UnexpectedTracerError(message=msg)
 
@@ -129,7 +125,7 @@ class CustomRule(CallRule):
         v = next(v for v in vals if v in pert)
         raise _tracer_error(
           f"Encountered an unexpected tracer: the custom_{self.kind} function {self.name} closes over a value of type "
-          f"{_type_str(Tensor(v))} that tinyjax.{transform} differentiates (directly, or through a function among its "
+          f"{type_str(Tensor(v))} that tinyjax.{transform} differentiates (directly, or through a function among its "
           f"nondiff_argnums). A custom_{self.kind} rule only says how to differentiate with respect to the function's "
           f"arguments, so JAX refuses this too: pass the value as an argument instead.")
 
@@ -272,7 +268,7 @@ def _matches(t: Tensor, shape: tuple, dtype) -> bool:
 
 def _ty_tree(tree, leaves: list[Tensor]) -> str:
   """JAX's rendering of an output's types in its container: {a: float32[], b: (float32[3],)}."""
-  return str(tu.tree_unflatten(tree, [_type_str(l) for l in leaves])).replace("'", "")
+  return str(tu.tree_unflatten(tree, [type_str(l) for l in leaves])).replace("'", "")
 
 def _keystr(path) -> str: return "".join(f"[{k!r}]" for k in path)
 
@@ -389,10 +385,10 @@ def _check_tangents(ps: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
   if len(bad) == 1 and len(ps) == 1:
     (p, t), = bad
     raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes. "
-                    f"Expected {_type_str(p)} (tangent type of {_type_str(p)}) but got {_type_str(t)}.")
+                    f"Expected {type_str(p)} (tangent type of {type_str(p)}) but got {type_str(t)}.")
   if bad:
     raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding shapes and dtypes, but got:\n"
-                    + "\n".join(f"  primal {_type_str(p)} with tangent {_type_str(t)}, expecting tangent {_type_str(p)}" for p, t in bad))
+                    + "\n".join(f"  primal {type_str(p)} with tangent {type_str(t)}, expecting tangent {type_str(p)}" for p, t in bad))
   return [t.cast(p.dtype) if dtypes.is_float(p.dtype) and t.dtype != p.dtype else t if dtypes.is_float(p.dtype) else p.zeros_like()
           for p, t in zip(ps, ts, strict=True)]
 
@@ -467,7 +463,7 @@ def _bwd_cotangents(g, call: _FlatCall) -> list[Tensor | None]:
     if tuple(ct.shape) != tuple(x.shape):
       why = (["the dtypes do not match"] if ct.dtype != x.dtype and ct.dtype not in dtypes.weaks else []) + ["the shapes do not match"]
       raise ValueError("Custom VJP bwd rule must produce an output with the same type as the args tuple of the primal "
-                       f"function, but at output{_keystr(paths[i])} the bwd rule produced an output of type {_type_str(ct)} "
-                       f"corresponding to an input of type {_type_str(x)}, so {', and '.join(why)}")
+                       f"function, but at output{_keystr(paths[i])} the bwd rule produced an output of type {type_str(ct)} "
+                       f"corresponding to an input of type {type_str(x)}, so {', and '.join(why)}")
     out.append(ct if ct.dtype == x.dtype else ct.cast(x.dtype))
   return out

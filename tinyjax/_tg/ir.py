@@ -97,6 +97,10 @@ def custom_rule_of(fn: UOp):
 
 def param_like(u: UOp, slot: int) -> UOp: return u.param_like(slot)
 
+def set_items(x: Tensor, indices: tuple, values: Tensor) -> Tensor:
+  """x with x[indices] = values, as a new value (tinygrad's functional setitem: `Tensor._getitem` with a value)."""
+  return x._getitem(indices, values)
+
 def unfilled(u: UOp) -> UOp:
   """The value of a new buffer filled with a constant (AFTER(buf, STORE(buf, value)), tinygrad's layout), else u.
   tinygrad clones a constant cotangent into a buffer before calling a grad_fxn (a kernel: the unit cotangent of grad

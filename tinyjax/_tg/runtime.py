@@ -43,6 +43,10 @@ def replay_buffers(tensors: list[Tensor], outs: list[UOp], written: set[UOp]) ->
   if any(b.op is not Ops.BUFFER or not isinstance(b.device, str) or b in written for b in bufs): return None
   return bufs
 
+def jit_captured(jit) -> bool:
+  """The TinyJit has captured its kernels (its first calls run eagerly, then it captures)."""
+  return jit.captured is not None
+
 def jit_kernel_names(jit) -> list[str]:
   """Names of the kernels a captured TinyJit replays, in order."""
   names = []

@@ -11,7 +11,7 @@ from types import EllipsisType, NoneType
 from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
-from tinyjax._tg import Tensor, dtypes, DType, np_dtype, static_shape as _S
+from tinyjax._tg import Tensor, dtypes, DType, np_dtype, set_items, static_shape as _S
 from tinyjax.core import traced_by
 from tinyjax.dtypes import type_str
 from tinyjax.numpy._core import asarray, promote, default_int, canonicalize_axis
@@ -250,7 +250,7 @@ class _IndexUpdateRef:
       if v is not None and not _broadcastable(_S(v), _S(cur)):
         raise ValueError(f"Incompatible shapes for broadcasting: {_S(v)} and requested shape {_S(cur)}")
       new = fn(cur) if fn is not None else _combine(kind, cur, v)   # type: ignore[arg-type]
-      return x._getitem(tuple(items), new.expand(_S(cur)) if _S(new) != _S(cur) else new)
+      return set_items(x, tuple(items), new.expand(_S(cur)) if _S(new) != _S(cur) else new)
     pos = _positions(shp, _advanced(items, x.device), valid, False)
     n, k = math.prod(shp), math.prod(_S(pos))
     hit = pos.reshape(k, 1) == Tensor.arange(n, dtype=default_int()).reshape(1, n)   # (updates, elements)

@@ -13,7 +13,7 @@ import functools, inspect, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
-  allocated_buffer, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
+  jit_captured, allocated_buffer, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
   Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
@@ -246,5 +246,5 @@ class jit:
   def kernels(self, *args, **kwargs) -> list[str]:
     """Names of the kernels a call with these arguments replays (captures the signature first if needed)."""
     entry, tensors = self._entry(args, kwargs)
-    while entry.tinyjit.captured is None: entry(tensors)
+    while not jit_captured(entry.tinyjit): entry(tensors)
     return jit_kernel_names(entry.tinyjit)
