@@ -158,3 +158,17 @@ def test_tanh_is_accurate():
   x = np.array([-1000.0, -2.0, 0.0, 0.3, 1000.0])
   np.testing.assert_allclose(d1(Tensor(x)).numpy(), 1 - np.tanh(x) ** 2, rtol=1e-15)
   np.testing.assert_allclose([float(d2(Tensor(v))) for v in x], -2 * np.tanh(x) * (1 - np.tanh(x) ** 2), rtol=1e-15, atol=1e-300)
+
+
+@pytest.mark.parametrize("fn", ["isnan", "isfinite", "maximum", "minimum", "fmax", "equal", "not_equal", "less", "greater_equal"])
+def test_comparisons_of_constants_follow_ieee(fn):
+  """A 0-d array or Python scalar is a constant in tinygrad, folded when the graph is built: nan != nan stays True there
+  (tinygrad's ConstFloat has nan == nan; _tg.patches folds comparisons as IEEE floats)."""
+  vals = [float("nan"), 1.0, -0.0, float("inf")]
+  for a in vals:
+    for b in vals if fn not in ("isnan", "isfinite") else [None]:
+      args = (a,) if b is None else (a, b)
+      for conv in (lambda v: v, lambda v: jnp.array(v)):
+        got = getattr(jnp, fn)(*[conv(v) for v in args]).numpy()
+        want = np.asarray(getattr(jxn, fn)(*args))
+        np.testing.assert_array_equal(got, want, err_msg=f"{fn}{args}")

@@ -11,6 +11,8 @@ import sqlite3 as _sqlite3
 import tinygrad.engine.realize as _realize
 from tinygrad.tensor import all_tensors as _all_tensors
 import tinygrad.schedule.rangeify as _rangeify
+import tinygrad.uop.symbolic as _symbolic
+from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy
@@ -175,6 +177,17 @@ def _call_name(call: UOp, *args, _orig=_realize.get_call_name, **kwargs) -> str:
   return "tinyjax host loop" if call.src[0] in _host_executors else _orig(call, *args, **kwargs)
 
 
+# ---- constant folding of float comparisons, IEEE's way ----------------------------------------------------------------
+# tinygrad keeps a float constant as a ConstFloat, whose nan == nan (so that UOps of a nan constant hash-cons), and its
+# constant folding compares those objects: Tensor(nan) != Tensor(nan) folded to False, so jnp.isnan of a 0-d array (a
+# constant in tinygrad) was False and jnp.maximum(1.0, nan) was 1.0, where JAX gives True and nan.
+
+def _ieee(x): return tuple(_ieee(v) for v in x) if isinstance(x, tuple) else float(x) if isinstance(x, ConstFloat) else x
+
+def _exec_alu_ieee(op: Ops, dtype, operands, truncate_output=True, orig=_symbolic.exec_alu):
+  return orig(op, dtype, [_ieee(x) for x in operands] if op in (Ops.CMPNE, Ops.CMPLT, Ops.CMPEQ) else operands, truncate_output)
+
+
 def install() -> None:
   """Apply every patch (once)."""
   global _installed
@@ -197,4 +210,6 @@ def install() -> None:
     (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION, name="ast"),), name="call", allow_any_len=True), _exec_host)]),
     "host calls (loops, LAPACK) run their executor")
   _patch(_realize, "get_call_name", _call_name, "DEBUG=2 names a host loop")
+  _patch(_symbolic, "exec_alu", _exec_alu_ieee, "constant folding compares float constants as IEEE floats (tinygrad's "
+         "ConstFloat has nan == nan: isnan of a constant folded to False)")
   _install_tensor_methods({name: m for name, (m, _) in _TENSOR_METHODS.items()})

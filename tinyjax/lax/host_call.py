@@ -5,13 +5,15 @@ traced once into a `Body`; the `HostCallRule`, whose node is one host call (`_tg
 executor on the arguments' buffers; and the step cache (`compiled`), which compiles a body once per kind of buffers
 and reuses it for every loop that computes the same.
 
-Constant arguments are handled at two points in time, both owned here. A host call takes buffers, and tinygrad folds
-a buffer of a constant back into the constant. (1) When the node is built (`HostCallRule.call_node`), an argument
-that is a constant expression is left out of the host call: its executor fills a buffer with it on first run. (2) An
-argument that becomes a constant only later, when a transform substitutes the node's inputs (lax.cond's predicate
-under a custom rule inlined with a constant), is stored into a buffer of its own by `_tg.host_call` (`_stored`, which
-must see the schedule's graph). tests/test_control_flow.py pins each (`test_loop_constant_arguments`,
-`test_loop_arguments_that_become_constants`).
+Constant arguments are handled at two points in time, both for the host calls built here. A host call takes buffers,
+and tinygrad folds a buffer of a constant back into the constant. (1) When the node is built
+(`HostCallRule.call_node`), an argument that is a constant expression is left out of the host call: its executor fills
+a buffer with it on first run. (2) An argument that becomes a constant only later, when the schedule is made (a
+placeholder substituted by a constant when a custom rule is inlined, vmap's broadcast of an unbatched constant,
+tinygrad's x*0), is computed once per schedule and filled into a buffer by `_tg.patches._constant_arguments`, a rule
+added to tinygrad's scheduler, the one place that sees that graph; `_tg.host_call` also stores one-element arguments
+into buffers of their own (`_stored`), which the scheduler would fold. tests/test_control_flow.py pins each
+(`test_loop_constant_arguments`, `test_loop_arguments_that_become_constants`).
 """
 from __future__ import annotations
 import dataclasses, functools
