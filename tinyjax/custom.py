@@ -15,11 +15,11 @@ import dataclasses, functools, inspect, itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, strong_dtype, param_like, is_data
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data
 from tinyjax.call_rule import CallRule
 from tinyjax.core import traced_by, is_tracing, trace_scope, trace_state, pending, substitute, operands, TracedMarker, ZERO_DERIVATIVE
 from tinyjax.errors import UnexpectedTracerError
-from tinyjax.dtypes import type_str
+from tinyjax.dtypes import type_str, weak_storage_dtype
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.vjp import vjp
 from tinyjax import tree_util as tu
@@ -245,7 +245,7 @@ class _FlatCall:
     self.leaves, self.tree = tu.tree_flatten(tuple(self.dyn))
     self.pos = [i for i, l in enumerate(self.leaves) if isinstance(l, Tensor)]
     for i in self.pos:   # a weakly typed Tensor (Tensor(2.0)) gets a concrete dtype to be a placeholder's
-      if self.leaves[i].dtype in dtypes.weaks: self.leaves[i] = self.leaves[i].cast(strong_dtype(self.leaves[i].dtype))
+      if self.leaves[i].dtype in dtypes.weaks: self.leaves[i] = self.leaves[i].cast(weak_storage_dtype(self.leaves[i].dtype))
     self.xs = [self.leaves[i] for i in self.pos]
 
   def rebuild(self, xs: Sequence[Tensor]) -> tuple:

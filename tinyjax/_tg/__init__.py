@@ -7,7 +7,7 @@ tinygrad"). Layers: `buffers` (placeholders, buffers, host data) < `ir` (the gat
 `runtime` (TinyJit support, read checks, host calls, compiled steps, replays) < `patches`.
 """
 from tinygrad import Tensor, dtypes
-from tinygrad.dtype import DType, strong_dtype, least_upper_dtype
+from tinygrad.dtype import DType, least_upper_dtype
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, sharding, shard_like, \
@@ -19,7 +19,7 @@ from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit,
   canonical_key, Step, Replay, scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar
 from tinyjax._tg.patches import add_tensor_methods, install
 
-__all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "strong_dtype", "compute_gradient",
+__all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
            "least_upper_dtype",
            "static_shape", "placeholder", "allocated_buffer", "assign_into", "sharding", "shard_like", "placeholder_like",
            "default_device", "np_dtype", "np_dtype_of", "host_buffer", "read_array", "write_array", "jit_input", "plain_buffer",

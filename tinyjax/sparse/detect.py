@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Callable
 import numpy as np
 import scipy.sparse as sp
-from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, strong_dtype, static_shape
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, static_shape
+from tinyjax.dtypes import weak_storage_dtype
 from tinyjax.core import interpret, table_rule, operands, ZERO_DERIVATIVE, PASSTHROUGH, GATHER
 
 def _numel(shape) -> int: return int(np.prod(shape, dtype=np.int64))
@@ -70,7 +71,7 @@ class Detector:
       self.values[u] = np.full(static_shape(u), v)
     if u not in self.values:
       t = Tensor(u)
-      if t.dtype in dtypes.weaks: t = t.cast(strong_dtype(t.dtype))
+      if t.dtype in dtypes.weaks: t = t.cast(weak_storage_dtype(t.dtype))
       self.values[u] = np.broadcast_to(t.numpy(), static_shape(u))
     return self.values[u]
 
