@@ -7,7 +7,7 @@ over the traced graph in which only the nodes that depend on the transform's sou
 puts the real inputs in place of the placeholders.
 """
 from __future__ import annotations
-import functools, weakref
+import functools, operator, weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -124,6 +124,14 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
     if like is not None and isinstance(x, (int, float)) and dtypes.is_float(like.dtype): return Tensor(a).cast(like.dtype)  # weak
     return Tensor(a)
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
+
+# ---- axes -------------------------------------------------------------------------------------------------------------
+
+def canonicalize_axis(axis: Any, ndim: int, err: type[Exception] = ValueError) -> int:
+  """axis as a non-negative int, with JAX's error when it is out of range."""
+  axis = operator.index(axis)
+  if not -ndim <= axis < ndim: raise err(f"axis {axis} is out of bounds for array of dimension {ndim}")
+  return axis % ndim if ndim else axis
 
 # ---- tracing on placeholders ----------------------------------------------------------------------------------------
 

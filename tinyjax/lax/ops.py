@@ -8,8 +8,8 @@ from __future__ import annotations
 import builtins, itertools, math
 from typing import Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape, tensor_method
-from tinyjax.core import as_tensor
+from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape as _S, tensor_method
+from tinyjax.core import as_tensor, canonicalize_axis
 from tinyjax.dtypes import type_str
 from tinyjax.primitives import accurate_tanh
 from tinyjax.lax import sorting, special
@@ -21,12 +21,14 @@ __all__ = ["dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim", "dyn
            "add", "sub", "mul", "div", "rem", "max", "min", "pow", "neg", "sign", "abs", "square", "exp", "log", "tanh",
            "logistic", "sqrt", "sin", "cos", "log1p", "expm1", "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge"]
 
-def _S(t: Tensor) -> tuple[int, ...]: return static_shape(t)
 
 def asarray(x, dtype=None) -> Tensor:
   """An operand of a lax function: an array, numpy data or a Python scalar (JAX's dtypes; `dtype` for a scalar)."""
   t = as_tensor(x)
   return t.cast(dtype) if dtype is not None and t.dtype != dtype else t
+
+
+def _axis(axis: int, ndim: int) -> int: return canonicalize_axis(axis, builtins.max(ndim, 1))   # a 0-d operand has axis 0
 
 
 # ---- elementwise kernels on operands of one dtype, which jax.numpy shares (it promotes, then calls them) ---------------
@@ -238,7 +240,7 @@ def _starts(name: str, x: Tensor, start_indices, allow_negative: bool | Sequence
 def _one_axis(name: str, x: Tensor, index, axis: int, allow_negative: bool) -> list[int | Tensor]:
   """Starts for a slice along one axis: `index` there, 0 elsewhere."""
   _check_indices(name, [index])
-  axis = _canonical_axis(axis, x.ndim)
+  axis = _axis(axis, x.ndim)
   return [_from_end(index, n, allow_negative) if d == axis else 0 for d, n in enumerate(_S(x))]
 
 def _clamp_start(i: int | Tensor, n: int, size: int) -> int | Tensor:
@@ -302,7 +304,7 @@ def _update(x: Tensor, u: Tensor, starts: list[int | Tensor]) -> Tensor:
 def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *, allow_negative_indices: bool = True) -> Tensor:
   """lax.dynamic_slice_in_dim: operand[..., start:start + slice_size, ...] on `axis`."""
   x = asarray(operand)
-  sizes = tuple(slice_size if d == _canonical_axis(axis, x.ndim) else n for d, n in enumerate(_S(x)))
+  sizes = tuple(slice_size if d == _axis(axis, x.ndim) else n for d, n in enumerate(_S(x)))
   return _slice(x, _one_axis("dynamic_slice", x, start_index, axis, allow_negative_indices), sizes)
 
 def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *, allow_negative_indices: bool = True) -> Tensor:
@@ -492,10 +494,6 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
 
 # ---- sorting ---------------------------------------------------------------------------------------------------------
 
-def _canonical_axis(axis: int, ndim: int) -> int:
-  if not -ndim <= axis < builtins.max(ndim, 1): raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return axis % builtins.max(ndim, 1)
-
 def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
   """lax.sort: operand (or each of a sequence of operands, returned as a tuple) reordered along `dimension` by
   ascending keys: the first num_keys operands, lexicographically. Always stable; NaNs last, -0.0 equal to 0.0."""
@@ -505,7 +503,7 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
     raise TypeError(f"Arguments to sort must have equal shapes, got: {' '.join(str(_S(o)) for o in ops)}")
   if not 1 <= num_keys <= len(ops): raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)={len(ops)}")
   if ops[0].ndim == 0: raise NotImplementedError("tinyjax.lax.sort of a 0-d operand is not supported")
-  out = sorting.sort(ops, _canonical_axis(dimension, ops[0].ndim), num_keys)
+  out = sorting.sort(ops, _axis(dimension, ops[0].ndim), num_keys)
   return out if seq else out[0]
 
 def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True) -> tuple[Tensor, Tensor]:
@@ -517,7 +515,7 @@ def top_k(operand, k: int, *, axis: int = -1) -> list[Tensor]:
   equal values in index order; floats in IEEE's total order as JAX's (NaN first, -NaN last, 0.0 before -0.0)."""
   if k < 0: raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
   t = asarray(operand)
-  ax = _canonical_axis(axis, t.ndim)
+  ax = _axis(axis, t.ndim)
   if k > _S(t)[ax]:
     raise ValueError(f"k argument to top_k must be no larger than size along axis; got k={k} with shape={list(_S(t))} and axis={ax}")
   return list(sorting.top_k(t, k, ax))

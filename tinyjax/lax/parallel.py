@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Hashable, Sequence
 from tinyjax._tg import Tensor, UOp, dtypes, marker
-from tinyjax.core import traced_by, as_tensor, remember_traced
+from tinyjax.core import traced_by, as_tensor, remember_traced, canonicalize_axis
 from tinyjax.tree_util import tree_map
 from tinyjax.transforms.batching import Axis, Collective, collective
 from tinyjax.transforms.vmap import bound_axis
@@ -22,10 +22,6 @@ def _bound(axis_name, api: str, axis_index_groups=None) -> list[Axis]:
   axes = [bound_axis(n, api) for n in _names(axis_name)]
   if axis_index_groups is not None: raise NotImplementedError("axis_index_groups not supported in vmap collectives")
   return axes
-
-def _canonical(axis: int, ndim: int) -> int:
-  if not -ndim <= axis < ndim: raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return axis % ndim
 
 def _constant(t: Tensor) -> bool:
   """t depends on no traced value of any active transform (a closed-over constant): the same for every example.
@@ -99,7 +95,7 @@ def all_gather(x, axis_name: Hashable | tuple, *, axis_index_groups=None, axis: 
   sizes = tuple(ax.size for ax in axes)
   def one(leaf):
     t = as_tensor(leaf)
-    a = _canonical(axis, t.ndim if tiled else t.ndim + 1)
+    a = canonicalize_axis(axis, t.ndim if tiled else t.ndim + 1)
     g = t.reshape(t.shape[:a] + (1,) * len(sizes) + t.shape[a:]).expand(t.shape[:a] + sizes + t.shape[a:])
     if not _constant(t): g = _exchange(g, axes, a)   # example i has its own x at index i: exchanged, x of example k at k
     return _merge(g, a, len(sizes) + int(tiled))
@@ -112,7 +108,7 @@ def psum_scatter(x, axis_name: Hashable | tuple, *, scatter_dimension: int = 0, 
   size = math.prod(sizes)
   def one(leaf):
     t = as_tensor(leaf)
-    d = _canonical(scatter_dimension, t.ndim)
+    d = canonicalize_axis(scatter_dimension, t.ndim)
     n = t.shape[d]
     if tiled and n % size:
       raise ValueError(f"tiled reduce_scatter operand scatter dimension size {n} must be divisible by shard_count {size}")
@@ -128,7 +124,7 @@ def all_to_all(x, axis_name: Hashable | tuple, split_axis: int, concat_axis: int
   size = math.prod(sizes)
   def one(leaf):
     t = as_tensor(leaf)
-    s, c = _canonical(split_axis, t.ndim), _canonical(concat_axis, t.ndim)
+    s, c = canonicalize_axis(split_axis, t.ndim), canonicalize_axis(concat_axis, t.ndim)
     n = t.shape[s]
     if tiled and n % size:
       raise ValueError(f"The size of all_to_all split_axis ({n}) has to be divisible by the size of the named axis {axis_name} ({size})")

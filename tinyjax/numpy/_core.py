@@ -4,7 +4,6 @@ Tensor with JAX's dtype; the scalar types (`jnp.float32`); promotion of argument
 promotion, x64) lives in `tinyjax.dtypes`, whose names the numpy package takes from here.
 """
 from __future__ import annotations
-import operator
 from typing import Any, Sequence
 import numpy as np
 from tinyjax import _tg
@@ -12,6 +11,7 @@ from tinyjax._tg import Tensor, dtypes
 from tinyjax.dtypes import canonical_array, canonical_dtype, default_float, default_int, to_dtype, dtype_of, result_type, \
   promote_types, is_weak_scalar, to_inexact_dtype, holds_tensor, DTypeName
 from tinyjax.errors import PORTING
+from tinyjax.core import canonicalize_axis
 
 __all__ = ["asarray", "array", "result_type", "promote_types", "promote", "promote_inexact", "as_inexact", "to_dtype", "to_inexact_dtype",
            "default_float", "default_int", "canonical_dtype", "dtype_of", "ScalarType", "is_weak_scalar", "canonicalize_axis",
@@ -39,12 +39,6 @@ def as_inexact(x: Any) -> Tensor:
   return t if (dt := to_inexact_dtype(t.dtype)) == t.dtype else t.cast(dt)
 
 # ---- axes -------------------------------------------------------------------------------------------------------------
-
-def canonicalize_axis(axis: Any, ndim: int, err: type[Exception] = ValueError) -> int:
-  """axis as a non-negative int, with JAX's error when it is out of range."""
-  axis = operator.index(axis)
-  if not -ndim <= axis < ndim: raise err(f"axis {axis} is out of bounds for array of dimension {ndim}")
-  return axis % ndim if ndim else axis
 
 def canonicalize_axes(axis: Any, ndim: int, err: type[Exception] = ValueError, repeated: str = "duplicate value in 'axis': {}") \
     -> tuple[int, ...]:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Hashable, cast
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, static_shape, placeholder, marker_arg, move_axis, custom_rule_of, gather, mop, rop, \
   broadcast_to, sharding, shard_like, host_buffer
-from tinyjax.core import interpret, table_rule, operands, rebuild, pending, remember_traced, TracedMarker, CUSTOM_CALL, GATHER, PASSTHROUGH
+from tinyjax.core import interpret, table_rule, operands, rebuild, pending, remember_traced, TracedMarker, CUSTOM_CALL, GATHER, PASSTHROUGH, \
+  canonicalize_axis
 
 # ---- the ambient batch index ----------------------------------------------------------------------------------------
 
@@ -78,9 +79,9 @@ def vmapout(y: Tensor, out_axis: int | None, axis: Axis) -> Tensor:
     if batched: raise ValueError("at vmap out_axes, got axis spec None but output was batched on axis 0")
     return Tensor(u)
   nd = u.ndim + (0 if batched else 1)
-  if not -nd <= out_axis < nd: raise ValueError(f"axis {out_axis} is out of bounds for array of dimension {nd}")
+  out_axis = canonicalize_axis(out_axis, nd)
   if not batched: u = broadcast_to(u, (axis.size,) + u.shape)
-  return Tensor(move_axis(u, 0, out_axis % nd))
+  return Tensor(move_axis(u, 0, out_axis))
 
 
 # ---- batching rules: one per op -------------------------------------------------------------------------------------
