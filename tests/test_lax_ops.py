@@ -204,3 +204,14 @@ def test_errors():
     L.conv_general_dilated(Tensor(lhs), Tensor(rhs), (1,), "VALID", batch_group_count=2)
   with pytest.raises(NotImplementedError, match="reduce_window: a tree of operands"):
     L.reduce_window((Tensor(x),), (0.,), L.add, (2, 2), (1, 1), "VALID")
+
+
+@pytest.mark.parametrize("dt", [np.int32, np.uint8])
+def test_integer_div_rem_at_zero_and_int_min(dt):
+  """lax.div / lax.rem by 0 and INT_MIN by -1 give XLA's values (a compiled division by them stopped the process with
+  SIGFPE): the divisor goes through the same guard as jnp's (lax.ops.int_divisor)."""
+  info = np.iinfo(dt)
+  a = np.array([info.min, 7, 5, info.max, 3], dt)
+  b = np.array([-1 if info.min < 0 else 3, 0, 2, -1 if info.min < 0 else 1, 0], dt)
+  for fn in ("div", "rem"):
+    np.testing.assert_array_equal(getattr(L, fn)(Tensor(a), Tensor(b)).numpy(), np.asarray(getattr(jl, fn)(a, b)), err_msg=fn)

@@ -22,7 +22,7 @@ __all__ = ["dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim", "dyn
            "logistic", "sqrt", "sin", "cos", "log1p", "expm1", "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge"]
 
 
-def asarray(x, dtype=None) -> Tensor:
+def _operand(x, dtype=None) -> Tensor:
   """An operand of a lax function: an array, numpy data or a Python scalar (JAX's dtypes; `dtype` for a scalar)."""
   t = as_tensor(x)
   return t.cast(dtype) if dtype is not None and t.dtype != dtype else t
@@ -78,6 +78,7 @@ def power(a: Tensor, b: Tensor) -> Tensor:
   return (b.abs() == math.inf).where(at_inf, out)
 
 _UNSIGNED = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}
+
 def less_equal(a: Tensor, b: Tensor) -> Tensor: return (a < b) | (a == b)   # false with nan (tinygrad's <= is not(>))
 def greater_equal(a: Tensor, b: Tensor) -> Tensor: return (a > b) | (a == b)
 
@@ -98,7 +99,7 @@ def _weak(x) -> bool: return isinstance(x, (bool, int, float))
 
 def _same(name: str, *xs, tip: bool = False) -> list[Tensor]:
   """xs as Tensors of one dtype, else TypeError: lax does not promote (a Python scalar has the default dtype of its kind)."""
-  ts = [asarray(x) for x in xs]
+  ts = [_operand(x) for x in xs]
   if any(t.dtype != ts[0].dtype for t in ts):
     hint = f" (Tip: jnp.{name} is a similar function that does automatic type promotion on inputs)." if tip else ""
     raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {', '.join(dtype_name(t.dtype) for t in ts)}.{hint}")
@@ -111,7 +112,7 @@ def _accept(name: str, t: Tensor, kinds: tuple[str, Callable], pos: int | None =
   return t
 
 def _unary(name: str, fn: Callable[[Tensor], Tensor], kinds: tuple[str, Callable]) -> Callable:
-  def f(x) -> Tensor: return fn(_accept(name, asarray(x), kinds))
+  def f(x) -> Tensor: return fn(_accept(name, _operand(x), kinds))
   f.__name__ = f.__qualname__ = name
   f.__doc__ = f"lax.{name}, elementwise ({kinds[0].split(',')[0]} dtypes)."
   return f
@@ -129,9 +130,10 @@ def _binary(name: str, fn: Callable[[Tensor, Tensor], Tensor], kinds: tuple[str,
   return f
 
 def _int_div(a: Tensor, b: Tensor, rem: bool) -> Tensor:
-  """C's integer division (towards zero) and remainder; x / 0 is -1 (all bits set) and x % 0 is x, as XLA's."""
-  zero = b == 0
-  q = a.div(zero.where(1, b), rounding_mode="trunc")
+  """C's integer division (towards zero) and remainder; x / 0 is -1 (all bits set), x % 0 is x, INT_MIN / -1 wraps to
+  INT_MIN, as XLA's (the divisors 0 and -1 never reach a compiled division: `int_divisor`)."""
+  safe, zero, neg1 = int_divisor(b)
+  q = neg1.where(-a, a.div(safe, rounding_mode="trunc"))
   return zero.where(a, a - q * b) if rem else zero.where(-1, q).cast(a.dtype)
 
 def _div(a: Tensor, b: Tensor) -> Tensor: return a / b if dtypes.is_float(a.dtype) else _int_div(a, b, False)
@@ -170,8 +172,8 @@ erf_inv = _unary("erf_inv", special.erf_inv, ("floating", dtypes.is_float))
 
 def pow(x, y) -> Tensor:  # noqa: A001
   """lax.pow: x ** y for float x and y of x's dtype or any integer dtype (an integer power)."""
-  a = asarray(x)
-  b = asarray(y, dtype=a.dtype if isinstance(y, float) else None) if not isinstance(y, Tensor) else y
+  a = _operand(x)
+  b = _operand(y, dtype=a.dtype if isinstance(y, float) else None) if not isinstance(y, Tensor) else y
   if not dtypes.is_float(a.dtype) or b.dtype == dtypes.bool or (dtypes.is_float(b.dtype) and b.dtype != a.dtype):
     raise TypeError("the first argument to pow must have an inexact dtype (float or complex), and the second argument must have "
                     "an inexact or integer dtype, and two inexact dtypes must match, but got "
@@ -180,7 +182,7 @@ def pow(x, y) -> Tensor:  # noqa: A001
 
 def integer_pow(x, y: int) -> Tensor:
   """lax.integer_pow: x ** y for a static int y by repeated multiplication (y < 0: 1 / x ** -y, floats only)."""
-  t = _accept("integer_pow", asarray(x), NUMBER)
+  t = _accept("integer_pow", _operand(x), NUMBER)
   if y < 0 and not dtypes.is_float(t.dtype):
     raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({type_str(t)}, {y})")
   if y == 0: return t.ones_like()
@@ -205,14 +207,14 @@ def clamp(min, x, max) -> Tensor:  # noqa: A002
 
 def stop_gradient(x):
   """lax.stop_gradient: x (a pytree) as a value without derivative: jvp and grad see a constant, vmap maps it."""
-  return tree_map(lambda leaf: asarray(leaf).detach(), x)
+  return tree_map(lambda leaf: _operand(leaf).detach(), x)
 
 
 # ---- dynamic slicing ---------------------------------------------------------------------------------------------------
 
 def _check_indices(name: str, idx: list) -> None:
   """JAX's rule: one integer dtype for all start indices (a Python int is the default int), scalars only."""
-  ts = [i if isinstance(i, Tensor) else asarray(i) for i in idx]
+  ts = [i if isinstance(i, Tensor) else _operand(i) for i in idx]
   if any(t.dtype != ts[0].dtype or not dtypes.is_int(t.dtype) for t in ts):
     raise TypeError(f"index arguments to {name} must be integers of the same type, got: {', '.join(dtype_name(t.dtype) for t in ts)}")
   if any(t.ndim for t in ts): raise TypeError(f"start_indices arguments to {name} must be scalars,  got indices {idx}")
@@ -267,7 +269,7 @@ def _check_sizes(x: Tensor, sizes: tuple[int, ...]) -> None:
 def dynamic_slice(operand, start_indices, slice_sizes: Sequence[int], *, allow_negative_indices: bool | Sequence[bool] = True) -> Tensor:
   """lax.dynamic_slice: operand[start:start + size] on every axis; a start that would overrun the axis is moved back
   (clamped to [0, n - size]), negative starts count from the end. Start indices may be traced Tensors."""
-  x = asarray(operand)
+  x = _operand(operand)
   return _slice(x, _starts("dynamic_slice", x, start_indices, allow_negative_indices), tuple(int(s) for s in slice_sizes))
 
 def _slice(x: Tensor, starts: list[int | Tensor], sizes: tuple[int, ...]) -> Tensor:
@@ -280,8 +282,8 @@ def _slice(x: Tensor, starts: list[int | Tensor], sizes: tuple[int, ...]) -> Ten
 def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices: bool | Sequence[bool] = True) -> Tensor:
   """lax.dynamic_update_slice: operand with update written at start_indices (clamped so update fits, as dynamic_slice).
   Start indices may be traced Tensors."""
-  x = asarray(operand)
-  return _update(x, asarray(update), _starts("dynamic_update_slice", x, start_indices, allow_negative_indices))
+  x = _operand(operand)
+  return _update(x, _operand(update), _starts("dynamic_update_slice", x, start_indices, allow_negative_indices))
 
 def _update(x: Tensor, u: Tensor, starts: list[int | Tensor]) -> Tensor:
   if x.ndim != u.ndim:
@@ -303,7 +305,7 @@ def _update(x: Tensor, u: Tensor, starts: list[int | Tensor]) -> Tensor:
 
 def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *, allow_negative_indices: bool = True) -> Tensor:
   """lax.dynamic_slice_in_dim: operand[..., start:start + slice_size, ...] on `axis`."""
-  x = asarray(operand)
+  x = _operand(operand)
   sizes = tuple(slice_size if d == _axis(axis, x.ndim) else n for d, n in enumerate(_S(x)))
   return _slice(x, _one_axis("dynamic_slice", x, start_index, axis, allow_negative_indices), sizes)
 
@@ -314,12 +316,12 @@ def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *, allow_negative_indices: bool = True) -> Tensor:
   """lax.dynamic_update_slice_in_dim: update written at start_index along `axis` (from 0 on the other axes)."""
-  x = asarray(operand)
-  return _update(x, asarray(update), _one_axis("dynamic_update_slice", x, start_index, axis, allow_negative_indices))
+  x = _operand(operand)
+  return _update(x, _operand(update), _one_axis("dynamic_update_slice", x, start_index, axis, allow_negative_indices))
 
 def dynamic_update_index_in_dim(operand, update, index, axis: int, *, allow_negative_indices: bool = True) -> Tensor:
   """lax.dynamic_update_index_in_dim: update (with or without the size-1 `axis`) written at `index` along `axis`."""
-  x, u = asarray(operand), asarray(update)
+  x, u = _operand(operand), _operand(update)
   axis = axis % x.ndim
   if u.ndim == x.ndim - 1: u = u.unsqueeze(axis)
   return dynamic_update_slice_in_dim(x, u, index, axis, allow_negative_indices=allow_negative_indices)
@@ -344,7 +346,7 @@ def _pad(t: Tensor, config: Sequence[tuple[int, int, int]], value) -> Tensor:
 def _scalar_like(name: str, value, t: Tensor):
   """value as a Python number (a static pad) or a Tensor, of t's dtype (lax does not promote)."""
   if np.shape(value) != (): raise ValueError(f"{name} must be a scalar; got np.shape({name})={np.shape(value)}")
-  v = asarray(value)
+  v = _operand(value)
   if v.dtype != t.dtype:
     raise TypeError(f"pad operand and padding_value must be same dtype: got {dtype_name(t.dtype)} and {dtype_name(v.dtype)}.")
   return value if _weak(value) else v
@@ -352,7 +354,7 @@ def _scalar_like(name: str, value, t: Tensor):
 def pad(operand, padding_value, padding_config: Sequence[tuple[int, int, int]]) -> Tensor:
   """lax.pad: each axis gets (lo, hi, interior) padding with padding_value: lo before, hi after (negative: that many
   elements removed), interior between neighbouring elements. padding_value may be a traced scalar."""
-  t = asarray(operand)
+  t = _operand(operand)
   config = tuple((int(lo), int(hi), int(it)) for lo, hi, it in padding_config)
   if len(config) != t.ndim:
     raise ValueError(f"length of padding_config must equal the number of axes of operand, got padding_config {config} for operand shape {_S(t)}")
@@ -409,8 +411,8 @@ def conv_general_dilated(lhs, rhs, window_strides: Sequence[int], padding: str |
   'SAME_LOWER' or (lo, hi) pairs, negative allowed), lhs_dilation (zeros between input elements: a transposed
   convolution), rhs_dilation (atrous), layouts from dimension_numbers and feature groups. `precision` is ignored."""
   if batch_group_count != 1: raise NotImplementedError("tinyjax.lax.conv_general_dilated: batch_group_count != 1 is not supported")
-  x, w = asarray(lhs), asarray(rhs)
-  if preferred_element_type is not None: x, w = asarray(x, preferred_element_type), asarray(w, preferred_element_type)
+  x, w = _operand(lhs), _operand(rhs)
+  if preferred_element_type is not None: x, w = _operand(x, preferred_element_type), _operand(w, preferred_element_type)
   if x.dtype != w.dtype:
     raise TypeError(f"lax.conv_general_dilated requires arguments to have the same dtypes, got {dtype_name(x.dtype)}, {dtype_name(w.dtype)}.")
   lp, rp, op = _conv_perms(dimension_numbers, x.ndim)
@@ -470,7 +472,7 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
   derivative to a window's first maximum (minimum), as JAX. One operand only."""
   if isinstance(operand, (tuple, list, dict)):
     raise NotImplementedError("tinyjax.lax.reduce_window: a tree of operands (variadic reduce_window) is not supported")
-  x = asarray(operand)
+  x = _operand(operand)
   dims = tuple(int(d) for d in window_dimensions)
   if len(dims) != x.ndim:
     raise TypeError(f"reduce_window got the wrong number of window_dimensions for operand: got operand shape {_S(x)} with window_dimensions {dims}.")
@@ -480,7 +482,7 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
   bdil, wdil = tuple(base_dilation or (1,) * x.ndim), tuple(window_dilation or (1,) * x.ndim)
   if isinstance(padding, str): pads = padtype_to_pads(_S(x), [(k - 1) * r + 1 for k, r in zip(dims, wdil, strict=True)], strides, padding)
   else: pads = [(int(lo), int(hi)) for lo, hi in padding]
-  init = init_value if _weak(init_value) else asarray(init_value).cast(x.dtype)
+  init = init_value if _weak(init_value) else _operand(init_value).cast(x.dtype)
   config = [(lo, hi, b - 1) for (lo, hi), b in zip(pads, bdil, strict=True)]
   fold = {max: _first_max, maximum: _first_max, min: _first_min, minimum: _first_min}.get(computation, computation)
   if x.dtype == dtypes.bool and fold in (_first_max, _first_min): fold = maximum if fold is _first_max else minimum
@@ -488,7 +490,7 @@ def reduce_window(operand, init_value, computation: Callable, window_dimensions:
   # padding and base-dilation holes take no part (JAX's answer for a computation whose identity init_value is not)
   holes = _windows(_pad(x.ones_like(dtype=dtypes.bool), config, False), dims, strides, wdil) if any(c != (0, 0, 0) for c in config) else None
   acc = (init if isinstance(init, Tensor) else Tensor(init, dtype=x.dtype, device=x.device)).expand(_S(views[0]))
-  for k, v in enumerate(views): acc = asarray(fold(acc, v)) if holes is None else holes[k].where(asarray(fold(acc, v)), acc)
+  for k, v in enumerate(views): acc = _operand(fold(acc, v)) if holes is None else holes[k].where(_operand(fold(acc, v)), acc)
   return acc
 
 
@@ -498,7 +500,7 @@ def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1
   """lax.sort: operand (or each of a sequence of operands, returned as a tuple) reordered along `dimension` by
   ascending keys: the first num_keys operands, lexicographically. Always stable; NaNs last, -0.0 equal to 0.0."""
   seq = isinstance(operand, (tuple, list))
-  ops = [asarray(o) for o in (operand if seq else [operand])]
+  ops = [_operand(o) for o in (operand if seq else [operand])]
   if any(_S(o) != _S(ops[0]) for o in ops):
     raise TypeError(f"Arguments to sort must have equal shapes, got: {' '.join(str(_S(o)) for o in ops)}")
   if not 1 <= num_keys <= len(ops): raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)={len(ops)}")
@@ -514,7 +516,7 @@ def top_k(operand, k: int, *, axis: int = -1) -> list[Tensor]:
   """lax.top_k: [the k largest values along `axis` in descending order, their int32 indices] (a list, as JAX returns);
   equal values in index order; floats in IEEE's total order as JAX's (NaN first, -NaN last, 0.0 before -0.0)."""
   if k < 0: raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
-  t = asarray(operand)
+  t = _operand(operand)
   ax = _axis(axis, t.ndim)
   if k > _S(t)[ax]:
     raise ValueError(f"k argument to top_k must be no larger than size along axis; got k={k} with shape={list(_S(t))} and axis={ax}")
