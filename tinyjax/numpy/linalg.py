@@ -11,17 +11,12 @@ import numpy as np
 from tinyjax._tg import Tensor, dtypes, static_shape as _sh
 from tinyjax.lax import linalg as lax_linalg
 from tinyjax.lax.linalg import mT, batch_shape, eye_like, diag, embed_diag
-from tinyjax.numpy._core import asarray, default_float, result_type
+from tinyjax.numpy._core import asarray, result_type, as_inexact, canonicalize_axes
 from tinyjax.numpy import _products
 
 __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv",
            "lstsq", "matrix_power", "matrix_rank", "multi_dot", "cond", "matrix_norm", "vector_norm", "outer", "matmul",
            "matrix_transpose", "trace", "diagonal", "tensordot", "vecdot", "cross"]
-
-def as_inexact(x: Any) -> Tensor:
-  """x as a float Tensor (jnp.linalg promotes integers to the default float, as JAX)."""
-  t = asarray(x)
-  return t if dtypes.is_float(t.dtype) else t.cast(default_float())
 
 def check_square(x: Tensor, name: str) -> Tensor:
   if x.ndim < 2: raise ValueError(f"{name}: input must have at least 2 dimensions, got shape {tuple(x.shape)}")
@@ -250,14 +245,6 @@ def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Tensor:
 
 # ---- norms ----------------------------------------------------------------------------------------------------------
 
-def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
-  ax = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-  out = []
-  for a in ax:
-    if not -ndim <= a < ndim: raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
-    out.append(int(a) % ndim)
-  return tuple(out)
-
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
   """Vector or matrix norm, as jnp.linalg.norm (ord None/p/inf/-inf/0 for vectors; 'fro', 'nuc', 1, -1, 2, -2,
   inf, -inf for matrices)."""
@@ -265,7 +252,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
   if axis is None:
     if ord is None: return _vnorm(x.reshape(-1), None, 0, False).reshape((1,) * x.ndim if keepdims else ())
     axis = tuple(range(x.ndim))
-  ax = _axes(axis, x.ndim)
+  ax = canonicalize_axes(axis, x.ndim)
   if len(ax) == 1: return _vnorm(x, ord, ax[0], keepdims)
   if len(ax) == 2: return _mnorm(x, ord, ax, keepdims)
   raise ValueError(f"Invalid axis values ({axis}) for jnp.linalg.norm.")
@@ -302,7 +289,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
   if axis is None:
     out = _vnorm(x.reshape(-1), ord, 0, False)
     return out.reshape((1,) * x.ndim) if keepdims else out
-  ax = _axes(axis, x.ndim)
+  ax = canonicalize_axes(axis, x.ndim)
   if len(ax) != 1:
     keep = [i for i in range(x.ndim) if i not in ax]
     y = x.permute(*keep, *ax).reshape(*[_sh(x)[i] for i in keep], -1)

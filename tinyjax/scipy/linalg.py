@@ -6,9 +6,9 @@ from typing import Any
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, static_shape as _sh
 from tinyjax.custom import custom_jvp
-from tinyjax.numpy._core import asarray, result_type
+from tinyjax.numpy._core import asarray, result_type, as_inexact
 from tinyjax.numpy import linalg as _la
-from tinyjax.numpy.linalg import as_inexact, check_square, check_matrix, solve_shapes
+from tinyjax.numpy.linalg import check_square, check_matrix, solve_shapes
 from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu_factor", "lu_solve", "lu", "solve", "inv", "det",
