@@ -1,4 +1,5 @@
 """tinyjax.jit: signatures, non-aliasing outputs, nesting and composition with the transforms, checked with numbers."""
+import gc, weakref
 import numpy as np
 import pytest
 import jax
@@ -127,7 +128,7 @@ def test_numpy_and_unrealized_inputs():
 
 
 def test_nested_jit_is_inlined():
-  inner = tinyjax.jit(f)
+  inner = tinyjax.jit(lambda x: f(x))   # a function of its own: jit(f)'s traces are f's, shared with the other tests
   outer = tinyjax.jit(lambda x: inner(x) * 2)
   for i in range(4):
     x = rng.standard_normal((2, 4))
@@ -331,3 +332,47 @@ def test_warm_up_first_call_compiles_each_kernel_once_then_replays(monkeypatch):
   assert entry.replay is not None
   want = jax.vmap(jax.grad(lambda w, x: (jnp.tanh(x @ w) * 1.2345678).sum()), in_axes=(None, 0))(W.numpy(), X.numpy())
   np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+
+
+def test_the_function_runs_once_per_signature_as_in_jax():
+  # JAX traces once: a side effect in the function happens at the first call of each signature, never at a replay
+  runs = []
+  def f(x, y):
+    runs.append(x.shape)
+    return (x * y + 1).sum()
+  jf = tinyjax.jit(f)
+  x = Tensor(np.arange(3.0))
+  got = [jf(x, 2.0).item(), jf(x, 3.0).item(), jf(Tensor(np.arange(4.0)), 2.0).item(), jf(x, 2.0).item()]
+  np.testing.assert_allclose(got, [9.0, 12.0, 16.0, 9.0])
+  assert runs == [(3,), (4,)]
+
+
+def test_the_traces_belong_to_the_function():
+  # jit(f) made twice of the same f shares its traces (JAX's cache is keyed on the function, weakly); other static
+  # arguments are other traces; the function and its traces can be collected
+  runs = []
+  def f(x):
+    runs.append(1)
+    return x * 2
+  x = Tensor(np.ones(3))
+  tinyjax.jit(f)(x).numpy()
+  np.testing.assert_array_equal(tinyjax.jit(f)(x).numpy(), 2 * np.ones(3))
+  assert len(runs) == 1
+  g = lambda x, n: x * n   # noqa: E731
+  np.testing.assert_array_equal(tinyjax.jit(g, static_argnums=1)(x, 3).numpy(), 3 * np.ones(3))
+  np.testing.assert_array_equal(tinyjax.jit(g)(x, 3).numpy(), 3 * np.ones(3))   # n traced: another cache
+  ref = weakref.ref(f)
+  del f
+  gc.collect()
+  assert ref() is None
+
+
+def test_a_changed_global_is_not_seen_by_a_second_jit_of_the_function():
+  # JAX's "pure functions" gotcha: the second jit(f) of the same f replays the first trace
+  g = {"k": 10.0}
+  def f(x): return x + g["k"]
+  x = Tensor(np.zeros(2))
+  first = tinyjax.jit(f)(x).numpy()
+  g["k"] = 20.0
+  np.testing.assert_array_equal(tinyjax.jit(f)(x).numpy(), first)
+  np.testing.assert_array_equal(tinyjax.jit(f)(Tensor(np.zeros(3))).numpy(), 20.0 * np.ones(3))   # a new signature traces

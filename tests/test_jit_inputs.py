@@ -13,7 +13,7 @@ from tinyjax import tree_util as tu
 from conftest import to_np, assert_close
 
 DEVS = ("CPU:0", "CPU:1")
-TRACES = 2   # the function's Python runs for one signature: tinyjax's abstract trace, TinyJit's capture on the first call
+TRACES = 1   # the function's Python runs for one signature: one trace, as in JAX (the capture substitutes into it)
 
 
 class Counted:

@@ -15,7 +15,7 @@ import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, allocated_buffer, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
   Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors
-from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor
+from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
 from tinyjax import tree_util as tu
 
@@ -50,30 +50,36 @@ def _empty_type(x: Tensor | np.ndarray, weak: DType | None, device) -> tuple:
 
 
 class _Entry:
-  """The TinyJit for one signature, with the output structure found by tracing the function once."""
+  """The TinyJit for one signature. The function runs once, on placeholders, as JAX traces it once (a print in it
+  prints once): the trace gives the output structure and the graphs of the outputs, and the capture substitutes the
+  input buffers into them instead of running the function again. A function that writes into Tensors (tinygrad's
+  stateful step: an optimizer's assigns; JAX has none) runs again in the capture: a value it returns must be computed
+  from the data before the write, which tinygrad's realize orders (_tg.patches) and a trace, which realizes nothing,
+  cannot."""
   def __init__(self, call: Callable[[list[Tensor]], Any], tensors: list[Tensor], weak: list[DType | None], device, name: str,
                beam: int = 0):
-    self.call, self.weak, self.beam = call, weak, beam   # call: flat input Tensors -> the function's output pytree
-    self.inputs: frozenset[UOp] = frozenset()
+    self.weak, self.beam = weak, beam   # call: flat input Tensors -> the function's output pytree
     phs = [placeholder_like(t) for t in tensors]
-    # the abstract trace may assign into Tensors outside the function (an optimizer's step): undone afterwards, the
-    # capture that follows does it for real
+    # the trace may assign into Tensors outside the function (an optimizer's step) or into its arguments: undone
+    # afterwards, the capture does it for real
     with trace_scope("jit", [p.uop for p in phs]), preserved_tensors() as state:
       out = call(self._inputs(phs))
     leaves, self.out_tree = tu.tree_flatten(out)
-    state.realize_state([l.uop for l in leaves if isinstance(l, Tensor)], device)
-    # Tensors from outside that the function assigns into (closed-over state): the capture realizes their writes with
-    # the outputs, so that every replay makes them (a write the function leaves lazy would otherwise happen once, when
-    # the Tensor is next read after the first call, and never again)
-    self.state = [weakref.ref(t) for t in state.assigned]
     for l in leaves:
       if not isinstance(l, (Tensor, *_SCALARS, np.ndarray, np.generic)):
         raise TypeError(f"function {name} traced for jit returned a value of type {type(l)}, which is not a valid JAX type")
     outs = [_out_tensor(l) for l in leaves]
+    state.realize_state([o.uop for o in outs], device)
+    # the Tensors from outside that it assigns into (closed-over state): the capture realizes their writes with the
+    # outputs, so that every replay makes them (TinyJit alone would drop a write the function leaves lazy)
+    self.state = [weakref.ref(t) for t in state.assigned]
     # an output that depends on no input and has no device (a constant) goes where the inputs are
     self.out_specs = [(static_shape(o), o.dtype, device if o.device is None else o.device, sharding(o) if o.device is not None else None)
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
+    self.rerun = call if self.state else None
+    # else the traced graphs, held as Tensors until the capture (realizing what they read rebinds them to its buffers)
+    self.traced: tuple | None = None if self.rerun else ([p.uop for p in phs], [o for o, f in zip(outs, self.filled, strict=True) if f])
     self.tinyjit = capturing_tinyjit(self._flat)   # the second call replays, as in JAX
     self.replay: tuple[Replay, set[UOp]] | None = None
 
@@ -82,9 +88,15 @@ class _Entry:
     return [b if w is None else b.cast(w) for b, w in zip(bufs, self.weak, strict=True)]
 
   def _flat(self, *bufs: Tensor):
+    """What TinyJit captures: the traced graphs on this call's buffers, or the function run again on them."""
     n = len(self.weak)
+    if self.rerun is None:
+      assert self.traced is not None, "tinyjax.jit: the traced graphs are gone after the capture"
+      phs, outs = self.traced
+      done = substitute([o.uop for o in outs], {ph: b.uop for ph, b in zip(phs, bufs[:n], strict=True)})
+      return tuple(assign_into(b, Tensor(o)) for b, o in zip(bufs[n:], done, strict=True))
     self.inputs = frozenset(b.uop for b in bufs[:n])   # this run's inputs, for functions that close over them (vjp's pullback)
-    outs = [_out_tensor(l) for l, f in zip(tu.tree_leaves(self.call(self._inputs(bufs[:n]))), self.filled, strict=True) if f]
+    outs = [_out_tensor(l) for l, f in zip(tu.tree_leaves(self.rerun(self._inputs(bufs[:n]))), self.filled, strict=True) if f]
     # writes it left lazy into closed-over state and into its arguments (realized buffers, passed as they are: the write
     # reaches the caller's Tensor) are realized with the outputs, so that every replay makes them
     state = [*(r() for r in self.state), *bufs[:n]]
@@ -104,6 +116,7 @@ class _Entry:
         if self.replay is not None and (bufs := replay_buffers(tensors, ins, self.replay[1])) is not None: self.replay[0].run(bufs, {})
         else:
           with kernel_search(self.beam): self.tinyjit(*tensors, *[Tensor(i) for i in ins])   # the capture compiles
+          if jit_captured(self.tinyjit): self.traced = None   # its placeholders and the state it read go
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
@@ -122,6 +135,15 @@ def _infer_argnums_and_argnames(fun: Callable, argnums, argnames) -> tuple[tuple
   else: nums = tuple(i for i, n in enumerate(positional) if n in names)
   return nums, names
 
+# function -> options -> (the entries by signature, the same entries by _plain_key); weakly keyed, so that a function
+# and its traces can be collected (an entry holds no reference to the function once it is captured)
+_CACHES: weakref.WeakKeyDictionary[Callable, dict[tuple, tuple[dict[Any, _Entry], dict[tuple, _Entry]]]] = weakref.WeakKeyDictionary()
+
+def _caches(fun: Callable, options: tuple) -> tuple[dict[Any, _Entry], dict[tuple, _Entry]]:
+  try: per_fun = _CACHES.setdefault(fun, {})
+  except TypeError: per_fun = {}   # not weakly referenceable (a builtin): a cache of this jit's own
+  return per_fun.setdefault(options, ({}, {}))
+
 class jit:
   """jax.jit for tinygrad: `tinyjax.jit(f)(*args)` traces f once per signature and replays its kernels with TinyJit.
   Array leaves of the arguments (Tensors, numpy arrays, Python scalars) are traced, any other leaf must be a static
@@ -137,8 +159,8 @@ class jit:
     functools.update_wrapper(self, fun)
     self.fun, self.beam = fun, beam
     self.static_argnums, self.static_argnames = _infer_argnums_and_argnames(fun, static_argnums, static_argnames)
-    self._cache: dict[Any, _Entry] = {}
-    self._plain: dict[tuple, _Entry] = {}   # the same entries, by _plain_key
+    # the traces belong to the function, as in JAX: jit(f) made twice with the same options shares them
+    self._cache, self._plain = _caches(fun, (self.static_argnums, self.static_argnames, beam))
 
   def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj) if obj is not None else self
 
