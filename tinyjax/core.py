@@ -32,6 +32,7 @@ class TraceState:
   active: list[tuple[str, frozenset[UOp]]] = field(default_factory=list)   # (transform name, its placeholders)
   axes: list = field(default_factory=list)                                   # vmap Axis objects (collectives' names)
   running_jit: list = field(default_factory=list)                            # jitted functions executing
+  values: dict = field(default_factory=dict)   # placeholder -> the value it stands for, where the inputs are concrete
 
 _state: ContextVar[TraceState | None] = ContextVar("tinyjax_trace", default=None)
 
@@ -68,12 +69,20 @@ def enclosing_inputs() -> set[UOp]:
 def remember_traced(*uops: UOp) -> None: traced_nodes.update(uops)
 
 class trace_scope:
-  """`with trace_scope("vmap", placeholders):` marks the placeholders as traced values of that transform."""
-  def __init__(self, transform: str, placeholders):
-    self.entry = (transform, frozenset(placeholders))
+  """`with trace_scope("vmap", placeholders):` marks the placeholders as traced values of that transform. `values`:
+  placeholder -> the input it stands for, for a differentiating transform called outside jit and vmap (its inputs are
+  concrete, as JAX's JVP tracers carry concrete primals: see `concrete_stand_in`)."""
+  def __init__(self, transform: str, placeholders, values: dict[UOp, UOp] | None = None):
+    self.entry, self.values = (transform, frozenset(placeholders)), values or {}
     remember_traced(*self.entry[1])
-  def __enter__(self): trace_state().active.append(self.entry)
-  def __exit__(self, *exc): trace_state().active.remove(self.entry)
+  def __enter__(self):
+    s = trace_state()
+    s.active.append(self.entry)
+    s.values.update(self.values)
+  def __exit__(self, *exc):
+    s = trace_state()
+    s.active.remove(self.entry)
+    for ph in self.values: s.values.pop(ph, None)
 
 def traced_by(t: Tensor) -> str | None:
   """Name of the innermost active transform whose placeholders (or markers) `t` depends on, "leaked" for a traced
@@ -100,6 +109,7 @@ def _check_read(method: str, tensors: Sequence[Tensor]) -> list[Tensor]:
   skip = []
   for t in tensors:
     if (name := traced_by(t)) is not None:
+      name = _concrete(method, t)[1] or name   # an enclosing jit or vmap is what keeps it abstract
       if name == "jit" and method == "realize":
         skip.append(t)
         continue
@@ -108,6 +118,43 @@ def _check_read(method: str, tensors: Sequence[Tensor]) -> list[Tensor]:
   return skip
 
 _tg.add_read_check(_check_read)
+
+def perturbed(roots: list[UOp], seeds: set[UOp]) -> set[UOp]:
+  """The nodes under roots with a derivative with respect to seeds, as the jvp interpreter sees them (zero-derivative
+  ops, DETACH and non-float values end it)."""
+  out: set[UOp] = set()
+  for u in UOp.sink(*roots).toposort(enter_calls=False):
+    if u in seeds: out.add(u)
+    elif u.op is Ops.FUNCTION:
+      if any(s in out for s in u.src[1:]): out.add(u)
+    elif dtypes.is_float(u.dtype) and u.op not in ZERO_DERIVATIVE and any(s in out for s in operands(u)): out.add(u)
+  return out
+
+def _concrete(method: str, t: Tensor) -> tuple[UOp | None, str | None]:
+  """(t's graph computed from concrete inputs, or None; the transform that keeps it abstract, if that is an enclosing
+  jit or vmap). See `_concrete_stand_in`."""
+  s = trace_state()
+  if not s.values: return None, None
+  deps = t.uop.toposort()
+  traced = [u for _, phs in s.active for u in phs if u in deps]
+  if not traced or not any(u in s.values for u in traced): return None, None
+  # JAX reads .item() and int() from the primal; float(), bool(), tolist(), numpy of a differentiated value raise
+  if method not in ("item", "__int__") and t.uop in perturbed([t.uop], {u for u in traced if u in s.values}): return None, None
+  u = t.uop
+  for _ in range(len(s.active)):   # nested transforms: an inner placeholder stands for an outer one
+    if not (subs := {p: v for p, v in s.values.items() if p in u.toposort()}): break
+    u = u.substitute(subs)
+  return (u, None) if (name := traced_by(Tensor(u))) is None else (None, name)
+
+def _concrete_stand_in(method: str, t: Tensor) -> Tensor | None:
+  """JAX's eager derivatives: outside jit and vmap, grad/jvp/vjp (and what is built on them) trace on placeholders
+  that stand for concrete inputs, so a value the derivative does not flow through (a comparison for `if x > 0:`,
+  floor, stop_gradient) reads as in JAX, computed from those inputs; so do `.item()` and `int()` of any of them, which
+  JAX reads from the primal too. `float()`, `bool()`, numpy conversion of a differentiated value still raise."""
+  u, _ = _concrete(method, t)
+  return None if u is None else Tensor(u)
+
+_tg.add_concrete_stand_in(_concrete_stand_in)
 
 # ---- JAX's input conventions ----------------------------------------------------------------------------------------
 
@@ -126,6 +173,21 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
 
 # ---- axes -------------------------------------------------------------------------------------------------------------
+
+def static_ints(x: Any) -> Any:
+  """x with its numpy integers as Python ints, also inside tuples, lists and slices: JAX takes np.int64(3) wherever it
+  takes 3 (a shape, an axis, a count, a slice bound), tinygrad's shape arithmetic only ints. Anything else is x."""
+  if isinstance(x, np.integer): return int(x)
+  if isinstance(x, (tuple, list)): return type(x)(static_ints(e) for e in x)
+  if isinstance(x, slice): return slice(static_ints(x.start), static_ints(x.stop), static_ints(x.step))
+  return x
+
+def shape_ints(shape: Any) -> tuple[int, ...]:
+  """A shape argument (an int or a sequence of them, Python or numpy) as Python ints; JAX's TypeError for anything else
+  (a float)."""
+  items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+  try: return tuple(operator.index(s) for s in items)
+  except TypeError: raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {items}.") from None
 
 def canonicalize_axis(axis: Any, ndim: int, err: type[Exception] = ValueError) -> int:
   """axis as a non-negative int, with JAX's error when it is out of range."""
@@ -146,7 +208,9 @@ def trace_flat(fun: Callable, transform: str, p_leaves: list[Tensor], p_tree, ha
   """Run fun on placeholders for the float leaves. Returns (placeholders, output leaves, output tree, aux); a leaf
   that is not a float stays itself (it has no tangent or cotangent)."""
   phs = [placeholder(tuple(p.shape), p.dtype, p.device) if dtypes.is_float(p.dtype) else p for p in p_leaves]
-  with trace_scope(transform, [ph.uop for ph, p in zip(phs, p_leaves, strict=True) if ph is not p]):
+  traced = {ph.uop: p.uop for ph, p in zip(phs, p_leaves, strict=True) if ph is not p}
+  # the placeholders of a derivative stand for its inputs, which Python control flow may read (concrete_stand_in)
+  with trace_scope(transform, traced, traced if transform in ("jvp", "vjp") else None):
     out = fun(*tu.tree_unflatten(p_tree, phs))
   out, aux = split_aux(out, has_aux)
   out_leaves, out_tree = tu.tree_flatten(out)

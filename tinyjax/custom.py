@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data
 from tinyjax.call_rule import CallRule
-from tinyjax.core import traced_by, is_tracing, trace_scope, trace_state, pending, substitute, operands, TracedMarker, ZERO_DERIVATIVE
+from tinyjax.core import traced_by, is_tracing, trace_scope, trace_state, pending, substitute, TracedMarker, perturbed
 from tinyjax.errors import UnexpectedTracerError
 from tinyjax.dtypes import type_str, weak_storage_dtype
 from tinyjax.transforms.vmap import vmap
@@ -61,17 +61,6 @@ def closure(outs: list[UOp], own: set[UOp]) -> list[UOp]:
   UOp.sink(*outs).toposort(gate=gate, enter_calls=False)
   return list(hoisted)
 
-def _perturbed(roots: list[UOp], seeds: set[UOp]) -> set[UOp]:
-  """The nodes under roots with a derivative with respect to seeds, as the jvp interpreter sees them (zero-derivative
-  ops, DETACH and non-float values end it)."""
-  out: set[UOp] = set()
-  for u in UOp.sink(*roots).toposort(enter_calls=False):
-    if u in seeds: out.add(u)
-    elif u.op is Ops.FUNCTION:
-      if any(s in out for s in u.src[1:]): out.add(u)
-    elif dtypes.is_float(u.dtype) and u.op not in ZERO_DERIVATIVE and any(s in out for s in operands(u)): out.add(u)
-  return out
-
 def _tracer_error(msg: str) -> UnexpectedTracerError: return UnexpectedTracerError(message=msg)
 
 def _fun_name(f: Callable) -> str:
@@ -102,7 +91,8 @@ class CustomRule(CallRule):
     # a custom call nested in the body sees them as traced values, which it hoists (PARAMs of the final slots would be
     # the same nodes as the nested body's own)
     tmp = [param_like(x.uop, new_slot()) for x in xs]
-    with trace_scope(f"custom_{self.kind}", tmp):
+    # the PARAMs stand for the arguments: Python control flow reads them where those are concrete (under grad outside jit)
+    with trace_scope(f"custom_{self.kind}", tmp, dict(zip(tmp, (x.uop for x in xs), strict=True))):
       outs = [o.uop for o in self.fun([Tensor(t) for t in tmp])]
     hidden = closure(outs, set(tmp))
     args = [x.uop for x in xs] + hidden
@@ -119,9 +109,9 @@ class CustomRule(CallRule):
     if not vals: return
     for transform, phs in reversed(trace_state().active):
       if transform not in DIFFERENTIATING: continue
-      pert = _perturbed(vals, set(phs))
+      pert = perturbed(vals, set(phs))
       seeds = {p for v, p in zip(vals, params, strict=True) if v in pert}
-      if seeds and not _perturbed(body, seeds).isdisjoint(body):
+      if seeds and not perturbed(body, seeds).isdisjoint(body):
         v = next(v for v in vals if v in pert)
         raise _tracer_error(
           f"Encountered an unexpected tracer: the custom_{self.kind} function {self.name} closes over a value of type "

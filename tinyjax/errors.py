@@ -5,7 +5,7 @@ from tinyjax._tg import dtype_name
 class ConcretizationTypeError(TypeError):
   """A traced value was read (like JAX's ConcretizationTypeError)."""
   def __init__(self, transform: str, method: str, tensor=None):
-    what = "bool()" if method == "__bool__" else f".{method}()"
+    what = {"__bool__": "bool()", "__float__": "float()", "__int__": "int()"}.get(method, f".{method}()")
     shape = f" of shape {tuple(tensor.shape)} and dtype {dtype_name(tensor.dtype)}" if tensor is not None else ""
     super().__init__(
       f"Abstract tracer value encountered where a concrete value is expected: {what} was called on a Tensor{shape} "

@@ -15,7 +15,8 @@ from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, sha
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
   custom_rule_of, param_like, set_items, unfilled, const_value, is_data, mop, rop, broadcast_to, move_axis, param, assign_into
 from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, replay_buffers, \
-  jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, host_call, holds_host_call, \
+  jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \
+  add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, \
   canonical_key, Step, Replay, scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar
 from tinyjax._tg.patches import add_tensor_methods, install
 
@@ -26,6 +27,7 @@ __all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradie
            "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",
            "param_like", "set_items", "unfilled", "const_value", "is_data", "mop", "rop", "broadcast_to", "move_axis", "param",
            "jit_capturing", "kernel_search", "capturing_tinyjit", "captured_replay", "replay_buffers", "jit_kernel_names", "jit_captured",
-           "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read", "host_call", "holds_host_call",
+           "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read",
+           "add_concrete_stand_in", "concrete_stand_in", "host_call", "holds_host_call",
            "canonical_key", "Step", "Replay", "scratch_like", "constant_array", "filled_buffer", "copy_buffer", "read_scalar",
            "add_tensor_methods", "install"]

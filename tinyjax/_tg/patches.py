@@ -16,7 +16,7 @@ from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy
-from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, check_read, constant_array, \
+from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
@@ -99,6 +99,7 @@ def _guard(method: str, orig: Callable):
       if method == "realize" and (skip := check_read(method, tensors)):
         if rest := [t for t in tensors if not any(t is x for x in skip)]: orig(rest[0], *rest[1:], **kwargs)
         return self
+      if method != "realize" and (stand_in := concrete_stand_in(method, self)) is not None: return orig(stand_in, *args, **kwargs)
       check_read(method, tensors)
       if method == "numpy" and (fast := _host_copy(self)) is not None: return fast
       return orig(self, *args, **kwargs)

@@ -109,6 +109,18 @@ def add_read_check(check: Callable[[str, tuple], list]) -> None:
   tensors a `realize` leaves alone (values that have no data yet and need none: jit's abstract trace)."""
   _read_checks.append(check)
 
+_stand_ins: list[Callable[[str, Tensor], Tensor | None]] = []
+
+def add_concrete_stand_in(stand_in: Callable[[str, Tensor], Tensor | None]) -> None:
+  """stand_in(method, t) runs before a read of t's data: a Tensor to read instead (t computed from concrete inputs
+  that placeholders stand for), or None."""
+  _stand_ins.append(stand_in)
+
+def concrete_stand_in(method: str, t: Tensor) -> Tensor | None:
+  for stand_in in _stand_ins:
+    if (c := stand_in(method, t)) is not None: return c
+  return None
+
 def check_read(method: str, tensors: tuple) -> list:
   """Raise if one of `tensors` is traced; else the tensors a realize leaves alone."""
   skip: list = []

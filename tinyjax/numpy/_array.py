@@ -7,7 +7,7 @@ import functools
 from typing import Any, Callable
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
-from tinyjax.core import traced_by
+from tinyjax.core import traced_by, static_ints
 from tinyjax.numpy._core import dtype_of, asarray
 from tinyjax.numpy import _math
 import numpy as np
@@ -47,20 +47,37 @@ def _jax_keywords(name: str) -> Callable:
   def method(self, *args, keepdims: bool | None = None, ddof: int | None = None, **kwargs):
     if keepdims is not None: kwargs["keepdim"] = keepdims
     if ddof is not None: kwargs["correction"] = ddof
-    return orig(self, *args, **kwargs)
+    return orig(self, *static_ints(args), **{k: static_ints(v) for k, v in kwargs.items()})
   return method
 
-def _numpy_operand(name: str) -> Callable:
+def _static_arguments(name: str) -> Callable:
+  """tinygrad's method `name` (shapes, axes, counts), also taking numpy integers where it takes ints, as JAX does."""
+  orig = _tg.tensor_method(name)
+  @functools.wraps(orig)
+  def method(self, *args, **kwargs): return orig(self, *static_ints(args), **{k: static_ints(v) for k, v in kwargs.items()})
+  return method
+
+# tinygrad's methods that take shapes, axes or counts (the reductions: _jax_keywords)
+_SHAPE_METHODS = ("reshape", "expand", "permute", "transpose", "flatten", "unflatten", "squeeze", "unsqueeze", "repeat",
+                  "repeat_interleave", "pad", "shrink", "flip", "roll", "split", "chunk", "cumsum", "cumprod", "cummax", "cummin",
+                  "sort", "argsort", "topk", "gather", "softmax", "log_softmax")
+
+def _numpy_operand(name: str, jnp_fn: Callable | None = None, reflected: bool = False) -> Callable:
   """tinygrad's operator `name`, also taking numpy arrays and scalars (as jnp.asarray takes them: strongly typed), which
-  JAX code mixes with arrays everywhere (a numpy weight matrix @ a traced vector)."""
+  JAX code mixes with arrays everywhere (a numpy weight matrix @ a traced vector). Where tinygrad's operator and jnp's
+  function differ for two typed operands (`/` of integers gives the float of their common type; `**` of a numpy integer
+  exponent keeps the base's dtype), a numpy operand goes to `jnp_fn`."""
   orig = _tg.tensor_method(name)
   @functools.wraps(orig)
   def op(self, x):
-    return orig(self, asarray(x) if isinstance(x, (np.ndarray, np.generic)) else x)
+    if not isinstance(x, (np.ndarray, np.generic)): return orig(self, x)
+    if jnp_fn is not None: return jnp_fn(x, self) if reflected else jnp_fn(self, x)
+    return orig(self, asarray(x))
   return op
 
 _OPERATORS = ("add", "sub", "mul", "truediv", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
 _COMPARISONS = ("__lt__", "__gt__", "__eq__", "__ne__")
+_NUMPY_AS_JNP = {"__truediv__": _math.true_divide, "__rtruediv__": _math.true_divide, "__pow__": _math.power, "__rpow__": _math.power}
 # operators whose tinygrad versions differ from JAX's where tinygrad's answer is a bug: x // 0 and x % 0 on integers
 # stop the process (SIGFPE in the compiled kernel), and x <= nan is True; these become jnp's
 _AS_JNP = {"__floordiv__": _math.floor_divide, "__mod__": _math.mod, "__le__": _math.less_equal, "__ge__": _math.greater_equal}
@@ -85,9 +102,16 @@ def _iter(self: Tensor):
   if self.ndim == 0: raise TypeError("iteration over a 0-d array")
   return (self[i] for i in range(self.shape[0]))
 
+def _scalar_read(self: Tensor, method: str) -> Tensor:
+  """The Tensor whose data bool()/float()/int() read: a traced value whose inputs are concrete and that no derivative
+  flows through reads from them, as in JAX (`if x > 0:` under grad); another traced one raises."""
+  if (stand_in := _tg.concrete_stand_in(method, self)) is not None: return stand_in
+  _tg.check_read(method, (self,))
+  return self
+
 def _bool(self: Tensor) -> bool:
   # as a JAX array outside a transform: `if err < tol:` reads a size-1 value; a traced one raises in the read guard
-  _tg.check_read("__bool__", (self,))
+  self = _scalar_read(self, "__bool__")
   if self.size != 1:
     raise ValueError(f"The truth value of an array with more than one element is ambiguous (shape {tuple(self.shape)}). "
                      "Use a.any() or a.all()")
@@ -104,12 +128,15 @@ _tg.add_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": b
                             "size": property(_size), "mT": property(lambda self: self.transpose(-2, -1)),
                             **{n: _jax_keywords(n) for n in _REDUCTIONS},
                             **{n: _numpy_operand(n) for o in _OPERATORS for n in (f"__{o}__", f"__r{o}__")},
+                            **{n: _numpy_operand(n, fn, n.startswith("__r")) for n, fn in _NUMPY_AS_JNP.items()},
+                            **{n: _static_arguments(n) for n in _SHAPE_METHODS},
                             **{n: _numpy_operand(n) for n in _COMPARISONS},
                             **{n: _jnp_operator(f, False) for n, f in _AS_JNP.items()},
                             "__rfloordiv__": _jnp_operator(_math.floor_divide, True), "__rmod__": _jnp_operator(_math.mod, True),
                             # numpy defers its operators to Tensor's reflected ones (np_array * t is a Tensor, as with JAX)
                             "__array_priority__": 100,
-                            "__float__": lambda self: float(self.item()), "__int__": lambda self: int(self.item()),
+                            "__float__": lambda self: float(_scalar_read(self, "__float__").item()),
+                            "__int__": lambda self: int(_scalar_read(self, "__int__").item()),
                             "__index__": _index, "__bool__": _bool, "__str__": _str, "__format__": _format, "__iter__": _iter,
                             "__abs__": lambda self: self.abs()},
                            "JAX's array methods, keywords and operators (numpy operands, dtype promotion) on Tensors")

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to
-from tinyjax.core import serialized, enclosing_inputs, interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
+from tinyjax.core import serialized, enclosing_inputs, trace_scope, \
+  interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
   substitute_with_aux, jax_conventions, primal_graph, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Collective, COLLECTIVE_RULES
@@ -128,7 +129,9 @@ def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
   phs, outs, out_tree, aux = trace_flat(fun, "jvp", p_leaves, p_tree, has_aux)
   env = {ph.uop: t.uop for ph, p, t in zip(phs, p_leaves, t_leaves, strict=True) if ph is not p}
   traced = jax_conventions([o.uop for o in outs])
-  tans = interpret(traced, env, jvp_rule)
+  # custom rules run here, on the placeholders: they stand for the primals (Python control flow in a rule)
+  with trace_scope("jvp", env, {ph.uop: p.uop for ph, p in zip(phs, p_leaves, strict=True) if ph is not p}):
+    tans = interpret(traced, env, jvp_rule)
   tans = [o.uop.const_like(0) if t is None else t for o, t in zip(outs, tans, strict=True)]   # materialise zeros only at the end
   subs = placeholder_subs(phs, p_leaves)
   n = len(outs)

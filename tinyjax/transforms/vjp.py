@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
 from tinyjax import tree_util as tu
-from tinyjax.core import serialized, enclosing_inputs, trace_flat, placeholder_subs, substitute, substitute_with_aux, jax_conventions, \
+from tinyjax.core import serialized, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, jax_conventions, \
   primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
 
@@ -29,8 +29,10 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
     pairs += [(fn.gettuple(i), fn.gettuple(i).const_like(0)) for fn in UOp.sink(*traced).toposort()
               if custom_rule_of(fn) is not None and len(fn.src[0].src) > 1 for i in range(len(fn.src[0].src))]
     targets = set(subs)
-    grads = compute_gradient(UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), targets) \
-      if pairs and targets else {}
+    # custom rules run here, on the placeholders: they stand for this call's primals (Python control flow in a rule)
+    with trace_scope(transform, targets, {k: r.uop for k, r in zip(keys, res[:len(subs)], strict=False)}):
+      grads = compute_gradient(UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), targets) \
+        if pairs and targets else {}
     g = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves, strict=True)]
     return [Tensor(u) for u in substitute(g, {**dict(zip(keys, [r.uop for r in res], strict=True)), **unwrap})]
   return primals_out, out_tree, vjp_flat, residuals, aux
