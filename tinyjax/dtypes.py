@@ -46,8 +46,12 @@ def canonical_dtype(dt: DType) -> DType:
   return dt if config.jax_enable_x64 else _NARROW.get(dt, dt)
 
 def to_inexact_dtype(dt: DType) -> DType:
-  """dt if it is a float dtype, else the default float (JAX's promotion of integer and bool inputs of a float function)."""
-  return dt if dtypes.is_float(dt) else default_float()
+  """The float dtype of a float function's input of dtype dt (JAX's to_inexact_dtype): dt if it is a float, float64 for
+  64-bit integers (float32 with x64 off), float32 for bool and narrower integers (even with x64 on: sqrt of an int32
+  array is float32). A weak int (a Python int) is the default int, so it gives the default float."""
+  if dtypes.is_float(dt): return dt
+  if dt in dtypes.weaks: dt = weak_storage_dtype(dt)
+  return canonical_dtype(dtypes.float64) if dt.itemsize == 8 else dtypes.float32
 
 # ---- weak types -------------------------------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools, math, operator
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, broadcast_to, param_like, unfilled, const_value
+from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, broadcast_to, param_like, unfilled, const_value
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 
 
@@ -134,6 +134,10 @@ RECOGNISERS: dict[Ops, Callable[[UOp], Iterator[Candidate]]] = {
   Ops.RECIPROCAL: _on_reciprocal, Ops.ADD: _on_add, Ops.MUL: _on_mul, Ops.POW: lambda u: iter([(POW, list(u.src), ())])}
 
 
+def _stored(weak) -> DType:
+  """The dtype tinygrad realizes a weakly typed value in (its default float or int)."""
+  return dtypes.default_float if dtypes.is_float(weak) else dtypes.default_int
+
 def recognise(u: UOp, literal: Callable[[UOp], bool]) -> UOp | None:
   """A primitive call with u's value if u is the lowering of a primitive, else None. Operands for which `literal` holds
   (constants written in the program) are baked into the call; the others become its arguments."""
@@ -143,8 +147,12 @@ def recognise(u: UOp, literal: Callable[[UOp], bool]) -> UOp | None:
     if all(f is not None for f in fixed): continue
     try: same = prim.lower(*[Tensor(o) for o in operands], *params).uop is u
     except Exception: same = False   # not this lowering (e.g. operands of a shape or dtype the method rejects)
-    if same: return _rule(prim, params, fixed).call_node([Tensor(broadcast_to(o, u.shape) if o.shape != u.shape else o)
-                                                          for o, f in zip(operands, fixed, strict=True) if f is None]).gettuple(0)
+    if not same: continue
+    # a weakly typed operand (int array * 2.0 is tinygrad's weakfloat) has no width for the call's PARAM: it goes in
+    # stored (the width it would be realized in) and the value comes out with u's weak dtype, as the graph expects
+    args = [Tensor(broadcast_to(o, u.shape) if o.shape != u.shape else o) for o, f in zip(operands, fixed, strict=True) if f is None]
+    out = _rule(prim, params, fixed).call_node([a.cast(_stored(a.dtype)) if a.dtype in dtypes.weaks else a for a in args]).gettuple(0)
+    return out.cast(u.dtype) if out.dtype != u.dtype else out
   return None
 
 

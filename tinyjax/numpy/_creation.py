@@ -7,14 +7,15 @@ import numpy as np
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import asarray, to_dtype, default_float, result_type, dtype_of, to_inexact_dtype
 from tinyjax.errors import ConcretizationTypeError
+from tinyjax.core import static_ints, shape_ints
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
            "logspace", "geomspace", "eye", "identity", "meshgrid", "diag", "diagflat", "diagonal", "tri", "tril_indices",
            "triu_indices", "indices"]
 
 def _shape(shape: Any) -> tuple[int, ...]:
-  if isinstance(shape, (int, np.integer)) or (isinstance(shape, Tensor) and shape.ndim == 0): shape = (shape,)
-  try: shape = tuple(int(s) for s in shape)
+  if isinstance(shape, Tensor): shape = (shape,) if shape.ndim == 0 else tuple(shape[i] for i in range(int(shape.shape[0])))
+  try: shape = shape_ints(shape)
   except ConcretizationTypeError as e:   # a shape from a traced argument: JAX's TypeError (not a concretization error)
     raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got ({', '.join(map(str, shape))},).\nIf using `jit`, "
                     f"try using `static_argnums` or applying `jit` to smaller subfunctions.\n{e}") from None
@@ -52,15 +53,19 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
   return full(s, fill_value, dt)
 
 def _concrete(x: Any, what: str) -> Any:
-  if isinstance(x, Tensor): return x.item()   # a traced value raises ConcretizationTypeError here, as in JAX
+  # a traced value raises ConcretizationTypeError here, as in JAX; a typed array is read as a numpy scalar (strongly typed)
+  if isinstance(x, Tensor): return x.item() if x.dtype in dtypes.weaks or x.dtype == dtypes.bfloat16 else x.numpy()[()]
   return x
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Tensor:
-  """jnp.arange: ints give the default int dtype, any float the default float dtype (bounds must be concrete)."""
+  """jnp.arange: the bounds' result_type (Python ints give the default int, any Python float the default float, a numpy
+  scalar its own dtype, narrowed with x64 off); the bounds must be concrete."""
   start, stop, step = (_concrete(v, "arange") for v in (start, stop, step))
   if stop is None: start, stop = 0, start
   if step is None: step = 1
-  dt = to_dtype(dtype) or result_type(*(v.item() if isinstance(v, np.generic) else v for v in (start, stop, step)))
+  dt = to_dtype(dtype) or result_type(start, stop, step)
+  # tinygrad computes the values from Python numbers
+  start, stop, step = (v.item() if isinstance(v, np.generic) else v for v in (start, stop, step))
   n = max(0, math.ceil((stop - start) / step))
   if dtypes.is_float(dt): return (Tensor.arange(n, dtype=dtypes.int32).cast(dt) * step + start).cast(dt) if n else zeros(0, dt)
   return Tensor.arange(start, stop, step, dtype=dt) if n else zeros(0, dt)
@@ -70,15 +75,16 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
   """jnp.linspace (start/stop may be arrays: the samples go along `axis`)."""
   num = int(num)
   if num < 0: raise ValueError(f"Number of samples, {num}, must be non-negative.")
-  s, e = asarray(start), asarray(stop)
-  dt = to_dtype(dtype) or result_type(s, e, float)
+  dt = to_dtype(dtype) or to_inexact_dtype(result_type(start, stop))   # the bounds' types as given (weak or typed)
   comp = to_inexact_dtype(dt)
-  s, e = s.cast(comp), e.cast(comp)
+  s, e = asarray(start, comp), asarray(stop, comp)
   div = (num - 1) if endpoint else num
   step = (e - s) / div if div > 0 else e * math.nan if num > 1 else e * 0
   bshape = tuple(np.broadcast_shapes(tuple(s.shape), tuple(e.shape)))
+  # JAX's samples, start * (1 - t) + stop * t with t = i / div (they recover the bounds in float32 arithmetic)
   i = Tensor.arange(num, dtype=dtypes.int32).cast(comp).reshape((num,) + (1,) * len(bshape))
-  out = s.reshape((1,) + tuple(s.shape)) + i * step.reshape((1,) + tuple(step.shape)) if num else zeros((0,) + bshape, comp)
+  t = i / div if div > 0 else i * 0
+  out = s.reshape((1,) + tuple(s.shape)) * (1 - t) + e.reshape((1,) + tuple(e.shape)) * t if num else zeros((0,) + bshape, comp)
   if endpoint and num > 1:   # the last sample is exactly stop, as in JAX
     out = (i == num - 1).where(e.reshape((1,) + tuple(e.shape)), out)
   if axis != 0: out = out.permute(*_moved_to(0, axis % out.ndim, out.ndim))
@@ -91,22 +97,22 @@ def _moved_to(src: int, dst: int, ndim: int) -> list[int]:
   return order
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None, axis: int = 0) -> Tensor:
-  dt = to_dtype(dtype) or result_type(asarray(start), asarray(stop), float)
+  dt = to_dtype(dtype) or to_inexact_dtype(result_type(start, stop))
   comp = to_inexact_dtype(dt)
   lin = linspace(start, stop, num, endpoint, dtype=comp, axis=axis)
   out = asarray(base, comp).pow(lin)
   return out if out.dtype == dt else out.cast(dt)
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0) -> Tensor:
-  s, e = asarray(start), asarray(stop)
-  dt = to_dtype(dtype) or result_type(s, e, float)
+  dt = to_dtype(dtype) or to_inexact_dtype(result_type(start, stop))
   comp = to_inexact_dtype(dt)
+  s, e = asarray(start), asarray(stop)
   sign = s.cast(comp).sign()
   out = sign * logspace(s.cast(comp).abs().log10(), e.cast(comp).abs().log10(), num, endpoint, 10.0, comp, axis)
   return out if out.dtype == dt else out.cast(dt)
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor:  # noqa: N803
-  M = N if M is None else M
+  N, M, k = static_ints((N, N if M is None else M, k))
   i = Tensor.arange(N, dtype=dtypes.int32).reshape(N, 1)
   j = Tensor.arange(M, dtype=dtypes.int32).reshape(1, M)
   return (j - i == k).cast(to_dtype(dtype) or default_float())
@@ -114,7 +120,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor: 
 def identity(n: int, dtype: Any = None) -> Tensor: return eye(n, dtype=dtype)
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Tensor:  # noqa: N803
-  M = N if M is None else M
+  N, M, k = static_ints((N, N if M is None else M, k))
   i = Tensor.arange(N, dtype=dtypes.int32).reshape(N, 1)
   j = Tensor.arange(M, dtype=dtypes.int32).reshape(1, M)
   return (j <= i + k).cast(to_dtype(dtype) or dtypes.float32)   # JAX's tri is float32 by default, even with x64
@@ -172,6 +178,7 @@ def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Tensor, Tens
 
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
   dt = dtype_of(dtype) if dtype is not None else to_dtype(int)
+  dimensions = static_ints(tuple(dimensions))
   n = len(dimensions)
   out = []
   for i, d in enumerate(dimensions):

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes, DType, np_dtype, set_items, static_shape as _S
-from tinyjax.core import traced_by
+from tinyjax.core import traced_by, static_ints
 from tinyjax.dtypes import type_str
 from tinyjax.numpy._core import asarray, promote, default_int, canonicalize_axis
 
@@ -55,7 +55,8 @@ def _parse(shape: tuple[int, ...], idx: Any, device: Any = None) -> list[Any]:
   items = list(idx) if isinstance(idx, tuple) else [idx]
   out: list[Any] = []
   for i in items:
-    if i is None or i is Ellipsis or isinstance(i, slice): out.append(i)
+    if i is None or i is Ellipsis: out.append(i)
+    elif isinstance(i, slice): out.append(static_ints(i))
     elif isinstance(i, (bool, np.bool_)):
       if not i: raise NotImplementedError("x[False] (an empty new axis) is not supported")
       out.append(None)
@@ -133,6 +134,7 @@ _BASIC = (int, slice, NoneType, EllipsisType)
 
 def _getitem(self: Tensor, idx: Any) -> Tensor:
   """x[idx] with JAX's rules (see the module docstring)."""
+  idx = static_ints(idx)
   items = idx if type(idx) is tuple else (idx,)
   if all(type(i) in _BASIC for i in items):
     # tinygrad's own path, unless an int is out of bounds (JAX clamps it) or there are too many indices

@@ -3,7 +3,7 @@ isclose, allclose, array_equal. Every function takes arrays, numpy data and Pyth
 integer inputs of a transcendental function become the default float (`jnp.sin(int32)` is float32), binary functions
 promote as JAX does (`tinyjax.dtypes.result_type`, Python scalars weakly typed)."""
 from __future__ import annotations
-import math
+import math, operator
 from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
@@ -223,8 +223,20 @@ floor_divide = _binary("floor_divide", _floor_divide, False)
 mod = _binary("mod", _mod, False)
 remainder = _binary("remainder", _mod, False)
 fmod = _binary("fmod", lax_ops.fmod, False)
-power = _binary("power", lax_ops.power, False)
-pow = _binary("pow", lax_ops.power, False)  # noqa: A001
+_power = _binary("power", lax_ops.power, False)
+
+def power(x1: Any, x2: Any) -> Tensor:
+  """jnp.power. A static integer exponent (a Python or numpy int) is JAX's integer_pow: repeated multiplication in the
+  base's own dtype (int32 ** np.int64(2) stays int32), exact where pow's exp2(log2) rounds."""
+  try: n = operator.index(x2) if isinstance(x2, (int, np.integer)) else None
+  except TypeError: n = None
+  if n is None: return _power(x1, x2)
+  t = asarray(x1)
+  return lax_ops.integer_pow(t if t.dtype != dtypes.bool else t.cast(default_int()), n)
+
+def pow(x1: Any, x2: Any) -> Tensor:  # noqa: A001
+  """jnp.pow: jnp.power."""
+  return power(x1, x2)
 float_power = _binary("float_power", lax_ops.power, True)
 maximum = _binary("maximum", lax_ops.maximum, False)
 minimum = _binary("minimum", lax_ops.minimum, False)
@@ -299,7 +311,7 @@ def nextafter(x1: Any, x2: Any) -> Tensor:
 
 def round(a: Any, decimals: int = 0) -> Tensor:  # noqa: A001
   """jnp.round: half to even, as numpy and JAX."""
-  t = asarray(a)
+  t, decimals = asarray(a), operator.index(decimals)   # a Python int: a numpy int's factor would be a typed float64
   if not dtypes.is_float(t.dtype):
     if decimals >= 0: return t
     f = 10 ** -decimals
@@ -364,9 +376,10 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
   info = np.finfo(_np_float(t))
   hi = info.max if posinf is None else posinf
   lo = info.min if neginf is None else neginf
-  t = (t != t).where(nan, t)
-  t = (t == math.inf).where(hi, t)
-  return (t == -math.inf).where(lo, t).cast(t.dtype)
+  # the replacements in x's dtype, as JAX's (numpy scalars such as finfo's max included)
+  t = (t != t).where(asarray(nan, t.dtype), t)
+  t = (t == math.inf).where(asarray(hi, t.dtype), t)
+  return (t == -math.inf).where(asarray(lo, t.dtype), t)
 
 def _np_float(t: Tensor):
   return {2: np.float16, 4: np.float32, 8: np.float64}[t.dtype.itemsize] if t.dtype != dtypes.bfloat16 else np.float32

@@ -5,7 +5,7 @@ import math
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
-from tinyjax.core import traced_by
+from tinyjax.core import traced_by, shape_ints
 from tinyjax.errors import ConcretizationTypeError
 from tinyjax.dtypes import short_type
 from tinyjax.lax import sorting
@@ -76,7 +76,7 @@ def reshape(a: Any, shape: Sequence[int] | int | None = None, order: str = "C", 
   """jnp.reshape (order='C' only)."""
   if order != "C": raise NotImplementedError(f"reshape(order={order!r}): only order='C'")
   if shape is None: shape = newshape
-  return asarray(a).reshape((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape))
+  return asarray(a).reshape(shape_ints(shape))
 
 def ravel(a: Any, order: str = "C") -> Tensor:
   """jnp.ravel (order='C' only)."""
