@@ -125,6 +125,7 @@ FAST = {
   "test_op_table.py": "every op of the rule tables through vmap, jvp, vjp and sparsity against JAX: a rule's numbers",
   "test_patches.py": "what importing tinyjax changes in tinygrad, against the list in docs/design.md",
   "test_layers.py": "the import layers of tinyjax/ (read with ast, no kernels)",
+  "test_public_names.py": "JAX's public names: each in tinyjax or listed in docs/porting.md (no kernels but a few)",
   "test_vmap_kernels.py": "kernel counts: vmap launches as many kernels as the batch axis written by hand",
   "test_jit.py": "jit's trace and cache counts, replays, kernels, static arguments (but see FAST_EXCEPT)",
   "test_jit_inputs.py": "one trace per signature for every kind of input (but see SLOW: the sharded ones)",

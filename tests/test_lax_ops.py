@@ -215,3 +215,92 @@ def test_integer_div_rem_at_zero_and_int_min(dt):
   b = np.array([-1 if info.min < 0 else 3, 0, 2, -1 if info.min < 0 else 1, 0], dt)
   for fn in ("div", "rem"):
     np.testing.assert_array_equal(getattr(L, fn)(Tensor(a), Tensor(b)).numpy(), np.asarray(getattr(jl, fn)(a, b)), err_msg=fn)
+
+
+# ---- the elementwise and cumulative functions of issue 29 (3) -----------------------------------------------------------------
+
+def special(lax, x, u, p):
+  """x: any real, u: in (-0.6, 0.6) (atanh), p: positive (lgamma, digamma, cbrt away from its kink)."""
+  return (lax.tan(u), lax.sinh(x), lax.cosh(x), lax.atanh(u), lax.exp2(x), lax.cbrt(p), lax.cbrt(-p), lax.reciprocal(p),
+          lax.round(x * 3), lax.round(x * 3, 1), lax.is_finite(lax.div(x, u)), lax.lgamma(p), lax.digamma(p), lax.lgamma(-p - 0.5))
+
+def test_special_elementwise():
+  x, u, p = rnd(3, 4), np.clip(rnd(3, 4, seed=1) * 0.3, -0.4, 0.4), np.abs(rnd(3, 4, seed=2)) + 0.5
+  check(lambda *a: special(L, *a), lambda *a: special(jl, *a), (x, u, p), diff=(0, 1, 2), rtol=1e-7, atol=1e-9)
+
+def test_erf_erfc():
+  # tinygrad's erf is accurate to about 2e-7 absolute, also in float64 (docs/porting.md): so are lax.erf and lax.erfc
+  x = rnd(3, 4)
+  check(lambda x: (L.erf(x), L.erfc(x)), lambda x: (jl.erf(x), jl.erfc(x)), (x,), diff=(0,), rtol=1e-6, atol=5e-7)
+
+def test_round_halves_and_signed_zeros():
+  x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997, -0.3, -0., 2.4, -3.7, np.nan, np.inf, -np.inf])
+  for method in (0, 1):
+    got, want = L.round(Tensor(x), method).numpy(), np.asarray(jl.round(x, method))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+  x32 = x.astype(np.float32)   # float32: 0.49999997 + 0.5 rounds up to 1 (the trap of floor(x + 0.5))
+  np.testing.assert_array_equal(L.round(Tensor(x32)).numpy(), np.asarray(jl.round(x32)))
+
+def cumulative(lax, x):
+  return tuple(getattr(lax, f)(x, axis, reverse) for f in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
+               for axis, reverse in ((0, False), (1, True)))
+
+def test_cumulative():
+  check(lambda x: cumulative(L, x), lambda x: cumulative(jl, x), (rnd(3, 5),), diff=(0,))
+
+def test_cumulative_dtypes_nan_inf():
+  # narrow integers wrap in their dtype; NaN propagates through max/min; a prefix of -inf stays -inf in cumlogsumexp
+  i8, u8 = np.array([100, 100, -128, 5], np.int8), np.array([200, 100, 3, 0], np.uint8)
+  v = np.array([1., np.nan, 2., -np.inf, np.inf])
+  w = np.array([-np.inf, -np.inf, -1000., 0., 1000.])
+  def f(lax, i8, u8, v, w):
+    return (*(getattr(lax, n)(t) for n in ("cumsum", "cumprod", "cummax", "cummin") for t in (i8, u8)),
+            *(getattr(lax, n)(v, reverse=r) for n in ("cumsum", "cummax", "cummin", "cumlogsumexp") for r in (False, True)),
+            lax.cumlogsumexp(w), lax.cumsum(v.astype(np.float32)))
+  assert_close(f(L, *tg((i8, u8, v, w))), f(jl, i8, u8, v, w))
+
+def bitwise(lax, a, b, p, q):
+  return (lax.bitwise_and(a, b), lax.bitwise_or(a, b), lax.bitwise_xor(a, np.int32(6)), lax.bitwise_not(a), lax.bitwise_and(p, q),
+          lax.bitwise_or(p, True), lax.bitwise_xor(p, q), lax.bitwise_not(p))
+
+def test_bitwise():
+  a, b = np.array([-7, 7, 3, 0, -8], np.int32), np.array([2, -2, 0, 5, 3], np.int32)
+  p, q = np.array([True, False, True, False]), np.array([True, True, False, False])
+  assert_close(tinyjax.jit(lambda *t: bitwise(L, *t))(*tg((a, b, p, q))), bitwise(jl, a, b, p, q))
+  u = np.array([255, 1, 128], np.uint8)
+  assert_close(L.bitwise_not(Tensor(u)), jl.bitwise_not(u))
+
+def test_errors_of_the_new_functions():
+  xi, xb, x = np.arange(3), np.array([True, False]), np.ones((2, 3))
+  for f in (lambda lax: lax.erfc(xi), lambda lax: lax.erf(xi), lambda lax: lax.lgamma(xi), lambda lax: lax.digamma(xi),
+            lambda lax: lax.sinh(xi), lambda lax: lax.cbrt(xi), lambda lax: lax.is_finite(xi), lambda lax: lax.round(xi),
+            lambda lax: lax.round(x, 3), lambda lax: lax.reciprocal(xi), lambda lax: lax.cumsum(xb), lambda lax: lax.cummax(xb),
+            lambda lax: lax.cumsum(x, axis=2), lambda lax: lax.cumsum(x, axis=-1), lambda lax: lax.cumlogsumexp(np.float64(1.)),
+            lambda lax: lax.bitwise_and(x, x), lambda lax: lax.bitwise_not(x), lambda lax: lax.bitwise_xor(xi, 1.5),
+            lambda lax: lax.bitwise_and(xi, xi.astype(np.int32)), lambda lax: lax.bitwise_or(xi, xi[None])):
+    same_error(lambda: f(L), lambda: f(jl))
+
+
+# ---- jnp.convolve, jnp.correlate (written on lax.conv_general_dilated) ------------------------------------------------------
+
+from jnp_table import Row, params, run   # noqa: E402
+
+A, V = rnd(7), rnd(4, seed=1)
+CONV_ROWS = [Row(f"{fn}-{mode}-{which}", lambda a, v, fn=fn, mode=mode: getattr(tinyjax.numpy, fn)(a, v, mode),
+                 lambda a, v, fn=fn, mode=mode: getattr(jxn, fn)(a, v, mode), args)
+             for fn in ("convolve", "correlate") for mode in ("full", "same", "valid")
+             for which, args in (("long-short", (A, V)), ("short-long", (V, A)))]
+CONV_ROWS += [Row("convolve-int", lambda a, v: tinyjax.numpy.convolve(a, v), lambda a, v: jxn.convolve(a, v),
+                  (np.arange(5), np.array([1, -2, 3])), diff=False),
+              Row("correlate-f32-default", lambda a, v: tinyjax.numpy.correlate(a, v), lambda a, v: jxn.correlate(a, v),
+                  (A.astype(np.float32), V.astype(np.float32)), rtol=1e-6, atol=1e-6)]
+
+@pytest.mark.parametrize("row,check_", params(CONV_ROWS, vmap_last="first"))
+def test_convolve_correlate(row, check_):
+  run(row, check_)
+
+def test_convolve_errors():
+  for f in (lambda np_: np_.convolve(np.ones((2, 2)), np.ones(2)), lambda np_: np_.correlate(np.ones(3), np.ones(0)),
+            lambda np_: np_.convolve(np.ones(3), np.ones(2), mode="wide")):
+    same_error(lambda: f(tinyjax.numpy), lambda: f(jxn))

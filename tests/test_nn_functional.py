@@ -294,3 +294,45 @@ def test_jitted_training_step_retraces_on_new_shapes():
     for k in pe: np.testing.assert_allclose(pj[k].numpy(), pe[k].numpy(), rtol=1e-5, atol=1e-6)
   assert len(jstep._cache) == 2
   assert len({id(t) for t in kept}) == 4 and not np.allclose(kept[0].numpy(), kept[-1].numpy())
+
+
+# ---- jax.nn.dot_product_attention --------------------------------------------------------------------------------------
+
+def _attention_args():
+  r = np.random.default_rng(0)
+  q, k, v = r.standard_normal((2, 3, 4, 5)), r.standard_normal((2, 6, 2, 5)), r.standard_normal((2, 6, 2, 5))   # 4 query heads on 2
+  return q, k, v, dict(bias=r.standard_normal((1, 4, 3, 6)), bias1=r.standard_normal((2, 1, 3, 6)), mask=r.random((2, 4, 3, 6)) > 0.3)
+
+ATTENTION_CASES = {   # keyword arguments; the softmax runs in float32 (as JAX's), so float64 inputs agree to float32
+  "plain": {}, "bias-mask-scale": dict(bias="bias", mask="mask", scale=0.3), "bias1-causal": dict(bias="bias1", is_causal=True),
+  "window-lengths": dict(local_window_size=(1, 2), query_seq_lengths=np.array([2, 3], np.int32),
+                         key_value_seq_lengths=np.array([4, 6], np.int32)),
+  "window-int": dict(local_window_size=1), "residual": dict(is_causal=True, return_residual=True)}
+
+@pytest.mark.parametrize("case", list(ATTENTION_CASES))
+def test_dot_product_attention(case):
+  q, k, v, extra = _attention_args()
+  kw = {n: extra[a] if isinstance(a, str) and a in extra else a for n, a in ATTENTION_CASES[case].items()}
+  tkw = {n: Tensor(a) if isinstance(a, np.ndarray) else a for n, a in kw.items()}
+  assert_close(tinyjax.nn.dot_product_attention(Tensor(q), Tensor(k), Tensor(v), **tkw),
+               lambda: jax.nn.dot_product_attention(q, k, v, **kw), rtol=1e-5, atol=1e-6)
+
+def test_dot_product_attention_transforms():
+  q, k, v, extra = _attention_args()
+  def loss(nn_, b): return lambda q, k, v: (nn_.dot_product_attention(q, k, v, b, is_causal=True) ** 2).sum()
+  got = tinyjax.grad(loss(tinyjax.nn, Tensor(extra["bias"])), (0, 1, 2))(Tensor(q), Tensor(k), Tensor(v))
+  assert_close(got, lambda: jax.grad(loss(jax.nn, extra["bias"]), (0, 1, 2))(q, k, v), rtol=1e-5, atol=1e-5)
+  # 3-d inputs (T, N, H), vmapped over a batch, in float32
+  q3, k3, v3 = (a.astype(np.float32) for a in (q, k, v))
+  assert_close(tinyjax.vmap(tinyjax.nn.dot_product_attention)(Tensor(q3), Tensor(k3), Tensor(v3)),
+               lambda: jax.vmap(jax.nn.dot_product_attention)(q3, k3, v3), rtol=1e-5, atol=1e-6)
+
+def test_dot_product_attention_errors():
+  from conftest import same_error
+  q, k, v, extra = _attention_args()
+  for args, kw in (((q, k, v[:, :5]), {}), ((q, k, v.astype(np.float32)), {}), ((q[:, :, :3], k, v), {}),
+                   ((q, k, v), dict(mask=extra["bias"])), ((q, k, v), dict(implementation="foo")),
+                   ((q, k, v), dict(query_seq_lengths=np.array([1, 2])))):
+    tkw = {n: Tensor(a) if isinstance(a, np.ndarray) else a for n, a in kw.items()}
+    same_error(lambda: tinyjax.nn.dot_product_attention(*(Tensor(a) for a in args), **tkw), lambda: jax.nn.dot_product_attention(*args, **kw))
+  with pytest.raises(NotImplementedError, match="cudnn"): tinyjax.nn.dot_product_attention(Tensor(q), Tensor(k), Tensor(v), implementation="cudnn")

@@ -16,7 +16,7 @@ from tinyjax.sparse.jacobian import sparsity, spjacobian, sphessian, SparseJacob
 from tinyjax.transforms.jit import jit
 from tinyjax import numpy, scipy, nn   # noqa: E402  (numpy installs JAX's array methods on Tensor)
 from tinyjax.api import Device, devices, local_devices, device_count, local_device_count, default_backend, device_put, device_get, \
-  block_until_ready, ShapeDtypeStruct, eval_shape, make_jaxpr
+  block_until_ready, ShapeDtypeStruct, eval_shape, make_jaxpr, linear_transpose, named_call, named_scope
 from tinyjax import test_util
 from tinyjax import random
 from tinyjax import optim
@@ -29,7 +29,7 @@ __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad
            "SparseHessian", "jit", "tree_util", "tree", "lax", "random", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
            "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
-           "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "optim"]
+           "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "linear_transpose", "named_call", "named_scope", "optim"]
 
 _missing = _missing_names("tinyjax", "jax")
 

@@ -1,7 +1,8 @@
-"""JAX's top-level utilities: devices, device_put/device_get, block_until_ready, ShapeDtypeStruct, eval_shape and
-make_jaxpr (a readable view of the traced tinygrad graph)."""
+"""JAX's top-level utilities: devices, device_put/device_get, block_until_ready, ShapeDtypeStruct, eval_shape,
+make_jaxpr (a readable view of the traced tinygrad graph), linear_transpose, and named_call/named_scope (no-ops: tinyjax
+has no name stack)."""
 from __future__ import annotations
-import functools, re
+import contextlib, functools, re
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinygrad import Device as TinygradDevice
@@ -12,9 +13,11 @@ from tinyjax.dtypes import canonical_array, canonical_dtype, weak_storage_dtype,
   dtype_of, is_weak_scalar
 from tinyjax.numpy import asarray
 from tinyjax import tree_util as tu
+from tinyjax.transforms.vjp import vjp
 
 __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count", "default_backend", "device_put",
-           "device_get", "block_until_ready", "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "Jaxpr"]
+           "device_get", "block_until_ready", "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "Jaxpr", "linear_transpose", "named_call",
+           "named_scope"]
 
 # ---- devices --------------------------------------------------------------------------------------------------------
 
@@ -147,6 +150,46 @@ def eval_shape(fun: Callable, *args, **kwargs):
   nothing is computed."""
   _, out = _trace(fun, args, kwargs, "eval_shape")
   return tu.tree_map(lambda o: _struct(o, "eval_shape"), out)
+
+# ---- linear_transpose, names ------------------------------------------------------------------------------------------
+
+def linear_transpose(fun: Callable, *primals, reduce_axes=()) -> Callable:
+  """jax.linear_transpose: the transpose of the linear function `fun` at arguments shaped as `primals` (arrays or
+  ShapeDtypeStructs): a function of a cotangent of fun's output returning the tuple of cotangents of its arguments, in
+  the primals' dtypes. It is fun's vjp at zero (for a linear fun the same at every point): an affine fun's constant
+  term is dropped, where JAX raises. Float functions only."""
+  def struct(x): return x if isinstance(x, ShapeDtypeStruct) else _struct(x, "linear_transpose")
+  ins = [struct(x) for x in tu.tree_leaves(primals)]
+  out_structs = eval_shape(fun, *primals)
+  outs, out_tree = tu.tree_flatten(out_structs)
+  in_dt, out_dt = [_tg.dtype_name(a.dtype) for a in ins], [_tg.dtype_name(a.dtype) for a in outs]
+  if all(not dtypes.is_float(a.dtype) and a.dtype != dtypes.bool for a in ins + outs):
+    raise NotImplementedError("tinyjax.linear_transpose: integer -> integer functions are not supported")
+  if not all(dtypes.is_float(a.dtype) for a in ins + outs):
+    raise TypeError("linear_transpose only supports [float or complex] -> [float or complex], and integer -> integer "
+                    f"functions, but got {in_dt} -> {out_dt}.")
+  zeros = tu.tree_map(lambda a: Tensor.zeros(*a.shape, dtype=a.dtype), tu.tree_map(struct, primals),
+                      is_leaf=lambda x: isinstance(x, ShapeDtypeStruct))
+  _, pullback = vjp(fun, *zeros)
+  def transposed(out_cotangent):
+    cts, tree = tu.tree_flatten(out_cotangent)
+    if tree != out_tree: raise TypeError(f"cotangent tree does not match function output, expected {out_tree} but got {tree}")
+    got = [struct(c) for c in cts]
+    if any(g.shape != o.shape or (g.dtype != o.dtype and not g.weak_type) for g, o in zip(got, outs, strict=True)):
+      raise TypeError(f"cotangent type does not match function output, expected {outs} but got {got}")
+    return pullback(out_cotangent)
+  return transposed
+
+def named_call(fun: Callable, *, name: str | None = None) -> Callable:
+  """jax.named_call: fun itself (JAX names the call in its profiles; tinyjax has no name stack)."""
+  return fun
+
+@contextlib.contextmanager
+def named_scope(name: str):
+  """jax.named_scope: a context that does nothing (JAX's names the operations traced inside it)."""
+  if not isinstance(name, str): raise TypeError("named_scope name argument must be a string.")
+  yield
+
 
 # ---- make_jaxpr -----------------------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """tinyjax.lax's array functions beyond collectives and control flow (re-exported by tinyjax.lax): dynamic slicing, pad,
 convolution, windowed reductions, sorting, and elementwise functions with lax's strict typing (no promotion: operands
-must have the same dtype; a Python scalar takes the other operand's).
+must have the same dtype; a Python scalar has JAX's default dtype of its kind).
 
 Everything is ordinary tinygrad Tensor ops, so vmap, jvp, grad and jit apply. A start index that is a Tensor (traced by
 vmap or jit, or data) selects with a one-hot comparison instead of a static shrink."""
@@ -19,7 +19,9 @@ __all__ = ["dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim", "dyn
            "dynamic_update_slice_in_dim", "stop_gradient", "pad", "padtype_to_pads", "conv_general_dilated", "conv",
            "reduce_window", "sort", "sort_key_val", "top_k", "integer_pow", "clamp", "rsqrt", "erf_inv",
            "add", "sub", "mul", "div", "rem", "max", "min", "pow", "neg", "sign", "abs", "square", "exp", "log", "tanh",
-           "logistic", "sqrt", "sin", "cos", "log1p", "expm1", "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge"]
+           "logistic", "sqrt", "sin", "cos", "log1p", "expm1", "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge",
+           "erf", "erfc", "lgamma", "digamma", "tan", "sinh", "cosh", "atanh", "exp2", "cbrt", "reciprocal", "is_finite", "round",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"]
 
 
 def _operand(x, dtype=None) -> Tensor:
@@ -94,6 +96,8 @@ def _shrink(t: Tensor, d: int, lo: int, hi: int) -> Tensor: return t.shrink(_axi
 FLOAT = ("floating, complexfloating", dtypes.is_float)
 NUMBER = ("integer, floating, complexfloating", lambda d: d != dtypes.bool)
 SIGNED = ("floating, complexfloating, signedinteger", lambda d: dtypes.is_float(d) or (dtypes.is_int(d) and not dtypes.is_unsigned(d)))
+REAL = ("floating", dtypes.is_float)
+INT_OR_BOOL = ("integer, bool", lambda d: d == dtypes.bool or dtypes.is_int(d))
 
 def _weak(x) -> bool: return isinstance(x, (bool, int, float))
 
@@ -117,13 +121,15 @@ def _unary(name: str, fn: Callable[[Tensor], Tensor], kinds: tuple[str, Callable
   f.__doc__ = f"lax.{name}, elementwise ({kinds[0].split(',')[0]} dtypes)."
   return f
 
-def _binary(name: str, fn: Callable[[Tensor, Tensor], Tensor], kinds: tuple[str, Callable] | None) -> Callable:
+def _binary(name: str, fn: Callable[[Tensor, Tensor], Tensor], kinds: tuple[str, Callable] | None, jax_name: str | None = None) -> Callable:
+  """A lax binary function; `jax_name`: the primitive's name in JAX's messages where it differs (bitwise_and: "and")."""
+  msg = jax_name or name
   def f(x, y) -> Tensor:
-    a, b = _same(name, x, y, tip=True)
-    if kinds is not None:
-      for i, t in enumerate((a, b)): _accept(name, t, kinds, i)
+    if kinds is not None:   # JAX checks the kinds before the dtypes' equality
+      for i, t in enumerate((_operand(x), _operand(y))): _accept(msg, t, kinds, i)
+    a, b = _same(msg, x, y, tip=jax_name is None)
     if a.ndim and b.ndim and a.ndim != b.ndim:   # lax broadcasts size-1 axes and scalars, not ranks
-      raise TypeError(f"{name}: arrays must have the same number of dimensions, got {{{a.ndim}, {b.ndim}}}")
+      raise TypeError(f"{msg}: arrays must have the same number of dimensions, got {{{a.ndim}, {b.ndim}}}")
     return fn(a, b)
   f.__name__ = f.__qualname__ = name
   f.__doc__ = f"lax.{name}, elementwise; x and y of one dtype (no promotion) and rank (or scalars)."
@@ -168,7 +174,39 @@ log1p = _unary("log1p", special.log1p, FLOAT)
 expm1 = _unary("expm1", special.expm1, FLOAT)
 floor = _unary("floor", Tensor.floor, ("floating", dtypes.is_float))
 ceil = _unary("ceil", Tensor.ceil, ("floating", dtypes.is_float))
-erf_inv = _unary("erf_inv", special.erf_inv, ("floating", dtypes.is_float))
+erf_inv = _unary("erf_inv", special.erf_inv, REAL)
+erf = _unary("erf", Tensor.erf, REAL)
+erfc = _unary("erfc", special.erfc, REAL)
+lgamma = _unary("lgamma", special.lgamma, REAL)
+digamma = _unary("digamma", special.digamma, REAL)
+tan = _unary("tan", Tensor.tan, FLOAT)
+sinh = _unary("sinh", Tensor.sinh, FLOAT)
+cosh = _unary("cosh", Tensor.cosh, FLOAT)
+atanh = _unary("atanh", Tensor.atanh, FLOAT)
+exp2 = _unary("exp2", Tensor.exp2, FLOAT)
+cbrt = _unary("cbrt", lambda x: x.sign() * x.abs().pow(1.0 / 3.0), REAL)
+is_finite = _unary("is_finite", lambda x: (x == x) & (x.abs() != math.inf), REAL)
+bitwise_not = _unary("not", Tensor.bitwise_not, INT_OR_BOOL)
+bitwise_not.__name__ = bitwise_not.__qualname__ = "bitwise_not"
+bitwise_and = _binary("bitwise_and", Tensor.bitwise_and, INT_OR_BOOL, "and")
+bitwise_or = _binary("bitwise_or", Tensor.bitwise_or, INT_OR_BOOL, "or")
+bitwise_xor = _binary("bitwise_xor", Tensor.bitwise_xor, INT_OR_BOOL, "xor")
+
+def reciprocal(x) -> Tensor:
+  """lax.reciprocal: integer_pow(x, -1) (so integers raise integer_pow's TypeError, as JAX's)."""
+  return integer_pow(x, -1)
+
+def round(x, rounding_method: int = 0) -> Tensor:  # noqa: A001
+  """lax.round: to the nearest integer, halves away from zero (rounding_method 0, RoundingMethod.AWAY_FROM_ZERO) or to
+  even (1, TO_NEAREST_EVEN). Derivative zero."""
+  if int(rounding_method) not in (0, 1): raise ValueError(f"{rounding_method} is not a valid RoundingMethod")
+  t = _accept("round", _operand(x), REAL)
+  if int(rounding_method) == 1: out = t.round()
+  else:
+    tr = t.trunc()   # exact: x - trunc(x) is representable, so the comparison with 0.5 is too (floor(x + 0.5) is not)
+    out = ((t - tr).abs() >= 0.5).where(tr + t.sign(), tr)
+  negative = (t < 0) | ((t == 0) & (t.reciprocal() < 0))
+  return (out == 0).where(negative.where(-0.0, 0.0), out)   # a zero keeps x's sign (-0.4 -> -0.0), as XLA's
 
 def pow(x, y) -> Tensor:  # noqa: A001
   """lax.pow: x ** y for float x and y of x's dtype or any integer dtype (an integer power)."""
@@ -204,6 +242,46 @@ def clamp(min, x, max) -> Tensor:  # noqa: A002
       raise TypeError(f"clamp requires {nm}.shape == operand.shape or {nm}.shape == (), got {nm}.shape={_S(b)}, operand.shape={_S(t)}.")
   value = minimum(maximum(t, lo), hi).detach()
   return ((t > lo) & (t < hi)).where(t, ((lo > t) & (lo < hi)).where(lo, (hi < t).where(hi, value)))
+
+# ---- cumulative reductions ---------------------------------------------------------------------------------------------
+
+def _cummax(t: Tensor, axis: int, largest: bool) -> Tensor:
+  """The running max (min) along axis with NaN propagating, as XLA's; ties share the derivative, as JAX's."""
+  vals = (t.cummax(axis) if largest else t.cummin(axis))[0]   # tinygrad's return (values, indices)
+  if not dtypes.is_float(t.dtype): return vals
+  return ((t != t).cast(dtypes.int32).cumsum(axis) > 0).where(math.nan, vals)
+
+def _cumlogsumexp(t: Tensor, axis: int) -> Tensor:
+  """log(cumsum(exp(t))) along axis: each prefix shifted by its own running max (a constant for the derivative, 0 where
+  it is infinite), so neither a large entry overflows nor an early small one underflows. O(n^2) in the axis's length."""
+  x = t.transpose(axis, -1)
+  n = _S(x)[-1]
+  m = _cummax(x, x.ndim - 1, True).detach()
+  m = (m.abs() == math.inf).where(0.0, m)
+  inside = Tensor.ones(n, n, dtype=dtypes.bool, device=t.device).tril()   # [i, j]: j <= i
+  out = inside.where(x.unsqueeze(-2) - m.unsqueeze(-1), -math.inf).exp().sum(-1).log() + m
+  return out.transpose(-1, axis)
+
+CUMULATIVE = ("number", lambda d: d != dtypes.bool)
+
+def _cumulative(name: str, fn: Callable[[Tensor, int], Tensor]) -> Callable:
+  def f(operand, axis: int = 0, reverse: bool = False) -> Tensor:
+    t = _accept(name, _operand(operand), CUMULATIVE)
+    axis = int(axis)
+    if axis < 0: raise ValueError("XLA operations do not allow negative axes")
+    if axis >= t.ndim: raise ValueError(f"axis {axis} is out of bounds for array of shape {_S(t)}")
+    if reverse: t = t.flip(axis)
+    out = fn(t, axis).cast(t.dtype)   # tinygrad's cumsum of narrow ints accumulates in int32: JAX's wraps in the dtype
+    return out.flip(axis) if reverse else out
+  f.__name__ = f.__qualname__ = name
+  f.__doc__ = f"lax.{name}: the cumulative {name[3:]} along `axis` (from the end with reverse=True), in the operand's dtype."
+  return f
+
+cumsum = _cumulative("cumsum", Tensor.cumsum)
+cumprod = _cumulative("cumprod", Tensor.cumprod)
+cummax = _cumulative("cummax", lambda t, axis: _cummax(t, axis, True))
+cummin = _cumulative("cummin", lambda t, axis: _cummax(t, axis, False))
+cumlogsumexp = _cumulative("cumlogsumexp", _cumlogsumexp)
 
 def stop_gradient(x):
   """lax.stop_gradient: x (a pytree) as a value without derivative: jvp and grad see a constant, vmap maps it."""

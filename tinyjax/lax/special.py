@@ -10,7 +10,7 @@ import math
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.custom import custom_jvp
 
-__all__ = ["log1p", "expm1", "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
+__all__ = ["log1p", "expm1", "erfc", "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
 
 # ---- log1p, expm1 -----------------------------------------------------------------------------------------------------
 
@@ -23,6 +23,10 @@ def expm1(x: Tensor) -> Tensor:
   """exp(x) - 1, accurate for small x (Kahan's (u - 1) * x / log(u), u = exp(x))."""
   u = x.exp()
   return (u == 1).where(x, (u - 1 == -1).where(-1.0, (u == math.inf).where(u, (u - 1) * x / u.log())))
+
+def erfc(x: Tensor) -> Tensor:
+  """1 - erf(x): tinygrad's erf, accurate to about 2e-7 absolute (not relative in the tails: docs/porting.md)."""
+  return 1 - x.erf()
 
 # ---- erf_inv ----------------------------------------------------------------------------------------------------------
 

@@ -3,17 +3,19 @@ at the kinks (relu'(0) = 0 as JAX)."""
 from __future__ import annotations
 import math
 from typing import Any
+import numpy as np
 from tinyjax.primitives import accurate_tanh
-from tinyjax._tg import Tensor, dtypes
+from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
 from tinyjax.lax import special as _special
-from tinyjax.numpy._core import asarray, as_inexact, canonicalize_axes, default_float, to_dtype
+from tinyjax.numpy._core import asarray, as_inexact, canonicalize_axes, default_float, to_dtype, promote_types
+from tinyjax.numpy import einsum
 from tinyjax.scipy.special import logsumexp
 from tinyjax.nn import initializers
 from tinyjax.nn.functional import params, functional_call, stack_params
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "elu", "celu", "selu",
            "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_silu", "hard_swish", "tanh", "softmax", "log_softmax", "logsumexp",
-           "one_hot", "standardize", "glu", "initializers", "params", "functional_call", "stack_params"]
+           "one_hot", "standardize", "glu", "dot_product_attention", "initializers", "params", "functional_call", "stack_params"]
 
 # tinygrad's own activations where it has them: tinyjax.primitives recognises their lowerings and gives them JAX's
 # derivative rules at every order (relu6 and hard_sigmoid 0 at their kinks, elu's negative branch at 0...)
@@ -84,3 +86,75 @@ def glu(x: Any, axis: int = -1) -> Tensor:
   t = as_inexact(x)
   a, b = t.chunk(2, dim=axis)
   return a * b.sigmoid()
+
+
+# ---- attention ------------------------------------------------------------------------------------------------------
+
+def _check_shape_and_dtype(t: Tensor | None, shape: list[int], dtype, name: str) -> None:
+  if t is None: return
+  if t.ndim != len(shape): raise ValueError(f"{name} ndim should be {len(shape)}, but got {t.ndim}")
+  if dtype is not None and t.dtype != dtype: raise ValueError(f"{name} dtype should be {dtype_name(dtype)}, but got {dtype_name(t.dtype)}")
+  if any(n != -1 and m != n for m, n in zip(t.shape, shape, strict=True)):
+    raise ValueError(f"{name} shape should be {shape}: but got {tuple(t.shape)}")
+
+def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, mask: Any = None, *, scale: float | None = None,
+                          is_causal: bool = False, query_seq_lengths: Any = None, key_value_seq_lengths: Any = None,
+                          local_window_size: int | tuple[int, int] | None = None, implementation: str | None = None,
+                          return_residual: bool = False) -> Any:
+  """jax.nn.dot_product_attention, JAX's 'xla' implementation: softmax(scale * q k^T + bias, masked) v over query
+  (B, T, N, H) or (T, N, H), key and value (B, S, K, H) with N a multiple of K (grouped-query attention); bias and the
+  bool mask broadcast to (B, N, T, S); masked logits get -0.7 * the dtype's largest value; the softmax runs in
+  float32, as JAX's."""
+  if implementation == "cudnn": raise NotImplementedError("tinyjax.nn.dot_product_attention: implementation='cudnn' is not supported")
+  if implementation not in (None, "xla"): raise ValueError(f"Unsupported implementation option: {implementation}")
+  out_shape = tuple(asarray(query).shape)
+  def four(t: Any) -> Tensor:
+    t = asarray(t)
+    return t.reshape((1,) * (4 - t.ndim) + tuple(t.shape)) if t.ndim < 4 else t
+  q, k, v = four(query), four(key), four(value)
+  b, m = (four(bias) if bias is not None else None), (four(mask) if mask is not None else None)
+  qlen = asarray(query_seq_lengths) if query_seq_lengths is not None else None
+  kvlen = asarray(key_value_seq_lengths) if key_value_seq_lengths is not None else None
+  window = (local_window_size, local_window_size) if isinstance(local_window_size, int) else local_window_size
+  B, S, K, H = static_shape(k)
+  _check_shape_and_dtype(v, [B, S, K, H], k.dtype, "value")
+  _check_shape_and_dtype(q, [B, -1, -1, H], k.dtype, "query")
+  _check_shape_and_dtype(m, [-1] * 4, dtypes.bool, "mask")
+  _check_shape_and_dtype(b, [-1] * 4, None, "bias")
+  _check_shape_and_dtype(qlen, [B], dtypes.int32, "query_seq_lengths")
+  _check_shape_and_dtype(kvlen, [B], dtypes.int32, "key_value_seq_lengths")
+  T, N = static_shape(q)[1:3]
+  if N % K != 0: raise ValueError(f"The number of query heads must be a multiple of key/value heads, but got {N} vs {K}")
+  G = N // K
+  scale = 1.0 / math.sqrt(H) if scale is None else scale
+  logits_dt = promote_types(q.dtype, dtypes.float32)
+  # the query heads grouped by the key/value head they share: logits (B, K, G, T, S)
+  logits = einsum("BTKGH,BSKH->BKGTS", q.reshape(B, T, K, G, H).cast(logits_dt), k.cast(logits_dt)) * Tensor(scale, dtype=logits_dt)
+  def grouped(t: Tensor) -> Tensor:   # (b, N or 1, t, s) -> (b, K or 1, G or 1, t, s)
+    tb, tn, tt, ts = static_shape(t)
+    return t.unsqueeze(2) if tn == 1 else t.reshape(tb, K, G, tt, ts)
+  if b is not None: logits = (logits + grouped(b)).cast(logits_dt)
+  keep: Tensor | None = grouped(m) if m is not None else None
+  def both(extra: Tensor) -> Tensor: return extra if keep is None else keep & extra
+  tpos, spos = Tensor.arange(T).reshape(T, 1), Tensor.arange(S).reshape(1, S)
+  if is_causal: keep = both(tpos >= spos)
+  if window is not None: keep = both((tpos <= spos + window[0]) & (tpos >= spos - window[1]))
+  if qlen is not None or kvlen is not None:
+    pad = Tensor.ones(1, T, S, dtype=dtypes.bool)
+    if qlen is not None: pad = pad & (Tensor.arange(T).reshape(1, T, 1) < qlen.reshape(B, 1, 1))
+    if kvlen is not None: pad = pad & (Tensor.arange(S).reshape(1, 1, S) < kvlen.reshape(B, 1, 1))
+    keep = both(pad.reshape(static_shape(pad)[0], 1, 1, T, S))
+  if keep is not None:
+    e, mant = dtypes.finfo(logits_dt)   # the dtype's largest finite value, at most float32's
+    big = -0.7 * min((2 - 2.0 ** -mant) * 2.0 ** (2 ** (e - 1) - 1), float(np.finfo(np.float32).max))
+    logits = keep.where(logits, Tensor(big, dtype=logits_dt))
+  logits32 = logits.cast(dtypes.float32)
+  probs = _special.softmax(logits32, (4,)).cast(k.dtype)
+  out = einsum("BKGTS,BSKH->BTKGH", probs, v)
+  if qlen is not None: out = out * (Tensor.arange(T).reshape(1, T, 1, 1, 1) < qlen.reshape(B, 1, 1, 1, 1)).cast(out.dtype)
+  out = out.reshape(out_shape)
+  if not return_residual: return out
+  lse = _special.logsumexp(logits32, (4,))
+  assert isinstance(lse, Tensor)
+  lse = lse.cast(k.dtype).permute(0, 3, 1, 2)   # (B, K, G, T) -> (B, T, K, G)
+  return out, lse.reshape(out_shape[:-1]).detach()

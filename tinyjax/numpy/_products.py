@@ -1,4 +1,5 @@
-"""tinyjax.numpy: products: dot, vdot, vecdot, matmul, inner, outer, tensordot, einsum, kron, cross, trace.
+"""tinyjax.numpy: products: dot, vdot, vecdot, matmul, inner, outer, tensordot, einsum, kron, cross, trace, and the 1-D
+convolve and correlate.
 
 `precision=` is accepted everywhere JAX takes it and ignored: tinygrad computes in the operands' dtype (float32 matmuls
 are full float32, as JAX's "highest"). `preferred_element_type=` is the result dtype, as in JAX.
@@ -6,12 +7,13 @@ are full float32, as JAX's "highest"). `preferred_element_type=` is the result d
 from __future__ import annotations
 import operator
 from typing import Any, Sequence
-from tinyjax._tg import Tensor
-from tinyjax.numpy._core import asarray, promote, to_dtype, canonicalize_axis
+from tinyjax._tg import Tensor, static_shape
+from tinyjax.lax.ops import conv_general_dilated
+from tinyjax.numpy._core import asarray, promote, promote_inexact, to_dtype, canonicalize_axis
 from tinyjax.numpy._reductions import sum as _sum
 
 __all__ = ["dot", "vdot", "vecdot", "matmul", "inner", "outer", "tensordot", "einsum", "kron", "cross", "trace",
-           "matrix_transpose"]
+           "matrix_transpose", "convolve", "correlate"]
 
 def _operands(a: Any, b: Any, preferred_element_type: Any) -> tuple[Tensor, Tensor, Any]:
   """a, b in their common dtype (JAX's promotion), or in `preferred_element_type`, and the result dtype."""
@@ -176,3 +178,32 @@ def matrix_transpose(x, /) -> Tensor:
   t = asarray(x)
   if t.ndim < 2: raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={t.ndim}")
   return t.transpose(-2, -1)
+
+
+# ---- 1-D convolution ---------------------------------------------------------------------------------------------------
+
+def _conv(a: Any, v: Any, mode: str, op: str, preferred_element_type: Any) -> Tensor:
+  """JAX's _conv: one lax.conv_general_dilated of the longer operand with the shorter (flipped for convolve)."""
+  x, y = asarray(a), asarray(v)
+  if x.ndim != 1 or y.ndim != 1: raise ValueError(f"{op}() only support 1-dimensional inputs.")
+  dt = to_dtype(preferred_element_type)
+  x, y = promote_inexact(x, y) if dt is None else promote(x, y)   # numpy's convolutions are inexact unless asked
+  (nx,), (n,) = static_shape(x), static_shape(y)
+  if nx == 0 or n == 0:
+    raise ValueError(f"{op}: inputs cannot be empty, got shapes {tuple(x.shape)} and {tuple(y.shape)}.")
+  reverse = False
+  if nx < n: x, y, n, reverse = y, x, nx, op == "correlate"
+  if op == "convolve": y = y.flip(0)
+  pads = {"valid": (0, 0), "same": (n // 2, n - n // 2 - 1), "full": (n - 1, n - 1)}
+  if mode not in pads: raise ValueError("mode must be one of ['full', 'same', 'valid']")
+  out = conv_general_dilated(x[None, None, :], y[None, None, :], (1,), [pads[mode]], preferred_element_type=dt)[0, 0]
+  return out.flip(0) if reverse else out
+
+def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
+  """jnp.convolve: the 1-D convolution sum_j a[k - j] v[j]; mode 'full' (default), 'same' (a's length, centred) or
+  'valid' (no padding)."""
+  return _conv(a, v, mode, "convolve", preferred_element_type)
+
+def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None, preferred_element_type: Any = None) -> Tensor:
+  """jnp.correlate: the 1-D cross-correlation sum_j a[k + j] v[j]; mode 'valid' (default), 'same' or 'full'."""
+  return _conv(a, v, mode, "correlate", preferred_element_type)
