@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, allocated_buffer, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
-  Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors
+  Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors, holds_host_call
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
 from tinyjax import tree_util as tu
@@ -77,7 +77,9 @@ class _Entry:
     self.out_specs = [(static_shape(o), o.dtype, device if o.device is None else o.device, sharding(o) if o.device is not None else None)
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
-    self.rerun = call if self.state else None
+    # and one whose trace holds a host call (a loop, LAPACK) runs again too: substituted into, such a trace computed a
+    # static fori_loop's body with its counter stuck at 0 (test_control_flow.py::test_fori_loop; cause not found yet)
+    self.rerun = call if self.state or holds_host_call([o.uop for o in outs]) else None
     # else the traced graphs, held as Tensors until the capture (realizing what they read rebinds them to its buffers)
     self.traced: tuple | None = None if self.rerun else ([p.uop for p in phs], [o for o, f in zip(outs, self.filled, strict=True) if f])
     self.tinyjit = capturing_tinyjit(self._flat)   # the second call replays, as in JAX
