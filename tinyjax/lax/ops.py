@@ -184,7 +184,7 @@ sinh = _unary("sinh", Tensor.sinh, FLOAT)
 cosh = _unary("cosh", Tensor.cosh, FLOAT)
 atanh = _unary("atanh", Tensor.atanh, FLOAT)
 exp2 = _unary("exp2", Tensor.exp2, FLOAT)
-cbrt = _unary("cbrt", lambda x: x.sign() * x.abs().pow(1.0 / 3.0), REAL)
+cbrt = _unary("cbrt", special.cbrt, REAL)
 is_finite = _unary("is_finite", lambda x: (x == x) & (x.abs() != math.inf), REAL)
 bitwise_not = _unary("not", Tensor.bitwise_not, INT_OR_BOOL)
 bitwise_not.__name__ = bitwise_not.__qualname__ = "bitwise_not"

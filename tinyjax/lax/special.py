@@ -10,7 +10,7 @@ import math
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.custom import custom_jvp
 
-__all__ = ["log1p", "expm1", "erfc", "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
+__all__ = ["log1p", "expm1", "erfc", "cbrt", "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
 
 # ---- log1p, expm1 -----------------------------------------------------------------------------------------------------
 
@@ -27,6 +27,8 @@ def expm1(x: Tensor) -> Tensor:
 def erfc(x: Tensor) -> Tensor:
   """1 - erf(x): tinygrad's erf, accurate to about 2e-7 absolute (not relative in the tails: docs/porting.md)."""
   return 1 - x.erf()
+
+def cbrt(x: Tensor) -> Tensor: return x.sign() * x.abs().pow(1.0 / 3.0)
 
 # ---- erf_inv ----------------------------------------------------------------------------------------------------------
 

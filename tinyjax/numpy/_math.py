@@ -9,6 +9,7 @@ import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.lax.special import log1p as _log1p, expm1 as _expm1
+from tinyjax.lax import special as _lax_special
 from tinyjax.lax import ops as lax_ops
 from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int
 from tinyjax.numpy._shape import nonzero
@@ -29,8 +30,6 @@ __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", 
 
 # ---- unary ----------------------------------------------------------------------------------------------------------
 # name -> (Tensor method or function of a Tensor, whether integer inputs become float first)
-def _cbrt(x: Tensor) -> Tensor: return x.sign() * x.abs().pow(1.0 / 3.0)
-
 def _sinc(x: Tensor) -> Tensor:
   # JAX's sinc: sin(pi x)/(pi x), 1 at 0, with the derivatives of its Taylor series there (0, -pi^2/3, ...)
   px = x * math.pi
@@ -117,7 +116,7 @@ log10 = _unary("log10", lambda x: x.log() / math.log(10), True)
 log1p = _unary("log1p", _log1p, True)
 sqrt = _unary("sqrt", Tensor.sqrt, True)
 rsqrt = _unary("rsqrt", Tensor.rsqrt, True)
-cbrt = _unary("cbrt", _cbrt, True)
+cbrt = _unary("cbrt", _lax_special.cbrt, True)
 reciprocal = _unary("reciprocal", Tensor.reciprocal, True)
 square = _unary("square", _square, False)
 negative = _unary("negative", Tensor.neg, False)

@@ -19,9 +19,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, r
   return _special.logsumexp(x, canonicalize_axes(axis, x.ndim), bt, keepdims, return_sign, None if where is None else asarray(where))
 
 def erf(x: Any) -> Tensor: return as_inexact(x).erf()
-def erfc(x: Any) -> Tensor:
-  t = as_inexact(x)
-  return 1 - t.erf()
+def erfc(x: Any) -> Tensor: return _special.erfc(as_inexact(x))
 
 def erfinv(x: Any) -> Tensor:
   """jax.scipy.special.erfinv (Giles' approximation as XLA's; float64 refined by Newton steps), derivative
