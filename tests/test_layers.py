@@ -19,6 +19,7 @@ LAYERS = [
   ["tinyjax.core"],                                      # tracing, the interpreter
   ["tinyjax.transforms", "tinyjax.transforms.*"],        # vmap, jvp, vjp, jacobians, jit
   ["tinyjax.custom"],                                    # custom_jvp / custom_vjp
+  ["tinyjax.ad_checkpoint"],                             # checkpoint / remat (a custom call)
   ["tinyjax.lax.*", "tinyjax.lax.control_flow.*"],       # the primitive layer: host calls, loops, linalg, special, ...
   ["tinyjax.lax", "tinyjax.lax.control_flow"],           # (the packages re-export their modules)
   ["tinyjax.numpy.*"],
@@ -28,6 +29,7 @@ LAYERS = [
   ["tinyjax.nn.*", "tinyjax.nn"],                        # (nn.initializers draws with random, as JAX's)
   ["tinyjax.sparse.*", "tinyjax.sparse", "tinyjax.optim", "tinyjax.api", "tinyjax.test_util"],
   ["tinyjax"],
+  ["tinyjax.example_libraries", "tinyjax.example_libraries.*"],   # JAX's stax and optimizers, on the public API
 ]
 
 

@@ -6,6 +6,7 @@ one node run by a host call); `linalg`, `special` and `sorting` hold the kernels
 from tinyjax.errors import missing_names
 from tinyjax.lax.parallel import *   # noqa: F401,F403  (psum, all_gather, ppermute, ...)
 from tinyjax.lax.ops import *   # noqa: F401,F403  (dynamic_slice, conv_general_dilated, ...)
+from tinyjax.lax.convolution import *   # noqa: F401,F403  (conv_transpose, conv_general_shape_tuple, ...)
 from tinyjax.lax.control_flow import *   # noqa: F401,F403  (scan, while_loop, cond, ...)
 
 __getattr__ = missing_names("tinyjax.lax", "jax.lax")
