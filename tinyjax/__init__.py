@@ -17,6 +17,7 @@ from tinyjax.transforms.jit import jit
 from tinyjax import numpy, scipy, nn   # noqa: E402  (numpy installs JAX's array methods on Tensor)
 from tinyjax.api import Device, devices, local_devices, device_count, local_device_count, default_backend, device_put, device_get, \
   block_until_ready, ShapeDtypeStruct, eval_shape, make_jaxpr, linear_transpose, named_call, named_scope
+from tinyjax.api_extra import fwd_and_bwd, closure_convert, custom_gradient
 from tinyjax import test_util
 from tinyjax import random
 from tinyjax import optim
@@ -30,6 +31,8 @@ __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad
            "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
            "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
            "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "linear_transpose", "named_call", "named_scope", "optim"]
+
+__all__ += ["fwd_and_bwd", "closure_convert", "custom_gradient"]
 
 _missing = _missing_names("tinyjax", "jax")
 

@@ -3,8 +3,8 @@ an empty pytree, as in JAX. Custom nodes are registered in tinyjax's own optree 
 classes (DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey). The tree definitions are optree's PyTreeSpec (JAX's
 PyTreeDef has the same methods: num_leaves, unflatten, flatten_up_to, children)."""
 from __future__ import annotations
-import dataclasses, functools, operator
-from typing import Any, Callable, Sequence
+import dataclasses, functools, operator, warnings
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 import optree
 from tinyjax.errors import missing_names
 
@@ -12,7 +12,8 @@ __all__ = ["tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "t
            "tree_transpose", "tree_broadcast", "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
            "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys", "register_pytree_with_keys_class",
            "register_dataclass", "register_static", "treedef_is_leaf", "treedef_children", "all_leaves", "Partial", "PyTreeDef",
-           "DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey"]
+           "DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey", "KeyEntry", "KeyPath", "treedef_tuple", "is_tree_node",
+           "flatten_one_level", "flatten_one_level_with_keys", "tree_reduce_associative"]
 
 NAMESPACE = "tinyjax"
 PyTreeDef = optree.PyTreeSpec
@@ -59,6 +60,41 @@ def tree_broadcast(prefix_tree, full_tree, is_leaf: Callable[[Any], bool] | None
 def treedef_is_leaf(treedef: PyTreeDef) -> bool: return treedef.is_leaf()
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]: return treedef.children()
 
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+  """The structure of a tuple of trees of the structures `treedefs`."""
+  return optree.treespec_tuple(list(treedefs), namespace=NAMESPACE)
+
+def is_tree_node(typ: type) -> bool:
+  """Whether `typ` is a pytree node type (built-in, namedtuple or registered), as opposed to a leaf type."""
+  return optree.register_pytree_node.get(typ, namespace=NAMESPACE) is not None
+
+def tree_reduce_associative(operation: Callable, tree, *, identity: Any = _NO_INIT, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+  """The leaves reduced by an associative `operation` in a balanced tree of calls (JAX's order: halves, recursively)."""
+  def reduce(xs: list) -> Any:
+    if len(xs) == 1: return xs[0]
+    return operation(reduce(xs[:len(xs) // 2]), reduce(xs[len(xs) // 2:]))
+  leaves = tree_leaves(tree, is_leaf)
+  if leaves: return reduce(leaves)
+  if identity is _NO_INIT: raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+  return identity
+
+def _one_level(tree) -> Any:
+  if not is_tree_node(type(tree)): raise ValueError(f"can't tree-flatten type: {type(tree)}")
+  return optree.tree_flatten_one_level(tree, namespace=NAMESPACE)
+
+def flatten_one_level(tree) -> tuple[tuple, Any]:
+  """(the children of the node `tree`, its metadata: a dict's sorted keys, a namedtuple's class, a custom node's aux data)."""
+  out = _one_level(tree)
+  return tuple(out.children), tuple(out.metadata) if isinstance(tree, dict) else out.metadata
+
+def flatten_one_level_with_keys(tree) -> tuple[tuple, Any]:
+  """flatten_one_level with each child paired with its key (DictKey, SequenceKey, GetAttrKey, ...)."""
+  out = _one_level(tree)
+  reg = optree.register_pytree_node.get(type(tree), namespace=NAMESPACE)
+  assert reg is not None   # _one_level checked it
+  keys = (_jax_key(reg.path_entry_type(e, type(tree), out.kind)) for e in out.entries)
+  return tuple(zip(keys, out.children, strict=True)), tuple(out.metadata) if isinstance(tree, dict) else out.metadata
+
 def all_leaves(iterable, is_leaf: Callable[[Any], bool] | None = None) -> bool:
   """Whether every element of `iterable` is a leaf."""
   return all(tree_structure(x, is_leaf).is_leaf() for x in iterable)
@@ -90,6 +126,8 @@ class FlattenedIndexKey:
   def __str__(self): return f"[<flat index {self.key}>]"
 
 _KEYS = (DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey)
+KeyEntry = TypeVar("KeyEntry", bound=Any)   # JAX's type names for keys and key paths (annotations)
+KeyPath = tuple[KeyEntry, ...]
 
 def _jax_key(e: optree.PyTreeEntry):
   """optree's path entry -> JAX's key."""
@@ -120,10 +158,15 @@ def keystr(keys: Sequence, *, simple: bool = False, separator: str = "") -> str:
 
 # ---- registering custom nodes ---------------------------------------------------------------------------------------
 
+def _register(nodetype: type, flatten: Callable, unflatten: Callable) -> None:
+  with warnings.catch_warnings():   # a namedtuple subclass registered with its own rules, as JAX allows without a word
+    warnings.filterwarnings("ignore", "PyTree type .* is a subclass of `collections.namedtuple`")
+    optree.register_pytree_node(nodetype, flatten, unflatten, path_entry_type=optree.FlattenedEntry, namespace=NAMESPACE)
+
 def register_pytree_node(nodetype: type, flatten_func: Callable, unflatten_func: Callable, flatten_with_keys_func: Callable | None = None) -> None:
   """JAX's signature: flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x."""
   if flatten_with_keys_func is not None: return register_pytree_with_keys(nodetype, flatten_with_keys_func, unflatten_func, flatten_func)
-  optree.register_pytree_node(nodetype, flatten_func, unflatten_func, path_entry_type=optree.FlattenedEntry, namespace=NAMESPACE)
+  _register(nodetype, flatten_func, unflatten_func)
 
 def register_pytree_node_class(cls: type) -> type:
   """Class decorator: the class's `tree_flatten()` method and `tree_unflatten(aux_data, children)` classmethod."""
@@ -136,7 +179,7 @@ def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable, unfla
     pairs, aux = flatten_with_keys(x)
     keys, children = zip(*pairs, strict=True) if pairs else ((), ())
     return children, aux, keys
-  optree.register_pytree_node(nodetype, flatten, unflatten_func, path_entry_type=optree.FlattenedEntry, namespace=NAMESPACE)
+  _register(nodetype, flatten, unflatten_func)
 
 def register_pytree_with_keys_class(cls: type) -> type:
   """Class decorator: `tree_flatten_with_keys()` method and `tree_unflatten(aux_data, children)` classmethod."""
