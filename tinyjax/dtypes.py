@@ -19,7 +19,7 @@ from tinyjax.errors import PORTING
 
 __all__ = ["default_float", "default_int", "canonical_array", "canonical_dtype", "weak_storage_dtype", "python_weak_dtype",
            "is_weak_scalar", "python_scalar_dtype", "to_inexact_dtype", "DTypeName", "to_dtype", "dtype_of", "result_type",
-           "promote_types", "holds_tensor", "short_type", "type_str"]
+           "promote_types", "holds_tensor", "short_type", "type_str", "extended", "prng_key", "KeyTy", "is_key_dtype"]
 
 # ---- defaults and x64 -------------------------------------------------------------------------------------------------
 
@@ -89,6 +89,25 @@ class DTypeName:
     except TypeError: return NotImplemented
   def __hash__(self) -> int: return hash(self.tinygrad_dtype)
   def __repr__(self) -> str: return f"tinyjax.numpy.{self.name}"
+
+class extended:   # noqa: N801 (JAX's name)
+  """jax.dtypes.extended: the abstract category of dtypes that are not numpy's (typed PRNG keys here)."""
+
+class prng_key(extended):   # noqa: N801 (JAX's name)
+  """jax.dtypes.prng_key: the abstract category of PRNG key dtypes (jnp.issubdtype(k.dtype, jax.dtypes.prng_key))."""
+
+class KeyTy:
+  """The dtype of typed PRNG keys (tinyjax.random.key): JAX's `key<fry>`, the threefry2x32 implementation's."""
+  type = prng_key   # the category, as JAX's ExtendedDType.type
+  name = "key<fry>"
+  def __eq__(self, other) -> bool: return isinstance(other, KeyTy)
+  def __hash__(self) -> int: return hash(KeyTy)
+  def __repr__(self) -> str: return self.name
+  __str__ = __repr__
+
+def is_key_dtype(d: Any) -> bool:
+  """Whether `d` is a typed key dtype or one of the categories above it: jnp.issubdtype decides those itself."""
+  return isinstance(d, KeyTy) or (isinstance(d, type) and issubclass(d, extended))
 
 def to_dtype(d: Any) -> DType | None:
   """A tinygrad DType for anything JAX accepts as a dtype (None stays None): a DType, `jnp.float32`, numpy dtypes and

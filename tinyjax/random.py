@@ -2,8 +2,9 @@
 
 The generator is JAX's default: threefry2x32 with `jax_threefry_partitionable` on (jax 0.10's default). Keys, counters
 and the hash are uint32 Tensor ops, so every transform (vmap over keys, jit with traced keys) applies as to any other
-Tensor code. A key is its raw data, a uint32 array of shape (..., 2), for `key` as for `PRNGKey` (JAX's typed keys
-have shape (); `key_data`/`wrap_key_data` convert between the two in JAX and are the identity here).
+Tensor code. `PRNGKey` gives a raw key, a uint32 array of shape (..., 2); `key` a typed key (`PRNGKeyArray`, dtype
+`key<fry>`, shape () for one key) over the same data, as JAX's. A typed key array is a pytree node whose one leaf is
+its data, so transforms carry it as that uint32 array (its batch axes lead, the key's 2 words are last).
 Sources: jax/_src/random/threefry2x32.py (the hash, split, fold_in, bits) and jax/_src/random/core.py (the samplers).
 """
 from __future__ import annotations
@@ -14,7 +15,8 @@ from tinyjax._tg import Tensor, DType, dtypes, np_dtype, jit_capturing
 from tinyjax.config import config
 from tinyjax.core import as_tensor, is_tracing, trace_state
 from tinyjax.custom import custom_jvp
-from tinyjax.dtypes import default_float, default_int, to_dtype
+from tinyjax.dtypes import default_float, default_int, to_dtype, KeyTy
+from tinyjax import tree_util
 from tinyjax.errors import missing_names
 from tinyjax.lax import sorting, special
 from tinyjax.lax.control_flow import while_loop
@@ -22,7 +24,8 @@ from tinyjax import numpy as jnp
 from tinyjax.numpy._core import as_inexact
 from tinyjax.numpy.linalg import cholesky
 
-__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
+__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "key_dtype", "clone", "PRNGKeyArray",
+           "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
            "rademacher", "exponential", "laplace", "logistic", "gumbel", "randint", "permutation", "choice", "categorical",
            "truncated_normal", "cauchy", "multivariate_normal", "gamma", "loggamma", "beta", "dirichlet", "t",
            "generalized_normal", "ball", "poisson"]
@@ -62,30 +65,88 @@ def _seed_words(seed: Any) -> Tensor:
   words = ((v >> 32) & 0xFFFFFFFF if wide else 0, v & 0xFFFFFFFF)
   return Tensor(np.array(words, np.uint32))
 
-def key(seed: Any, *, impl: Any = None) -> Tensor:
-  """A PRNG key from an integer seed (jax.random.key); here its raw data, uint32 of shape (2,)."""
+class PRNGKeyArray:
+  """Typed PRNG keys (JAX's key arrays): `shape` is the keys' shape, `dtype` is `key<fry>`, the data a uint32 Tensor of
+  shape (*shape, 2). Indexing, reshape, len, iteration and == act on the keys; arithmetic is refused, as in JAX."""
+  __slots__ = ("data",)
+  def __init__(self, data: Tensor): self.data = data
+  @property
+  def shape(self) -> tuple[int, ...]: return tuple(int(d) for d in self.data.shape[:-1])
+  @property
+  def dtype(self) -> KeyTy: return KeyTy()
+  @property
+  def ndim(self) -> int: return self.data.ndim - 1
+  @property
+  def size(self) -> int: return math.prod(self.shape)
+  def __len__(self) -> int:
+    if not self.shape: raise TypeError("len() of unsized object")
+    return self.shape[0]
+  def __iter__(self):
+    if not self.shape: raise TypeError("iteration over a 0-d key array")
+    return (self[i] for i in range(self.shape[0]))
+  def __getitem__(self, idx) -> PRNGKeyArray:
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if any(i is Ellipsis for i in idx): idx = idx + (slice(None),)   # the key's words stay whole
+    return PRNGKeyArray(self.data[idx])
+  def reshape(self, *shape) -> PRNGKeyArray:
+    s = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else shape
+    return PRNGKeyArray(self.data.reshape(*s, 2))
+  def __eq__(self, other) -> Tensor:   # type: ignore[override]
+    if not isinstance(other, PRNGKeyArray): return NotImplemented
+    return (self.data == other.data).all(-1)
+  def __ne__(self, other) -> Tensor:   # type: ignore[override]
+    if not isinstance(other, PRNGKeyArray): return NotImplemented
+    return (self.data != other.data).any(-1)
+  __hash__ = None   # type: ignore[assignment]
+  def __repr__(self) -> str: return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self.data.numpy()}"
+
+tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k.data,), None), lambda _, data: PRNGKeyArray(data[0]))
+
+def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
+  """A typed PRNG key from an integer seed (jax.random.key): shape (), dtype key<fry>, over the data PRNGKey gives."""
+  _check_impl(impl)
+  return PRNGKeyArray(_seed_words(seed))
+
+def PRNGKey(seed: Any, *, impl: Any = None) -> Tensor:  # noqa: N802 (JAX's name)
+  """A legacy PRNG key from an integer seed: its raw data, uint32 of shape (2,), as jax.random.PRNGKey."""
   _check_impl(impl)
   return _seed_words(seed)
 
-def PRNGKey(seed: Any, *, impl: Any = None) -> Tensor:  # noqa: N802 (JAX's name)
-  """A legacy PRNG key from an integer seed: uint32 of shape (2,), as jax.random.PRNGKey (the same as `key` here)."""
-  return key(seed, impl=impl)
-
 def key_data(keys: Any) -> Tensor:
-  """The uint32 data of keys (shape (..., 2)): the keys themselves here."""
-  return _key_array(keys, "key_data", batched=True)
+  """The uint32 data of keys (shape (*keys.shape, 2)); a raw key array is its own data."""
+  return keys.data if isinstance(keys, PRNGKeyArray) else _key_array(keys, "key_data", batched=True)
 
-def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Tensor:
-  """Keys from their uint32 data (shape (..., 2)): the data itself here."""
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
+  """Typed keys over uint32 data of shape (..., 2)."""
   _check_impl(impl)
-  return _key_array(key_bits_array, "wrap_key_data", batched=True)
+  t = as_tensor(key_bits_array)
+  if not t.shape or t.shape[-1] != 2:
+    raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data.shape to end with (2,); got shape={t.shape} "
+                    "for impl=threefry2x32")
+  if t.dtype != dtypes.uint32:
+    raise TypeError(f"JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; got dtype={np_dtype(t.dtype)}")
+  return PRNGKeyArray(t)
+
+def key_impl(keys: Any) -> str:
+  """The name of the keys' implementation: threefry2x32, the one tinyjax has."""
+  if not isinstance(keys, PRNGKeyArray): _key_array(keys, "key_impl", batched=True)
+  return "threefry2x32"
+
+def key_dtype(impl: Any = None) -> KeyTy:
+  """The dtype of typed keys of an implementation (key<fry>)."""
+  _check_impl(impl)
+  return KeyTy()
+
+def clone(key: Any) -> Any:
+  """A copy of a key (JAX's clone, for its key-reuse checker); keys are values here, so the key itself."""
+  return key
 
 def _check_impl(impl: Any) -> None:
   if impl not in (None, "threefry2x32"):
     raise NotImplementedError(f"PRNG implementation {impl!r}: tinyjax has threefry2x32, JAX's default (see docs/porting.md)")
 
 def _key_array(k: Any, name: str, batched: bool = False) -> Tensor:
-  t = as_tensor(k)
+  t = k.data if isinstance(k, PRNGKeyArray) else as_tensor(k)
   if t.dtype != dtypes.uint32 or not t.shape or t.shape[-1] != 2:
     raise TypeError(f"{name}: a PRNG key is a uint32 array of shape (2,) (from tinyjax.random.key or PRNGKey), "
                     f"got {t.dtype} of shape {t.shape}")
@@ -118,20 +179,24 @@ def _split2(k: Tensor) -> tuple[Tensor, Tensor]:
   ks = split(k)
   return ks[0], ks[1]
 
-def split(key: Any, num: int | Sequence[int] = 2) -> Tensor:
+def split(key: Any, num: int | Sequence[int] = 2) -> Any:
   """`num` new keys (a leading axis, or the shape `num`), as jax.random.split."""
   k = _key_array(key, "split")
   b1, b2 = _hash_shape(k, _shape(num))
-  return _eager(Tensor.stack(b1, b2, dim=-1))
+  return _like(key, _eager(Tensor.stack(b1, b2, dim=-1)))
 
-def fold_in(key: Any, data: Any) -> Tensor:
+def fold_in(key: Any, data: Any) -> Any:
   """A new key from a key and a 32-bit integer, as jax.random.fold_in."""
   k = _key_array(key, "fold_in")
   if np.ndim(data) if not isinstance(data, Tensor) else data.ndim:
     raise TypeError(f"fold_in accepts a scalar, but was given an array of shape {np.shape(data)} != (). Use jax.vmap for batching.")
   d = data.cast(dtypes.uint32) if isinstance(data, Tensor) else Tensor(np.asarray(data, np.uint32))   # -3: OverflowError
   b1, b2 = threefry2x32(k[0], k[1], d * 0, d)   # the hash of the counter pair (0, data): JAX's threefry_seed(data)
-  return _eager(Tensor.stack(b1, b2))
+  return _like(key, _eager(Tensor.stack(b1, b2)))
+
+def _like(key: Any, data: Tensor) -> Any:
+  """New keys of the kind of `key`: typed from typed keys, raw from raw ones."""
+  return PRNGKeyArray(data) if isinstance(key, PRNGKeyArray) else data
 
 def _eager(t: Tensor) -> Tensor:
   """t computed now unless traced, as JAX dispatches: a key chain (`rng, k = split(rng)` in a Python loop) or a

@@ -9,6 +9,7 @@ import math
 import numpy as _np
 from tinyjax._tg import Tensor, dtypes, np_dtype as _np_dtype
 from tinyjax.errors import missing_names
+from tinyjax.dtypes import KeyTy, is_key_dtype
 from tinyjax.numpy._core import asarray, array, result_type, promote_types, ScalarType, to_dtype, dtype_of, PORTING  # noqa: F401
 from tinyjax.numpy import _array   # noqa: F401  (installs JAX's array methods on Tensor)
 from tinyjax.numpy._creation import *      # noqa: F403
@@ -43,6 +44,9 @@ def _np_like(d):
   return dtype(d)
 
 def issubdtype(arg1, arg2) -> bool:
+  if is_key_dtype(arg1) or is_key_dtype(arg2):   # typed PRNG keys' dtype: under prng_key and extended only
+    sub = arg1.type if isinstance(arg1, KeyTy) else arg1
+    return (isinstance(arg1, KeyTy) and arg1 == arg2) or (isinstance(sub, type) and isinstance(arg2, type) and issubclass(sub, arg2))
   return _np.issubdtype(_np_like(arg1) if not (isinstance(arg1, type) and issubclass(arg1, _np.generic)) else arg1, arg2 if
                         isinstance(arg2, type) and issubclass(arg2, _np.generic) else _np_like(arg2))
 
