@@ -53,6 +53,11 @@ def test_stax_layer(name, make, shape):
   x = _x(*shape)
   assert_close(ta(tparams, tjnp.asarray(x)), ja(jparams, jjnp.asarray(x)), rtol=2e-5, atol=1e-6)
 
+def test_stax_typed_key():
+  """init_fun with a typed key (random.key) gives JAX's parameters for JAX's typed key."""
+  (ti, _), (ji, _) = tstax.serial(tstax.Dense(3), tstax.Relu), jstax.serial(jstax.Dense(3), jstax.Relu)
+  assert_close(ti(tinyjax.random.key(2), (2, 4))[1], ji(jax.random.key(2), (2, 4))[1], **F32)
+
 def test_stax_dropout_and_rng():
   """Dropout draws from the key apply_fun is given (serial splits it per layer, as JAX); without one it raises JAX's error."""
   x = _x(3, 4)
