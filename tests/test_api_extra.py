@@ -92,6 +92,9 @@ def test_custom_gradient():
   assert_close(tf(tjnp.asarray(X), tjnp.asarray(y)), jf(X, y))
   assert_close(tinyjax.grad(tf, argnums=(0, 1))(tjnp.asarray(X), tjnp.asarray(y)), jax.grad(jf, argnums=(0, 1))(X, y))
   assert_close(tinyjax.vmap(tinyjax.grad(tone))(tjnp.asarray(X)), jax.vmap(jax.grad(jone))(X))
+  xs = np.stack([X, X * 0.5])   # the rule's closed-over exp(x) batched: grad of vmap
+  assert_close(tinyjax.grad(lambda x: tinyjax.vmap(tf, in_axes=(0, None))(x, tjnp.asarray(y)).sum())(tjnp.asarray(xs)),
+               jax.grad(lambda x: jax.vmap(jf, in_axes=(0, None))(x, y).sum())(xs))
   assert_close(tinyjax.jit(tinyjax.grad(lambda x: tf(x, tjnp.asarray(y)) * tone(x).sum()))(tjnp.asarray(X)),
                jax.grad(lambda x: jf(x, y) * jone(x).sum())(X))
 
