@@ -179,6 +179,7 @@ SLOW = {
   "test_sparse.py::test_colors_split_across_devices": "several devices",
   "test_sparse.py::test_vmap_over_a_batch_sharded_along_it": "several devices",
   "test_sparse.py::test_sharded_points_and_batches_that_are_not_supported": "several devices",
+  "test_pmap.py": "pmap on four CPU devices, against jax.pmap in a subprocess",
 }
 
 # tests that need an optional package of the test extra (imported inside the test, so collecting never needs it):

@@ -301,6 +301,6 @@ def test_namespace():
             "config", "errors", "custom", "primitives", "transforms", "sparse", "call_rule", "dtypes"))}
   assert public - {"config"} <= set(tinyjax.__all__) | {"config"}, public - set(tinyjax.__all__)
   assert tinyjax.Array is Tensor and tinyjax.tree.map is tu.tree_map
-  for name in ["pmap", "shard_map", "checkpoint"]:   # JAX names tinyjax lacks fail at once, naming them
+  for name in ["shard_map", "checkpoint"]:   # JAX names tinyjax lacks fail at once, naming them
     with pytest.raises(AttributeError, match=f"jax.{name} is not implemented in tinyjax .see docs/porting.md"): getattr(tinyjax, name)
   assert tinyjax.numpy.asarray([1.0]).dtype == dtypes.float64

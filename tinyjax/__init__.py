@@ -14,6 +14,7 @@ from tinyjax.transforms.jacobian import jacfwd, jacrev, jacobian, hessian
 from tinyjax.custom import custom_jvp, custom_vjp
 from tinyjax.sparse.jacobian import sparsity, spjacobian, sphessian, SparseJacobian, SparseHessian
 from tinyjax.transforms.jit import jit
+from tinyjax.transforms.pmap import pmap
 from tinyjax import numpy, scipy, nn   # noqa: E402  (numpy installs JAX's array methods on Tensor)
 from tinyjax.api import Device, devices, local_devices, device_count, local_device_count, default_backend, device_put, device_get, \
   block_until_ready, ShapeDtypeStruct, eval_shape, make_jaxpr, linear_transpose, named_call, named_scope
@@ -30,7 +31,7 @@ __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad
            "SparseHessian", "jit", "tree_util", "tree", "lax", "random", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
            "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
-           "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "linear_transpose", "named_call", "named_scope", "optim"]
+           "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "linear_transpose", "named_call", "named_scope", "optim", "pmap"]
 
 __all__ += ["fwd_and_bwd", "closure_convert", "custom_gradient"]
 

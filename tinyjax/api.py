@@ -14,6 +14,7 @@ from tinyjax.dtypes import canonical_array, canonical_dtype, weak_storage_dtype,
 from tinyjax.numpy import asarray
 from tinyjax import tree_util as tu
 from tinyjax.transforms.vjp import vjp
+from tinyjax.transforms.pmap import device_names, platform_of
 
 __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count", "default_backend", "device_put",
            "device_get", "block_until_ready", "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "Jaxpr", "linear_transpose", "named_call",
@@ -21,15 +22,13 @@ __all__ = ["Device", "devices", "local_devices", "device_count", "local_device_c
 
 # ---- devices --------------------------------------------------------------------------------------------------------
 
-_GPU_BACKENDS = ("CUDA", "NV", "AMD", "HIP", "CL", "METAL", "WEBGPU", "QCOM")
-
 class Device:
   """A tinygrad device as JAX shows one: `platform` ("cpu" or "gpu"), `id`, `device_kind` (tinygrad's backend name in
   lower case) and `tinygrad`, the device string tinygrad takes (`Tensor.to(d.tinygrad)`)."""
   def __init__(self, tinygrad: str):
     backend, _, idx = tinygrad.partition(":")
     self.tinygrad, self.id, self.device_kind = tinygrad, int(idx or 0), backend.lower()
-    self.platform = "gpu" if backend in _GPU_BACKENDS else "cpu" if backend in ("CPU", "LLVM", "CLANG", "PYTHON") else backend.lower()
+    self.platform = platform_of(backend)
   def __repr__(self) -> str: return f"{self.platform.capitalize()}Device(id={self.id})"
   def __str__(self) -> str: return f"{self.platform}:{self.id}"
   def __eq__(self, other) -> bool: return isinstance(other, Device) and other.tinygrad == self.tinygrad
@@ -38,13 +37,10 @@ class Device:
 def _default() -> Device: return Device(_tg.default_device())
 
 def devices(backend: str | None = None) -> list[Device]:
-  """The devices of `backend` (default: tinygrad's default device). Differs from JAX: one device per backend, the
-  default one (a tinygrad multi-device computation names its devices itself, `Tensor.shard`)."""
-  if backend is None: return [_default()]
-  if backend.lower() == "cpu": return [Device("CPU")]
-  d = _default()
-  if backend.lower() in (d.platform, d.device_kind): return [d]
-  raise RuntimeError(f"Unknown backend {backend}. Available backends are {sorted({'cpu', d.platform})}")
+  """The devices of `backend` (default: tinygrad's default device's). On the CPU, `config.jax_num_cpu_devices` of them
+  (CPU, CPU:1, ...; set by XLA's `--xla_force_host_platform_device_count=N` in XLA_FLAGS, as JAX's); another backend
+  lists its default device only (a tinygrad multi-device computation names its devices itself, `Tensor.shard`)."""
+  return [Device(d) for d in device_names(backend)]
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Device]: return devices(backend)
 def device_count(backend: str | None = None) -> int: return len(devices(backend))

@@ -1,7 +1,7 @@
 """tinyjax.config: JAX's config object. `jax_enable_x64` is honoured; the other options JAX programs commonly set are
 accepted where ignoring them changes no result, and refused (NotImplementedError) where it would."""
 from __future__ import annotations
-import os
+import os, re
 from typing import Any
 
 def _env_flag(name: str) -> bool: return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
@@ -24,6 +24,15 @@ def _only(*accepted) -> Any:
 
 def _ignored(name: str, value: Any) -> Any: return value
 
+def _cpu_devices(name: str, value: Any) -> int:
+  if type(value) is not int or value < -1 or value == 0: raise ValueError(f"{name} must be a positive int or -1, got {value!r}")
+  return value
+
+def _forced_cpu_devices() -> int:
+  """XLA's `--xla_force_host_platform_device_count=N` in XLA_FLAGS, which JAX programs set for N CPU devices (else -1)."""
+  m = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", ""))
+  return int(m.group(1)) if m and int(m.group(1)) > 0 else -1
+
 class Config:
   """`tinyjax.config.update("jax_enable_x64", True)`, `tinyjax.config.jax_enable_x64`, as in JAX. The environment
   variable JAX_ENABLE_X64 sets the default.
@@ -32,14 +41,16 @@ class Config:
   device, other values are ignored: tinygrad picks its device); `jax_default_matmul_precision` is accepted and ignored
   (tinygrad multiplies in the operands' dtype, JAX's "highest" precision); `jax_debug_nans`, `jax_debug_infs`,
   `jax_disable_jit` accept only False and `jax_numpy_rank_promotion` only "allow" (the checks they turn on are not
-  implemented); `jax_traceback_filtering`, `jax_log_compiles`, `jax_compilation_cache_dir` are accepted and ignored."""
+  implemented); `jax_num_cpu_devices` (how many CPU devices `tinyjax.devices()` lists: tinygrad's CPU, CPU:1, ...;
+  -1, the default, reads XLA's `--xla_force_host_platform_device_count=N` from XLA_FLAGS as JAX does, else 1; unlike
+  JAX it may be changed at any time); `jax_traceback_filtering`, `jax_log_compiles`, `jax_compilation_cache_dir` are accepted and ignored."""
   _options: dict[str, Any] = {
     "jax_enable_x64": lambda name, v: bool(v),
     "jax_platforms": _platforms, "jax_platform_name": _platforms,
     "jax_default_matmul_precision": _ignored, "jax_traceback_filtering": _ignored, "jax_log_compiles": _ignored,
     "jax_compilation_cache_dir": _ignored,
     "jax_debug_nans": _only(False, 0), "jax_debug_infs": _only(False, 0), "jax_disable_jit": _only(False, 0),
-    "jax_numpy_rank_promotion": _only("allow"),
+    "jax_numpy_rank_promotion": _only("allow"), "jax_num_cpu_devices": _cpu_devices,
   }
 
   def __init__(self):
@@ -47,6 +58,7 @@ class Config:
     self.jax_platforms = self.jax_platform_name = self.jax_default_matmul_precision = self.jax_compilation_cache_dir = None
     self.jax_debug_nans = self.jax_debug_infs = self.jax_disable_jit = self.jax_log_compiles = False
     self.jax_numpy_rank_promotion, self.jax_traceback_filtering = "allow", "auto"
+    self.jax_num_cpu_devices = _forced_cpu_devices()
 
   def update(self, name: str, value) -> None:
     if name not in self._options: raise AttributeError(f"Unrecognized config option: {name}")

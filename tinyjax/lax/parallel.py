@@ -1,8 +1,8 @@
 """Collectives over named vmap axes (jax.lax.psum, all_gather, ppermute, ...). Inside `tinyjax.vmap(f, axis_name=...)` they reduce over, or move data
 between, the examples of the mapped axis. They are built from marker nodes of the primitives in batching.COLLECTIVE_RULES
-(psum, pmean, pmax, pmin, axis_index and all_to_all over the last axis), which VMAPOUT of that axis lowers and every
-transform differentiates, and from ordinary movement ops: all_gather, psum_scatter, ppermute and all_to_all in general
-inherit their vmap, jvp and vjp rules from those of the primitives."""
+(psum, pmean, pmax, pmin, axis_index, ppermute and all_to_all over the last axis), which VMAPOUT of that axis lowers and every
+transform differentiates, and from ordinary movement ops: all_gather, psum_scatter and all_to_all in general inherit their vmap,
+jvp and vjp rules from those of the primitives."""
 from __future__ import annotations
 import math
 from typing import Hashable, Sequence
@@ -137,18 +137,6 @@ def all_to_all(x, axis_name: Hashable | tuple, split_axis: int, concat_axis: int
     return _merge(_exchange(g.permute(order), axes, c), c, len(sizes) + int(tiled))
   return tree_map(one, x) if axes else x
 
-def _take_last(t: Tensor, idx: list[int | None]) -> Tensor:
-  """t[..., idx] for static indices, None giving zeros: a sum of padded slices, one per run of consecutive indices."""
-  out, start = None, 0
-  for m in range(1, len(idx) + 1):
-    a, b = idx[m - 1], idx[m] if m < len(idx) else None
-    if a is not None and b == a + 1: continue
-    if a is not None:
-      piece = t[..., a - (m - 1 - start):a + 1].pad((None,) * (t.ndim - 1) + ((start, len(idx) - m),))
-      out = piece if out is None else out + piece
-    start = m
-  return t[..., :len(idx)].zeros_like() if out is None else out
-
 def ppermute(x, axis_name: Hashable | tuple, perm: Sequence[tuple[int, int]]):
   """Example src's x goes to example dst for each (src, dst) in perm; examples that are no destination get zeros."""
   names = _names(axis_name)
@@ -161,11 +149,9 @@ def ppermute(x, axis_name: Hashable | tuple, perm: Sequence[tuple[int, int]]):
   if len({s for s, _ in pairs}) < len(pairs) or len({d for _, d in pairs}) < len(pairs):
     raise ValueError(f"ppermute sources and destinations must be unique, got {given}.")
   src = dict((d, s) for s, d in pairs)
+  sources = tuple(src.get(k) for k in range(size))
   def one(leaf):
     t = as_tensor(leaf)
     if _constant(t) and len(pairs) == size: return t
-    # gathered: example i has x of example k at index k of a new last axis; then index k holds x of src[k]; exchanged again,
-    # example i has x of src[i] at every index
-    g = _exchange(t.unsqueeze(-1).expand(t.shape + (size,)), [ax], t.ndim)
-    return _exchange(_take_last(g, [src.get(k) for k in range(size)]), [ax], t.ndim)[..., 0]
+    return _traced(collective("ppermute", t.uop, ax, sources))
   return tree_map(one, x)

@@ -7,7 +7,7 @@ Keeping the batch leading makes the rules short; movement ops put it where the u
 from __future__ import annotations
 import weakref
 import numpy as np
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Hashable, cast
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, dtypes, static_shape, placeholder, marker_arg, move_axis, custom_rule_of, gather, mop, rop, \
   broadcast_to, sharding, shard_like, host_buffer
@@ -38,7 +38,7 @@ class Axis:
       vals = [v.plain() if isinstance(v, Selected) else v for v in vals]   # otherwise: materialise, ordinary rules
     pairs = [(s, False) if v is None else v for s, v in zip(operands(u), vals, strict=True)]
     if self.multi: pairs = _replicated(pairs)
-    if self.is_source(u): return COLLECTIVE_RULES[u.arg.kind](self, pairs[0])
+    if self.is_source(u): return COLLECTIVE_RULES[u.arg.kind](u.arg, pairs[0])
     if not any(b for _, b in pairs): return rebuild(u, [s for s, _ in pairs]), False
     return batch_rule(u)(u, pairs, self.size)
 
@@ -46,9 +46,10 @@ class Axis:
 @dataclass(frozen=True)
 class Collective(TracedMarker):
   """Marker argument for a collective primitive over a named vmap axis: a key of COLLECTIVE_RULES (psum, pmean, pmax, pmin,
-  axis_index, all_to_all); tinyjax.lax builds the other collectives from these and movement ops."""
+  axis_index, all_to_all, ppermute); tinyjax.lax builds the other collectives from these and movement ops."""
   kind: str
   axis: Axis
+  sources: tuple[int | None, ...] = ()   # ppermute: the example each example receives from (None: zeros)
 
 
 # ---- VMAPIN / VMAPOUT -----------------------------------------------------------------------------------------------
@@ -282,14 +283,14 @@ def selected_rule(u: UOp, vals: list, B: int):
 # and the general all_to_all from it and movement ops, so they inherit vmap, jvp and vjp from these rules.
 from tinyjax._tg import marker, custom_call, param_like, inline_call   # used below only
 
-def collective(kind: str, x: UOp, axis: Axis) -> UOp: return marker(x, Collective(kind, axis))
+def collective(kind: str, x: UOp, axis: Axis, sources: tuple = ()) -> UOp: return marker(x, Collective(kind, axis, sources))
 
 @dataclass(frozen=True)
 class CollectiveRule:
-  lower: Callable[[Axis, tuple[UOp, bool]], tuple[UOp, bool]]   # (axis, (source, batched)) -> (uop, batched)
+  lower: Callable[[Collective, tuple[UOp, bool]], tuple[UOp, bool]]   # (marker arg, (source, batched)) -> (uop, batched)
   jvp: Callable[[UOp, UOp], UOp] | None = None   # (marker, tangent of its source) -> its tangent
   vjp: Callable[[UOp, UOp], UOp] | None = None   # (marker, its cotangent) -> cotangent of its source
-  def __call__(self, ax: Axis, pair: tuple[UOp, bool]) -> tuple[UOp, bool]: return self.lower(ax, pair)   # Axis.rule's call
+  def __call__(self, c: Collective, pair: tuple[UOp, bool]) -> tuple[UOp, bool]: return self.lower(c, pair)   # Axis.rule's call
 
 def _same(u: UOp, t: UOp) -> UOp: return u.replace(src=(t,))   # linear, self-adjoint: the same collective of t
 
@@ -303,18 +304,51 @@ def _chooser_vjp(u: UOp, ct: UOp) -> UOp:
   mask, ax = u.src[0].eq(u).cast(ct.dtype), u.arg.axis
   return mask * collective("psum", ct, ax) / collective("psum", mask, ax)
 
-def _all_to_all(ax: Axis, p: tuple[UOp, bool]) -> tuple[UOp, bool]:
-  v = p[0] if p[1] else broadcast_to(p[0], (ax.size,) + p[0].shape)
+def _batch(c: Collective, p: tuple[UOp, bool]) -> UOp: return p[0] if p[1] else broadcast_to(p[0], (c.axis.size,) + p[0].shape)
+
+def _all_to_all(c: Collective, p: tuple[UOp, bool]) -> tuple[UOp, bool]:
+  v = _batch(c, p)
   return v.permute((v.ndim - 1,) + tuple(range(1, v.ndim - 1)) + (0,)), True   # exchange the batch and the last axis
+
+def _take_rows(v: UOp, idx: tuple[int | None, ...]) -> UOp:
+  """v[idx] for static indices, None giving zeros: a sum of padded slices, one per run of consecutive indices."""
+  out, start, whole, none = None, 0, tuple((0, d) for d in v.shape[1:]), ((0, 0),) * (v.ndim - 1)
+  for m in range(1, len(idx) + 1):
+    a, b = idx[m - 1], idx[m] if m < len(idx) else None
+    if a is not None and b == a + 1: continue
+    if a is not None:
+      piece = v.shrink(((a - (m - 1 - start), a + 1),) + whole).pad(((start, len(idx) - m),) + none)
+      out = piece if out is None else out + piece
+    start = m
+  return v.const_like(0) if out is None else out
+
+def _ppermute(c: Collective, p: tuple[UOp, bool]) -> tuple[UOp, bool]:
+  t = Tensor(_batch(c, p))
+  if not (isinstance(t.device, tuple) and sharding(t) == 0): return _take_rows(t.uop, c.sources), True
+  # a batch sharded across devices: tinygrad 0.14 fails to schedule a slice of one shard of a buffer ("UOp verification
+  # failed ... RANGE"), so each example sums the rows selected for it, a reduce over the sharded axis (an allreduce)
+  B, devs = c.axis.size, t.device
+  sel = np.zeros((B, B), dtype=np.bool_)
+  for d, s in enumerate(c.sources):
+    if s is not None: sel[d, s] = True
+  mask = cast(Tensor, host_buffer(sel, devs, axis=1)).reshape((B, B) + (1,) * (t.ndim - 1))
+  return mask.where(t.unsqueeze(0).expand((B,) + t.shape), 0).sum(1).uop, True
+
+def _inverse(u: UOp, ct: UOp) -> UOp:   # ppermute's transpose: the inverse (partial) permutation
+  inv: list[int | None] = [None] * len(u.arg.sources)
+  for d, s in enumerate(u.arg.sources):
+    if s is not None: inv[s] = d
+  return marker(ct, replace(u.arg, sources=tuple(inv)))
 
 def _min0(v): return Tensor(v).min(0).uop
 COLLECTIVE_RULES: dict[str, CollectiveRule] = {
-  "psum": CollectiveRule(lambda ax, p: (rop(p[0], Ops.ADD, (0,)), False) if p[1] else ((Tensor(p[0]) * ax.size).uop, False), _same, _same),
-  "pmean": CollectiveRule(lambda ax, p: (Tensor(p[0]).mean(0).uop, False) if p[1] else (p[0], False), _same, _same),
-  "pmax": CollectiveRule(lambda ax, p: (rop(p[0], Ops.MAX, (0,)), False) if p[1] else (p[0], False), _chooser_jvp, _chooser_vjp),
-  "pmin": CollectiveRule(lambda ax, p: (_min0(p[0]), False) if p[1] else (p[0], False), _chooser_jvp, _chooser_vjp),
-  "axis_index": CollectiveRule(lambda ax, p: (Tensor.arange(ax.size, dtype=dtypes.int32).uop, True)),
+  "psum": CollectiveRule(lambda c, p: (rop(p[0], Ops.ADD, (0,)), False) if p[1] else ((Tensor(p[0]) * c.axis.size).uop, False), _same, _same),
+  "pmean": CollectiveRule(lambda c, p: (Tensor(p[0]).mean(0).uop, False) if p[1] else (p[0], False), _same, _same),
+  "pmax": CollectiveRule(lambda c, p: (rop(p[0], Ops.MAX, (0,)), False) if p[1] else (p[0], False), _chooser_jvp, _chooser_vjp),
+  "pmin": CollectiveRule(lambda c, p: (_min0(p[0]), False) if p[1] else (p[0], False), _chooser_jvp, _chooser_vjp),
+  "axis_index": CollectiveRule(lambda c, p: (Tensor.arange(c.axis.size, dtype=dtypes.int32).uop, True)),
   "all_to_all": CollectiveRule(_all_to_all, _same, _same),
+  "ppermute": CollectiveRule(_ppermute, _same, _inverse),
 }
 
 

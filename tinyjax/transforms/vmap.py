@@ -10,12 +10,12 @@ def bound_axis(name: Hashable, collective: str) -> Axis:
   """The innermost vmap being traced whose axis_name is `name` (collectives resolve names here)."""
   for ax in reversed(trace_state().axes):
     if name is not None and ax.name == name: return ax
-  raise NameError(f"Found an unbound axis name: {name}. To fix this, please call {collective} under `tinyjax.vmap` "
-                  f"with axis_name={name!r}.")
+  raise NameError(f"Found an unbound axis name: {name}. To fix this, please call {collective} under `tinyjax.vmap` or "
+                  f"`tinyjax.pmap` with axis_name={name!r}.")
 
 def _keystr(path) -> str: return "".join(f"[{k}]" if isinstance(k, int) else f"[{k!r}]" for k in path)
 
-def _size_error(fun, args, kwargs, leaves, mapped, axis_size) -> ValueError:
+def size_error(fun, args, kwargs, leaves, mapped, axis_size, api: str = "vmap") -> ValueError:
   """JAX's message for inconsistent mapped sizes (jax._src.api._mapped_axis_size), with the same grouping."""
   import collections, inspect
   try: params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
@@ -28,7 +28,7 @@ def _size_error(fun, args, kwargs, leaves, mapped, axis_size) -> ValueError:
   sizes = [leaves[i].shape[ax] for i, ax in mapped]
   first: dict[int, tuple[int, int]] = {}
   for (i, ax), sz in zip(mapped, sizes, strict=True): first.setdefault(sz, (i, ax))
-  msg = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
+  msg = [f"{api} got inconsistent sizes for array axes to be mapped:\n"]
   if axis_size is not None: msg.append(f"  * the `axis_size` argument was {axis_size};\n")
   for n, (sz, ct) in enumerate(collections.Counter(sizes).most_common()):
     i, ax = first[sz]
@@ -81,7 +81,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
     if axis_size is None and not mapped:
       raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
     if len(sizes | ({axis_size} if axis_size is not None else set())) > 1:
-      raise _size_error(fun, args, kwargs, leaves, mapped, axis_size)
+      raise size_error(fun, args, kwargs, leaves, mapped, axis_size)
     size = axis_size if axis_size is not None else sizes.pop()
 
     axis = Axis(size, axis_name)
