@@ -1,7 +1,9 @@
 """Un-jitted transforms (issue 12): `vmap(jvp(f))` of a 16x16 tanh layer called eagerly, where its time goes, against
-the same JVP written by hand in eager tinygrad and JAX's eager `vmap(jvp)`, in one run.
+the same JVP written by hand in eager tinygrad and JAX's eager `vmap(jvp)`, in one run. Then (issue 29) un-jitted
+training loops, Adam and RMSprop written as JAX code carries them (state in Python variables, a bias correction that
+changes every iteration): the time per iteration over iterations 1, 2-10, 11-100 and 101-1000, against JAX's eager loop.
 
-  python -m bench.eager
+  python -m bench.eager [--loops N]   (N: the last iteration, 1000 by default)
 
 Totals: the best of 5 rounds of 20 calls. Phases: wall time inside each of tinyjax's functions, means over 50 calls. This script does not import
 bench.run: with its imports loaded, the JVP's substitution measured 2.5-3.5 ms instead of 0.3 ms on inputs made from
@@ -85,5 +87,53 @@ def main():
   print(f"| tracing f alone on a placeholder (tinygrad ops) | {ms(t_trace_f)} |")
   print(f"| JAX eager vmap(jvp) | {ms(t_jax)} |")
 
+# ---- eager training loops ---------------------------------------------------------------------------------------------
+
+def _loop(jx, np_, optimizer: str, steps: int) -> list[float]:
+  """Seconds of each iteration of an un-jitted training loop of a 3-32-32-1 tanh MLP (the loss is read every 100)."""
+  r = np.random.default_rng(0)
+  sizes = [3, 32, 32, 1]
+  ps = [(np_.asarray(r.standard_normal((m, n)).astype(np.float32) / np.sqrt(m)), np_.zeros(n)) for m, n in zip(sizes[:-1], sizes[1:], strict=False)]
+  xn = r.standard_normal((64, 3)).astype(np.float32)
+  x, y = np_.asarray(xn), np_.asarray(np.sin(xn.sum(1, keepdims=True)))
+  def loss(ps, x, y):
+    h = x
+    for W, b in ps[:-1]: h = np_.tanh(h @ W + b)
+    return np_.mean((h @ ps[-1][0] + ps[-1][1] - y) ** 2)
+  g_fn, tm = jx.grad(loss), jx.tree_util.tree_map
+  m, v = tm(np_.zeros_like, ps), tm(np_.zeros_like, ps)
+  b1, b2, lr, eps, decay = 0.9, 0.999, 1e-2, 1e-8, 0.9
+  times = []
+  for i in range(1, steps + 1):
+    t = time.perf_counter()
+    g = g_fn(ps, x, y)
+    if optimizer == "adam":
+      m = tm(lambda m, g: b1 * m + (1 - b1) * g, m, g)
+      v = tm(lambda v, g: b2 * v + (1 - b2) * g * g, v, g)
+      ps = tm(lambda p, m, v: p - lr * (m / (1 - b1 ** i)) / (np_.sqrt(v / (1 - b2 ** i)) + eps), ps, m, v)
+    else:   # rmsprop
+      v = tm(lambda v, g: decay * v + (1 - decay) * g * g, v, g)
+      ps = tm(lambda p, g, v: p - lr * g / (np_.sqrt(v) + eps), ps, g, v)
+    if i % 100 == 0: float(loss(ps, x, y))
+    jx.block_until_ready((ps, m, v))   # the iteration's work done (JAX dispatches asynchronously)
+    times.append(time.perf_counter() - t)
+  return times
+
+def loops(steps: int = 1000):
+  import tinyjax.numpy as tnp
+  windows = [(1, 1), (2, 10), (11, 100), (101, 1000)]
+  windows = [(a, min(b, steps)) for a, b in windows if a <= steps]
+  heads = [f"iter {a}" if a == b else f"iters {a}-{b}" for a, b in windows]
+  print("\n| un-jitted training loop, 3-32-32-1 MLP, per iteration | " + " | ".join(heads) + " |")
+  print("|---|" + "---|" * len(windows))
+  for opt in ("adam", "rmsprop"):
+    for name, jx, np_ in (("tinyjax", tinyjax, tnp), ("JAX eager", jax, jnp)):
+      ts = _loop(jx, np_, opt, steps)
+      print(f"| {opt}, {name} | " + " | ".join(f"{np.mean(ts[a - 1:b]) * 1e3:.2f} ms" for a, b in windows) + " |", flush=True)
+
 if __name__ == "__main__":
-  main()
+  import sys
+  if "--loops" in sys.argv: loops(int(sys.argv[sys.argv.index("--loops") + 1]))
+  else:
+    main()
+    loops()

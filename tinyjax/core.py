@@ -48,6 +48,24 @@ def serialized(fn: Callable) -> Callable:
     with _tg.TINYGRAD_LOCK: return fn(*args, **kwargs)
   return locked
 
+def transform_entry(fn: Callable) -> Callable:
+  """A transform's entry point (`serialized`). Called outside any trace and jit, it first computes the values pending
+  in live Tensors, so that state an eager loop carries in Python variables (parameters, an optimizer's moments, keys)
+  is a buffer, never a graph that grows with the iterations; its results stay lazy, to fuse with what reads them, and
+  are computed when read or when the next transform starts. `_tg.realize_lazy` computes them (compiled programs found
+  again by the graphs' structure). Inside a trace or a jit it is the transform alone."""
+  @functools.wraps(fn)
+  def entry(*args, **kwargs):
+    with _tg.TINYGRAD_LOCK:
+      s = trace_state()
+      if not (s.active or s.running_jit or _tg.jit_capturing()): realize_pending()
+      return fn(*args, **kwargs)
+  return entry
+
+def realize_pending() -> None:
+  """Compute every live Tensor that is a lazy computation (not traced values: they have no data)."""
+  _tg.realize_lazy([t for t in _tg.live_tensors() if _tg.is_lazy(t) and traced_by(t) is None])
+
 def is_tracing() -> bool:
   """True inside a function being traced by a tinyjax transform (its Tensors may be placeholders)."""
   return bool(trace_state().active)

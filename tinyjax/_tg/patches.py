@@ -17,7 +17,7 @@ from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy
 from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
-  filled_buffer, _ORIGINAL
+  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
 _installed = False
@@ -102,6 +102,8 @@ def _guard(method: str, orig: Callable):
       if method != "realize" and (stand_in := concrete_stand_in(method, self)) is not None: return orig(stand_in, *args, **kwargs)
       check_read(method, tensors)
       if method == "numpy" and (fast := _host_copy(self)) is not None: return fast
+      # outside a capture, lazy values are computed by programs found again by their structure (runtime.realize_lazy)
+      if not jit_capturing() and (lazy := [t for t in tensors if is_lazy(t)]): realize_lazy(lazy)
       return orig(self, *args, **kwargs)
   return guarded
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib, hashlib, itertools, re, threading, weakref
 from typing import Any, Callable
 import numpy as np
-from tinygrad import Tensor, TinyJit
+from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
 from tinygrad.dtype import DType
 from tinygrad.helpers import GlobalCounters
@@ -13,7 +13,7 @@ import tinygrad.engine.realize as _realize
 from tinygrad.tensor import all_tensors as _all_tensors
 from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, buffers, CallInfo as _CallInfo
-from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer
+from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
 
@@ -233,6 +233,8 @@ class Replay:
     if call.src[0].op is not Ops.PROGRAM or not isinstance(device := call.src[1].device, str): return call
     prg, args = call.src[0], _realize.get_call_arg_uops(call)
     if any(a.op not in (Ops.PARAM, Ops.BUFFER, Ops.BITCAST, Ops.SHRINK) for a in args): return call
+    # a view of an input (a slice at an offset: tinygrad passes it as a buffer view) is resolved per call by run_linear
+    if any(a.op is not Ops.PARAM and any(x.op is Ops.PARAM for x in a.toposort()) for a in args): return call
     glob = [args[g] for g in prg.arg.globals]
     info = prg.arg   # launch sizes and values without variables are fixed: computed once
     dims = None if info.vars else (*info.launch_dims({}), info.vals({}))
@@ -299,3 +301,92 @@ def read_scalar(u: UOp):
   """The first element of a buffer, as a Python value (a host read: the loop's condition, the branch index)."""
   return _copyout(_one(u).ensure_allocated())[0].item()
 
+
+# ---- eager values: lazy graphs computed by compiled programs found again by their structure ---------------------------
+# tinygrad's realize rewrites and schedules the whole graph on every call (~2.5 ms for one small kernel), and a Python
+# float in a graph is baked into the kernel, so an eager loop whose step size or bias correction changes every
+# iteration would compile new kernels every iteration. Here a graph over realized buffers is keyed by its structure
+# (its buffers as inputs by position, its constants by value), compiled once as a `Step` and replayed on new buffers; a
+# float constant whose value differs between two calls of the same structure becomes an input from then on (a slot of
+# one float64 buffer filled per call): one compile more, then every iteration replays.
+
+# nodes whose graphs go through tinygrad's own realize: host calls, writes, copies between devices, multi-device
+# values, markers (tinygrad @functions, JAX primitives among them, are keyed by name and body, as in canonical_key)
+_EAGER_UNSUPPORTED = frozenset({Ops.CUSTOM_FUNCTION, Ops.CALL, Ops.AFTER, Ops.STORE, Ops.COPY, Ops.CUSTOM, Ops.CUSTOMI, Ops.SPECIAL,
+                                Ops.MSELECT, Ops.MSTACK, Ops.UNSHARD, Ops.ALLREDUCE})
+
+class _EagerProgram:
+  """The compiled program of one graph structure, over its input buffers (and the packed constants `lifted`, by
+  position among the graph's float constants, if any), writing one new buffer per output."""
+  def __init__(self, sink: UOp, ins: list[UOp], consts: list[UOp], lifted: tuple[int, ...], device):
+    self.lifted, self.values = lifted, [c.arg for c in consts]
+    self.out_types = [(tuple(int(s) for s in o.shape), o.dtype) for o in sink.src]
+    types: list[BufferType] = [((int(b.shape[0]),), b.dtype, None) for b in ins]
+    if lifted: types.append(((len(lifted),), dtypes.float64, None))
+    def fn(ts: list[Tensor]) -> list[Tensor]:
+      subs = {b: t.uop for b, t in zip(ins, ts, strict=False)}
+      if lifted:
+        users = _users(sink)
+        for j, i in enumerate(lifted):   # a weak constant takes the dtype of the node using it
+          subs[consts[i]] = ts[-1][j].cast(users[consts[i]].dtype).uop
+      return [Tensor(u) for u in sink.substitute(subs).src]
+    self.step = Step(fn, types, [(s, d, None) for s, d in self.out_types], device)
+
+def _users(sink: UOp) -> dict[UOp, UOp]:
+  return {s: u for u in sink.toposort() for s in u.src}
+
+_eager_programs: dict[tuple, _EagerProgram] = {}
+_tinygrad_realize = Tensor.realize   # tinygrad's own (patches.py wraps Tensor.realize to come here)
+
+def live_tensors() -> list[Tensor]: return [t for r in list(_all_tensors) if (t := r()) is not None]
+
+_NOT_LAZY = frozenset({Ops.BUFFER, Ops.CONST, Ops.PARAM})
+def is_lazy(t: Tensor) -> bool:
+  """t is a computation not done yet (not a buffer, a view of one, or a constant)."""
+  return t.uop.base.op not in _NOT_LAZY
+
+def realize_lazy(tensors: list[Tensor]) -> None:
+  """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
+  found again by the graphs' structure. Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
+  constants only) go through tinygrad's realize."""
+  by_uop: dict[UOp, list[Tensor]] = {}
+  for t in tensors: by_uop.setdefault(t.uop, []).append(t)
+  if not by_uop: return
+  sink = UOp.sink(*by_uop)
+  ins: dict[UOp, int] = {}
+  consts: list[UOp] = []
+  index: dict[UOp, int] = {}
+  parts: list[tuple] = []
+  devices = set()
+  for u in sink.toposort():
+    if u.op in _EAGER_UNSUPPORTED or (u.op is Ops.BUFFER and ((b := buffers.get(u)) is None or not b.is_allocated())):
+      # tinygrad realizes the graphs that hold such nodes (which rebinds every Tensor that reads them), then the others
+      hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in t.uop.toposort())]
+      if hard: _tinygrad_realize(*hard)
+      if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest)
+      elif rest: _tinygrad_realize(*rest)
+      return
+    arg: Any = u.arg
+    if u.op is Ops.BUFFER:
+      devices.add(u.device)
+      arg = ("in", ins.setdefault(u, len(ins)), u.device)
+    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo): arg = arg.name
+    elif u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype):
+      arg = ("const", len(consts))
+      consts.append(u)
+    index[u] = len(parts)
+    parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src)))
+  if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
+    _tinygrad_realize(*tensors)
+    return
+  key, values = tuple(parts), [c.arg for c in consts]
+  prog = _eager_programs.get(key)
+  if prog is None or any(values[i] != prog.values[i] for i in range(len(consts)) if i not in prog.lifted):
+    lifted = () if prog is None else tuple(i for i in range(len(consts)) if i in prog.lifted or values[i] != prog.values[i])
+    prog = _eager_programs[key] = _EagerProgram(sink, list(ins), consts, lifted, device)
+  bufs = list(ins)
+  if prog.lifted: bufs.append(filled_buffer(np.array([float(values[i]) for i in prog.lifted], np.float64), device))
+  made = [allocated_buffer(s, d, device) for s, d in prog.out_types]
+  prog.step.run(bufs + [m[0] for m in made])
+  for u, (_, shaped) in zip(by_uop, made, strict=True):
+    for t in by_uop[u]: t.uop = shaped.uop

@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import dtype_name, Tensor, dtypes
 from tinyjax import tree_util as tu
-from tinyjax.core import serialized, as_tensor
+from tinyjax.core import transform_entry, as_tensor
 from tinyjax.transforms import batching
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
@@ -77,7 +77,7 @@ _REV_MSG = ("{transform} requires real- or complex-valued inputs (input dtype th
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
   """jax.jacfwd: forward-mode Jacobian, one vmap of jvp over the standard basis of the inputs."""
   real_only("jacfwd", holomorphic)
-  @serialized
+  @transform_entry
   def jac_fn(*args, **kwargs):
     leaves, f_flat, in_struct = _dyn(args, argnums, "jacfwd", _FWD_MSG)
     f = f_flat(fun, kwargs)
@@ -103,7 +103,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
            allow_int: bool = False) -> Callable:
   """jax.jacrev: reverse-mode Jacobian, one vmap of the vjp over the standard basis of the outputs."""
   real_only("jacrev", holomorphic, allow_int)
-  @serialized
+  @transform_entry
   def jac_fn(*args, **kwargs):
     leaves, f_flat, in_struct = _dyn(args, argnums, "jacrev", _REV_MSG)
     res = vjp(f_flat(fun, kwargs), *leaves, has_aux=has_aux)

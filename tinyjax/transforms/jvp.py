@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to
-from tinyjax.core import serialized, enclosing_inputs, trace_scope, \
+from tinyjax.core import transform_entry, enclosing_inputs, trace_scope, \
   interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
   substitute_with_aux, jax_conventions, primal_graph, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
 from tinyjax import tree_util as tu
@@ -139,7 +139,7 @@ def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
   return done[:n], done[n:], out_tree, aux
 
 
-@serialized
+@transform_entry
 def jvp(fun: Callable, primals=None, tangents=None, has_aux: bool = False):
   """jax.jvp: (primals_out, tangents_out) of fun at primals along tangents. `jvp(fun)` alone is the curried function
   (primals, tangents) -> (primals_out, tangents_out), e.g. for vmap(jvp(f), in_axes=(None, 0))."""
@@ -151,7 +151,7 @@ def jvp(fun: Callable, primals=None, tangents=None, has_aux: bool = False):
   return res + (aux,) if has_aux else res
 
 
-@serialized
+@transform_entry
 def linearize(fun: Callable, *primals, has_aux: bool = False):
   """jax.linearize: (primals_out, f_jvp[, aux]) where f_jvp(*tangents) evaluates the JVP at primals (traced once).
   f_jvp is a tree_util.Partial over its residuals: the primals and the enclosing values fun closes over."""
@@ -163,7 +163,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
   outer = enclosing_inputs() - set(keys)
   keys += [u for u in UOp.sink(*[t.uop for t in tans]).toposort() if u in outer] if outer else []
 
-  @serialized
+  @transform_entry
   def f_jvp(res, *tangents):
     t_leaves, t_tree = tu.tree_flatten(tangents)
     if t_tree != p_tree:

@@ -3,8 +3,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
 from tinyjax import tree_util as tu
-from tinyjax.core import serialized, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, jax_conventions, \
-  primal_graph, as_tensor
+from tinyjax.core import transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, \
+  jax_conventions, primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
 
 
@@ -60,14 +60,14 @@ arguments rather than in a tuple, this error can arise.
 """
 
 
-@serialized
+@transform_entry
 def vjp(fun: Callable, *primals, has_aux: bool = False):
   """jax.vjp: (primals_out, vjp_fn[, aux]); vjp_fn(cotangents) returns one cotangent per primal, as a tuple."""
   p_leaves, p_tree = tu.tree_flatten(primals)
   p_leaves = [as_tensor(p) for p in p_leaves]
   outs, out_tree, vjp_flat, residuals, aux = _vjp_flat(fun, p_leaves, p_tree, has_aux)
 
-  @serialized
+  @transform_entry
   def vjp_fn(res, *args):
     if len(args) != 1: raise TypeError(_VJP_ARGS_MSG.format(name=getattr(fun, "__name__", "the function"), n=len(args)))
     c_leaves, c_tree = tu.tree_flatten(args[0])
@@ -110,7 +110,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                    allow_int: bool = False) -> Callable:
   """jax.value_and_grad: fun must return a float scalar (or (scalar, aux) with has_aux)."""
   real_only("value_and_grad", holomorphic, allow_int)
-  @serialized
+  @transform_entry
   def vg(*args, **kwargs):
     nums = _argnums(argnums, len(args))
     diff = tuple(args[i] for i in nums)

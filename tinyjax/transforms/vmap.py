@@ -2,7 +2,7 @@
 from __future__ import annotations
 import functools
 from typing import Any, Callable, Hashable
-from tinyjax.core import serialized, trace_scope, trace_state, as_tensor, is_array, type_str
+from tinyjax.core import transform_entry, trace_scope, trace_state, as_tensor, is_array, type_str
 from tinyjax import tree_util as tu
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
 
@@ -57,7 +57,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Hashable
     raise ValueError(f"vmap axis_size must be a non-negative int, got {axis_size!r}")
 
   @functools.wraps(fun)
-  @serialized
+  @transform_entry
   def vmapped(*args, **kwargs):
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
       raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "

@@ -1,0 +1,125 @@
+"""Eager values outside jit (issue 29): a transform called outside any trace computes as JAX does, at once, so that an
+un-jitted training loop carries concrete state and costs the same at every iteration; tinygrad code that never calls a
+transform keeps tinygrad's lazy semantics (its backward() included). See docs/jit.md, "Eager values"."""
+import numpy as np
+import jax
+import jax.numpy as jnp
+from tinygrad import Tensor
+import tinyjax
+import tinyjax.numpy as tnp
+from tinyjax import _tg
+from tinyjax._tg.runtime import _eager_programs
+from jnp_table import x64_off
+
+
+def _mlp_loss(np_):
+  def loss(ps, x, y):
+    h = x
+    for W, b in ps[:-1]: h = np_.tanh(h @ W + b)
+    W, b = ps[-1]
+    return np_.mean((h @ W + b - y) ** 2)
+  return loss
+
+
+def _data():
+  r = np.random.default_rng(0)
+  ps = [(r.standard_normal((3, 8)).astype(np.float32) * 0.5, np.zeros(8, np.float32)),
+        (r.standard_normal((8, 1)).astype(np.float32) * 0.5, np.zeros(1, np.float32))]
+  x = r.standard_normal((16, 3)).astype(np.float32)
+  return ps, x, np.sin(x.sum(1, keepdims=True))
+
+
+def _adam(jx, np_, steps, every=None):
+  """JAX's eager Adam loop, written once for both libraries: state carried in Python variables, bias correction with
+  the iteration number (a new Python float every iteration)."""
+  ps, x, y = _data()
+  ps = jx.tree_util.tree_map(np_.asarray, ps)
+  x, y = np_.asarray(x), np_.asarray(y)
+  m = jx.tree_util.tree_map(np_.zeros_like, ps)
+  v = jx.tree_util.tree_map(np_.zeros_like, ps)
+  b1, b2, lr, eps = 0.9, 0.999, 0.05, 1e-8
+  g_fn = jx.grad(_mlp_loss(np_))
+  for i in range(1, steps + 1):
+    g = g_fn(ps, x, y)
+    m = jx.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, m, g)
+    v = jx.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g * g, v, g)
+    ps = jx.tree_util.tree_map(lambda p, m, v: p - lr * (m / (1 - b1 ** i)) / (np_.sqrt(v / (1 - b2 ** i)) + eps), ps, m, v)
+    if every is not None: every(i, (ps, m, v))
+  return ps
+
+
+def test_eager_adam_loop_as_jax_with_concrete_state_and_no_new_programs():
+  # every carried value is a buffer when the next grad starts, and from the fourth iteration on the loop compiles
+  # nothing: the first three see a new structure (i = 1 shares 1 - b1 with 1 - b1 ** 1), its constants baked, then
+  # the bias corrections as inputs
+  counts = []
+  def check(i, state):
+    if i >= 2:   # the previous iteration's state went into this iteration's grad
+      counts.append(len(_eager_programs))
+  with x64_off():
+    got = _adam(tinyjax, tnp, 8, check)
+    want = _adam(jax, jnp, 8)
+  for (W, b), (Wj, bj) in zip(got, want, strict=True):
+    np.testing.assert_allclose(W.numpy(), np.asarray(Wj), rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(b.numpy(), np.asarray(bj), rtol=2e-5, atol=1e-6)
+  assert counts[3:] == [counts[3]] * len(counts[3:]), counts
+
+
+def test_state_entering_a_transform_is_computed_first():
+  # the moments never enter a transform, but they are computed when the next one starts: no graph grows
+  seen = []
+  def check(i, state):
+    seen.append(list(tinyjax.tree_util.tree_leaves(state)))
+  with x64_off(): _adam(tinyjax, tnp, 3, check)
+  # state of iteration i is lazy after it; the grad of iteration i+1 computed it
+  assert all(_tg.is_lazy(t) for t in seen[-1])
+  assert not any(_tg.is_lazy(t) for t in seen[0] + seen[1])
+
+
+def test_results_stay_lazy_until_read_or_the_next_transform():
+  # an eager transform's results fuse with what reads them (one kernel for vmap's result times 2: test_collectives);
+  # the next transform call computes every pending value first
+  x = Tensor(np.array([0.5, -1.0, 2.0], np.float32))
+  g = tinyjax.grad(lambda x: (tnp.sin(x) * x).sum())(x)
+  h = g * 2
+  assert _tg.is_lazy(g) and _tg.is_lazy(h)
+  y, t = tinyjax.jvp(lambda x: x * 3.0, (x,), (x,))
+  assert not _tg.is_lazy(g) and not _tg.is_lazy(h)
+  xn = x.numpy()
+  np.testing.assert_allclose(h.numpy(), 2 * (np.cos(xn) * xn + np.sin(xn)), rtol=1e-6)
+  np.testing.assert_allclose(t.numpy(), 3 * xn, rtol=1e-6)
+
+
+def test_changing_python_floats_in_eager_graphs():
+  # the constant that changes between iterations becomes an input of the compiled program: the values stay right
+  x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)).realize()
+  m = Tensor.zeros(2, 3).contiguous().realize()
+  ref = np.zeros((2, 3), np.float32)
+  for i in range(1, 7):
+    m = 0.9 * m + (1 - 0.9) * x
+    out = m / (1 - 0.9 ** i) + i * 0.25
+    ref = np.float32(0.9) * ref + np.float32(1 - 0.9) * x.numpy()
+    _tg.realize_lazy([m, out])
+    np.testing.assert_allclose(m.numpy(), ref, rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), ref / np.float32(1 - 0.9 ** i) + np.float32(i * 0.25), rtol=1e-6)
+
+
+def test_tinygrad_code_keeps_its_lazy_semantics_and_backward():
+  # tinyjax is imported; tinygrad code that calls no transform is untouched: lazy values, and backward() through them
+  a = Tensor([1.0, 2.0, 3.0])
+  b = a * 3
+  loss = (b * b).sum()
+  assert _tg.is_lazy(b)
+  loss.backward()
+  np.testing.assert_allclose(a.grad.numpy(), 18 * np.array([1.0, 2.0, 3.0]), rtol=1e-6)
+
+
+def test_traced_values_stay_traced_inside_transforms():
+  # inside jit and vmap the transform's results are graphs of the enclosing computation, never computed on their own
+  x = Tensor(np.array([1.0, 2.0], np.float32))
+  def f(x):
+    g = tinyjax.grad(lambda y: (y ** 3).sum())(x)
+    assert _tg.is_lazy(g)
+    return g
+  np.testing.assert_allclose(tinyjax.jit(f)(x).numpy(), 3 * x.numpy() ** 2, rtol=1e-6)
+  np.testing.assert_allclose(tinyjax.vmap(f)(x).numpy(), 3 * x.numpy() ** 2, rtol=1e-6)
