@@ -12,6 +12,8 @@ from tinyjax.transforms.jvp import jvp, linearize
 from tinyjax.transforms.vjp import vjp, grad, value_and_grad
 from tinyjax.transforms.jacobian import jacfwd, jacrev, jacobian, hessian
 from tinyjax.custom import custom_jvp, custom_vjp
+from tinyjax.ad_checkpoint import checkpoint, remat, checkpoint_policies
+from tinyjax import ad_checkpoint
 from tinyjax.sparse.jacobian import sparsity, spjacobian, sphessian, SparseJacobian, SparseHessian
 from tinyjax.transforms.jit import jit
 from tinyjax.transforms.pmap import pmap
@@ -27,7 +29,7 @@ from tinyjax import _tg
 _tg.install()   # every change tinyjax makes to tinygrad (tinyjax/_tg/patches.py), once everything above registered its part
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
-           "jacobian", "hessian", "custom_jvp", "custom_vjp", "sparsity", "spjacobian", "sphessian", "SparseJacobian",
+           "jacobian", "hessian", "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "sparsity", "spjacobian", "sphessian", "SparseJacobian",
            "SparseHessian", "jit", "tree_util", "tree", "lax", "random", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
            "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
            "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
