@@ -27,7 +27,8 @@ LAYERS = [
   ["tinyjax.scipy.*", "tinyjax.scipy.stats.*", "tinyjax.scipy"],
   ["tinyjax.random"],
   ["tinyjax.nn.*", "tinyjax.nn"],                        # (nn.initializers draws with random, as JAX's)
-  ["tinyjax.sparse.*", "tinyjax.sparse", "tinyjax.optim", "tinyjax.api", "tinyjax.api_extra", "tinyjax.test_util"],
+  ["tinyjax.sparse.*", "tinyjax.sparse", "tinyjax.optim", "tinyjax.api", "tinyjax.api_extra", "tinyjax.test_util",
+   "tinyjax.debug", "tinyjax.experimental"],                 # (debug, experimental: the callbacks of lax.callback)
   ["tinyjax"],
   ["tinyjax.example_libraries", "tinyjax.example_libraries.*"],   # JAX's stax and optimizers, on the public API
 ]

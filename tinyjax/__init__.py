@@ -24,6 +24,8 @@ from tinyjax.api_extra import fwd_and_bwd, closure_convert, custom_gradient
 from tinyjax import test_util
 from tinyjax import random
 from tinyjax import optim
+from tinyjax import debug, experimental
+from tinyjax.lax.callback import pure_callback, effects_barrier
 from tinygrad import Tensor as Array   # jax.Array: tinyjax's arrays are tinygrad Tensors
 from tinyjax import _tg
 _tg.install()   # every change tinyjax makes to tinygrad (tinyjax/_tg/patches.py), once everything above registered its part
@@ -34,6 +36,7 @@ __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad
            "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
            "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
            "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "linear_transpose", "named_call", "named_scope", "optim", "pmap"]
+__all__ += ["debug", "experimental", "pure_callback", "effects_barrier"]
 
 __all__ += ["fwd_and_bwd", "closure_convert", "custom_gradient"]
 

@@ -88,7 +88,7 @@ def _vjp(body: Body, primals: list[Tensor], cts: list[Tensor | None]) -> list[Te
   return list(pull(tuple(cts[i] for i in keep)))
 
 def _vmap(body: Body, flags: Sequence[int | None], size: int) -> Callable[[list[Tensor]], list[Tensor]]:
-  return lambda xs: list(vmap(lambda *a: tuple(body(a)), in_axes=tuple(flags), axis_size=size)(*xs))
+  return lambda xs: list(vmap(lambda *a: tuple(body.replay(a)), in_axes=tuple(flags), axis_size=size)(*xs))
 
 def _broadcast(x: Tensor, flag: int | None, size: int) -> Tensor:
   return x if flag is not None else x.unsqueeze(0).expand(size, *x.shape)

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 from tinyjax._tg import Tensor, UOp, dtypes, read_scalar, static_shape, dtype_name
 from tinyjax.core import as_tensor
 from tinyjax.call_rule import BatchedCall, is_zero
-from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of
+from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
 from tinyjax.lax.control_flow.common import _tstr, _is_float, _flat, _jvp, _vjp, _vmap
 from tinyjax import tree_util as tu
 
@@ -72,7 +72,9 @@ class Switch(HostCallRule):
   def batched(self, flags, size):
     in_axes = [None if f is None else 0 for f in flags[1:]]
     def make(xs: list[Tensor]) -> list[UOp]:
-      if flags[0] is None: return [t.uop for t in _switch(xs[0], [_vmap(b, in_axes, size) for b in self.branches], xs[1:])]
+      # (an effectful switch's token was emitted by its call, or by the branches: in its place, a constant)
+      tok = [first_token().uop] if self.effectful else []
+      if flags[0] is None: return [t.uop for t in _switch(xs[0], [_vmap(b, in_axes, size) for b in self.branches], xs[1:])] + tok
       outs = [_vmap(b, in_axes, size)(xs[1:]) for b in self.branches]
       # a batched index: every branch runs, each example takes its own branch's outputs (JAX's select_n)
       idx = xs[0].clip(0, len(self.branches) - 1)
@@ -82,7 +84,7 @@ class Switch(HostCallRule):
         for b in range(1, len(outs)):
           v = idx.reshape(idx.shape + (1,) * (v.ndim - 1)).eq(b).where(outs[b][j], v)
         res.append(v.uop)
-      return res
+      return res + tok
     return BatchedCall(self.name, make)
 
 def _switch(index: Tensor, branches: list[Callable], ops: list[Tensor]) -> list[Tensor]:

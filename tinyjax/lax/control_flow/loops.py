@@ -17,7 +17,7 @@ from tinyjax._tg import Tensor, UOp, Ops, jit_capturing, dtypes, scratch_like, c
 from tinyjax.core import as_tensor, traced_by, enclosing_inputs
 from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
-from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of
+from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
 from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, _weak, \
   _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast
 from tinyjax import tree_util as tu
@@ -206,7 +206,8 @@ class While(HostCallRule):
       return [go.reshape(go.shape + (1,) * (n.ndim - 1)).where(n, c) for n, c in zip(new, a[:nc], strict=True)]
     def make(xs: list[Tensor]) -> list[UOp]:
       xs = [_broadcast(v, f, size) if i < nc else v for i, (v, f) in enumerate(zip(xs, flags, strict=True))]
-      return [t.uop for t in _while(cond, body, nc, xs, [type_of(v) for v in xs])]
+      # (an effectful loop's token was emitted by its call: in its place, a constant)
+      return [t.uop for t in _while(cond, body, nc, xs, [type_of(v) for v in xs])] + ([first_token().uop] if self.effectful else [])
     return BatchedCall(self.name, make)
 
 def _while(cond: Callable, body: Callable, nc: int, args: list[Tensor], types: list[Type]) -> list[Tensor]:
