@@ -17,12 +17,11 @@ into buffers of their own (`_stored`), which the scheduler would fold. tests/tes
 """
 from __future__ import annotations
 import contextlib, dataclasses, functools
-import numpy as np
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, dtypes, param_like, param, host_call, Step, constant_array, filled_buffer, \
-  canonical_key, static_shape, default_device, jit_capturing, scratch_like, host_buffer, np_dtype, copy_buffer
+  canonical_key, static_shape, default_device, jit_capturing, scratch_like, copy_buffer
 from tinyjax.core import trace_scope, substitute, trace_state
 from tinyjax.transforms.batching import vmapout
 from tinyjax.custom import closure, new_slot
@@ -264,15 +263,10 @@ class _Jit(_Sink):
     tok = _jit_token()
     tok.assign(t.reshape(-1)[:1].to(tok.device).cast(tok.dtype))
 
-_TOKEN: list[Tensor] = []
-def _jit_token() -> Tensor:
-  """The Tensor a jit's effects are assigned into. Made when the first effect is emitted (from the host, no kernel); a
-  jit must find it existing when it starts tracing, to see the assignment as state it keeps: `trace` makes it too."""
-  if not _TOKEN:
-    t = host_buffer(np.zeros(TOKEN[0], np_dtype(TOKEN[1])), default_device())
-    assert t is not None
-    _TOKEN.append(t)
-  return _TOKEN[0]
+# The Tensor a jit's effects are assigned into: a jit must find it existing when it starts tracing, to see the
+# assignment as state it keeps, so it is made at import, unallocated (no device work; its data is never read).
+_TOKEN = Tensor.empty(*TOKEN[0], dtype=TOKEN[1])
+def _jit_token() -> Tensor: return _TOKEN
 
 _EAGER_RUN: list[bool] = []   # True on top: an eager sink is computing a token (see `_once`)
 
@@ -331,11 +325,9 @@ def emit(make: Callable[[Tensor | None], Tensor]) -> None:
   for i in lifts: t = _lift(i, t)
   sink.add(t)
 
-_jit_token()   # before any jit traces: it must exist when a jit starts, to be state the jit keeps
-_FIRST = host_buffer(np.zeros(TOKEN[0], np_dtype(TOKEN[1])), default_device())
+_FIRST = Tensor.empty(*TOKEN[0], dtype=TOKEN[1])
 
 def first_token() -> Tensor:
   """The token an effect that comes first in its sink takes: a buffer (a constant would be realized into a new buffer
   by the first realize, and the same call built again would not be found again by `call_node`)."""
-  assert _FIRST is not None
   return _FIRST
