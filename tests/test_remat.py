@@ -1,6 +1,7 @@
 """jax.checkpoint / jax.remat against JAX (x64): values under grad, jit, jvp, vmap, hessian, nested checkpoints, every
 policy of checkpoint_policies with checkpoint_name; JAX's errors; and the point of it, measured: the jitted gradient
 of checkpointed blocks keeps less memory than without."""
+import gc
 import numpy as np
 import pytest
 import jax
@@ -135,9 +136,10 @@ def test_jitted_grad_keeps_less_memory():
     def loss(ws, h):
       for w in ws: h = b(w, h)
       return (h * h).sum()
+    gc.collect()   # the other case's captured function and arena go now, not during this measure
     before = GlobalCounters.mem_used
     out = [g for pair in tinyjax.jit(tinyjax.grad(loss))(ws, x) for g in pair]
     Tensor.realize(*out)
     return GlobalCounters.mem_used - before - sum(g.nbytes() for g in out)
   plain, remat = temp(False), temp(True)
-  assert remat < plain / 2, (plain, remat)
+  assert 0 < remat < plain / 2, (plain, remat)
