@@ -2,6 +2,7 @@
 un-jitted training loop carries concrete state and costs the same at every iteration; tinygrad code that never calls a
 transform keeps tinygrad's lazy semantics (its backward() included). See docs/jit.md, "Eager values"."""
 import numpy as np
+import pytest
 import jax
 import jax.numpy as jnp
 from tinygrad import Tensor
@@ -123,3 +124,25 @@ def test_traced_values_stay_traced_inside_transforms():
     return g
   np.testing.assert_allclose(tinyjax.jit(f)(x).numpy(), 3 * x.numpy() ** 2, rtol=1e-6)
   np.testing.assert_allclose(tinyjax.vmap(f)(x).numpy(), 3 * x.numpy() ** 2, rtol=1e-6)
+
+
+def test_backward_through_a_value_a_transform_computed_early_raises():
+  # tinygrad code that builds a loss, calls a transform, then backward(): the transform computed the pending loss
+  # graph, which would silently give W no gradient; tinygrad's gradient raises instead
+  W, X = Tensor(np.ones((2, 2), np.float32)).realize(), Tensor(np.ones((3, 2), np.float32)).realize()
+  h = X @ W
+  tinyjax.grad(lambda x: (x * x).sum())(Tensor(np.ones(2, np.float32)))
+  with pytest.raises(RuntimeError, match="computed before this backward"):
+    h.sum().backward()
+  # a loss built after the transform differentiates as in tinygrad
+  (X @ W).sum().backward()
+  np.testing.assert_allclose(W.grad.numpy(), np.full((2, 2), 3.0), rtol=1e-6)
+
+
+def test_a_pending_value_that_cannot_be_computed_is_left_to_its_reader():
+  # a Tensor whose graph fails to compute (here: a shape error only the scheduler sees is hard to build, so a read of
+  # a traced value stands for it) does not make the next transform fail
+  x = Tensor(np.array([1.0, 2.0], np.float32))
+  with pytest.raises(tinyjax.ConcretizationTypeError):
+    tinyjax.vmap(lambda v: float(v))(x)
+  np.testing.assert_allclose(tinyjax.grad(lambda v: (v * v).sum())(x).numpy(), [2.0, 4.0], rtol=1e-6)

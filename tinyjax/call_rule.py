@@ -33,6 +33,9 @@ class CallRule:
   one raises NotImplementedError naming the call and the transform, never a wrong result."""
   name: str
   opaque = False   # True: the body is a host call, never inlined into the graph a transform interprets
+  # True: its derivative rules build graphs from the call's graph alone (no user Python that may read values), so a
+  # derivative of a graph holding it can be memoised by structure (vjp._gradients)
+  structural = False
 
   def call_node(self, xs: list[Tensor]) -> UOp:
     raise NotImplementedError(f"tinyjax: the call {self.name} builds no node")

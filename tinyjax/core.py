@@ -64,7 +64,14 @@ def transform_entry(fn: Callable) -> Callable:
 
 def realize_pending() -> None:
   """Compute every live Tensor that is a lazy computation (not traced values: they have no data)."""
-  _tg.realize_lazy([t for t in _tg.live_tensors() if _tg.is_lazy(t) and traced_by(t) is None])
+  pending = [t for t in _tg.live_tensors() if _tg.is_lazy(t) and traced_by(t) is None]
+  try: _tg.realize_lazy(pending, early=True)
+  except Exception:
+    # one of them cannot be computed (a graph a failed call left behind): the others are, that one stays as it is
+    # and raises when it is read
+    for t in pending:
+      try: _tg.realize_lazy([t], early=True)
+      except Exception: continue
 
 def is_tracing() -> bool:
   """True inside a function being traced by a tinyjax transform (its Tensors may be placeholders)."""
@@ -352,6 +359,11 @@ def primal_graph(outs: list[UOp], rewritten: list[UOp]) -> list[UOp]:
   return rewritten if rewritten != outs and _tg.holds_host_call(rewritten) else outs
 
 def jax_conventions(uops: list[UOp]) -> list[UOp]:
+  """`_jax_conventions`, memoised by the graphs' structure (`_tg.GraphMemo`): an eager loop traces the same function
+  every iteration, and the rewrite is most of an eager transform's own time."""
+  return _conventions_memo(uops)
+
+def _jax_conventions(uops: list[UOp]) -> list[UOp]:
   """Rewrite tinygrad lowerings whose derivatives differ from JAX's, before differentiating (both modes, every order).
   - lowerings of JAX primitives (sigmoid, tanh, erf, elu, softplus's logaddexp, pow, asin...): a primitive call with
     the same value and JAX's derivative rule at every order (`tinyjax.primitives`).
@@ -384,3 +396,5 @@ def jax_conventions(uops: list[UOp]) -> list[UOp]:
       if t is b and f is a and lit[b] and not lit[a]: subs[u] = a.maximum(b)         # clip's lower bound
       elif t is a and f is b and lit[a] and not lit[b]: subs[u] = b.minimum(a)       # clip's upper bound
   return substitute(uops, subs)
+
+_conventions_memo = _tg.GraphMemo(_jax_conventions)

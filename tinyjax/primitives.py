@@ -168,6 +168,8 @@ class PrimitiveRule(CallRule):
   fixed: tuple[UOp | None, ...]
   _bodies: dict = field(default_factory=dict, repr=False)   # PARAMs -> the lowering over them
 
+  structural = True   # JAX's rules, written on graphs
+
   def __post_init__(self): self.name = self.prim.name
 
   def _operands(self, xs: list[Tensor]) -> list[Tensor]:

@@ -18,7 +18,7 @@ from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit,
   jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \
   add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, \
   canonical_key, Step, Replay, scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar, realize_lazy, \
-  live_tensors, is_lazy
+  live_tensors, is_lazy, GraphMemo
 from tinyjax._tg.patches import add_tensor_methods, install
 
 __all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
@@ -31,5 +31,5 @@ __all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradie
            "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read",
            "add_concrete_stand_in", "concrete_stand_in", "host_call", "holds_host_call",
            "canonical_key", "Step", "Replay", "scratch_like", "constant_array", "filled_buffer", "copy_buffer", "read_scalar",
-           "realize_lazy", "live_tensors", "is_lazy",
+           "realize_lazy", "live_tensors", "is_lazy", "GraphMemo",
            "add_tensor_methods", "install"]

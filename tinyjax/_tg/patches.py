@@ -17,7 +17,7 @@ from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy
 from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
-  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy
+  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
 _installed = False
@@ -86,6 +86,13 @@ def _assign(self: Tensor, x, _orig=Tensor.assign) -> Tensor:
     keep = {self.uop, x.uop} if isinstance(x, Tensor) else {self.uop}
     if readers := _old_data_readers({ib}, set(), keep): Tensor.realize(*readers)
   return _orig(self, x)
+
+def _gradient(self: Tensor, *targets: Tensor, gradient: Tensor | None = None, _orig=Tensor.gradient) -> list[Tensor]:
+  if computed_early and any(u in computed_early for u in self.uop.toposort()):
+    raise RuntimeError("tinygrad's gradient through a value that a tinyjax transform computed before this backward(): a "
+                       "transform called outside jit first computes every pending Tensor (as JAX computes at once), and "
+                       "no gradient would flow through it. Call backward() before the transform, or build the loss after it.")
+  return _orig(self, *targets, gradient=gradient)
 
 _READS = ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer")
 
@@ -202,6 +209,7 @@ def install() -> None:
          "read their old data (a value keeps the data it was built from: tinygrad issue 17074)")
   _patch(Tensor, "assign", _assign, "a view assign first realizes the values computed from the buffer (tinygrad rewrites "
          "every reader of it to read after the write)")
+  _patch(Tensor, "gradient", _gradient, "a gradient through a value a transform computed early raises (docs/jit.md, \"Eager values\")")
   for m in _READS: _patch(Tensor, m, _guard(m, getattr(Tensor, m)), "reading a traced value raises (ConcretizationTypeError...)")
   _patch(Tensor, "__array__", _guard("__array__", _array), "numpy functions of a Tensor (np.asarray(t)) read it, guarded")
   _patch(_rangeify, "pm_no_indexing_calls", _rangeify.pm_no_indexing_calls + _realize.PatternMatcher([

@@ -336,6 +336,41 @@ def _users(sink: UOp) -> dict[UOp, UOp]:
   return {s: u for u in sink.toposort() for s in u.src}
 
 _eager_programs: dict[tuple, _EagerProgram] = {}
+
+def graph_structure(uops: list[UOp]) -> tuple[tuple, list[UOp]] | None:
+  """(key, leaves): what the graphs under `uops` compute whatever their buffers (placeholders and data, the `leaves`,
+  by position; constants by value; a call by its body's node and its arguments), for memoising a rewrite of
+  traced graphs; None if they hold a host call or a write."""
+  index: dict[UOp, int] = {}
+  leaves: dict[UOp, int] = {}
+  parts: list[tuple] = []
+  for u in UOp.sink(*uops).toposort(enter_calls=False):
+    if u.op in (Ops.CUSTOM_FUNCTION, Ops.AFTER, Ops.STORE): return None
+    # a call: its body (not entered) and CallInfo; its arguments are sources like any other
+    arg: Any = ("leaf", leaves.setdefault(u, len(leaves)), u.shape, u.device) if u.op is Ops.BUFFER else \
+      (u.src[0], u.arg) if u.op is Ops.FUNCTION else u.arg
+    index[u] = len(parts)
+    parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
+  return tuple(parts), list(leaves)
+
+_MEMO_SLOT = 1 << 40   # canonical leaves of memoised graphs: PARAM slots no traced graph uses
+
+class GraphMemo:
+  """A rewrite of traced graphs (a pure function of their structure), memoised by `graph_structure`: on a hit, the
+  stored result with this call's leaves in place of the canonical ones."""
+  def __init__(self, rewrite: Callable[[list[UOp]], list[UOp]], size: int = 256):
+    self.rewrite, self.size, self.memo = rewrite, size, dict[tuple, tuple[list[UOp], list[UOp]]]()
+  def __call__(self, uops: list[UOp]) -> list[UOp]:
+    if (found := graph_structure(uops)) is None: return self.rewrite(uops)
+    key, leaves = found
+    if (hit := self.memo.get(key)) is not None:
+      canon, out = hit
+      return list(UOp.sink(*out).substitute(dict(zip(canon, leaves, strict=True))).src) if canon else out
+    out = self.rewrite(uops)
+    canon = [UOp.param(_MEMO_SLOT + i, l.dtype, l.shape, l.device) for i, l in enumerate(leaves)]
+    if len(self.memo) >= self.size: self.memo.clear()
+    self.memo[key] = (canon, list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out)
+    return out
 _tinygrad_realize = Tensor.realize   # tinygrad's own (patches.py wraps Tensor.realize to come here)
 
 def live_tensors() -> list[Tensor]: return [t for r in list(_all_tensors) if (t := r()) is not None]
@@ -345,7 +380,11 @@ def is_lazy(t: Tensor) -> bool:
   """t is a computation not done yet (not a buffer, a view of one, or a constant)."""
   return t.uop.base.op not in _NOT_LAZY
 
-def realize_lazy(tensors: list[Tensor]) -> None:
+# buffers computed by `realize_lazy(early=True)` (what a transform computes before it starts): tinygrad's backward()
+# through one would silently skip what it was computed from, so patches.py's Tensor.gradient refuses it
+computed_early: weakref.WeakSet[UOp] = weakref.WeakSet()
+
+def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
   found again by the graphs' structure. Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
   constants only) go through tinygrad's realize."""
@@ -363,7 +402,7 @@ def realize_lazy(tensors: list[Tensor]) -> None:
       # tinygrad realizes the graphs that hold such nodes (which rebinds every Tensor that reads them), then the others
       hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in t.uop.toposort())]
       if hard: _tinygrad_realize(*hard)
-      if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest)
+      if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest, early)
       elif rest: _tinygrad_realize(*rest)
       return
     arg: Any = u.arg
@@ -388,5 +427,6 @@ def realize_lazy(tensors: list[Tensor]) -> None:
   if prog.lifted: bufs.append(filled_buffer(np.array([float(values[i]) for i in prog.lifted], np.float64), device))
   made = [allocated_buffer(s, d, device) for s, d in prog.out_types]
   prog.step.run(bufs + [m[0] for m in made])
-  for u, (_, shaped) in zip(by_uop, made, strict=True):
+  for u, (buf, shaped) in zip(by_uop, made, strict=True):
     for t in by_uop[u]: t.uop = shaped.uop
+    if early: computed_early.add(buf)

@@ -1,11 +1,27 @@
 """Reverse mode: tinyjax.vjp, grad, value_and_grad, on tinygrad's own gradient of the traced graph."""
 from __future__ import annotations
 from typing import Callable, Sequence
-from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of
+from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of, GraphMemo
 from tinyjax import tree_util as tu
 from tinyjax.core import transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, \
   jax_conventions, primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
+
+
+def _compute_gradients(uops: list[UOp]) -> list[UOp]:
+  """tinygrad's gradient of outputs (a tuple) with cotangents (a tuple) for each target (a zero where none flows)."""
+  outs, cts, *targets = uops
+  grads = compute_gradient(outs, cts, set(targets))
+  return [grads.get(t, t.const_like(0)) for t in targets]
+
+_gradient_memo = GraphMemo(_compute_gradients)
+
+def _gradients(uops: list[UOp]) -> list[UOp]:
+  """`_compute_gradients`, memoised by the graphs' structure (an eager loop differentiates the same graph every
+  iteration), except where a custom rule runs: it is the user's Python, which may branch on the primals' values."""
+  if any(not getattr(custom_rule_of(u), "structural", True) for u in UOp.sink(*uops).toposort(enter_calls=False)):
+    return _compute_gradients(uops)
+  return _gradient_memo(uops)
 
 
 def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
@@ -28,11 +44,11 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
     # give every output of a multi-output custom call a (zero) cotangent, so the positions are all there
     pairs += [(fn.gettuple(i), fn.gettuple(i).const_like(0)) for fn in UOp.sink(*traced).toposort()
               if custom_rule_of(fn) is not None and len(fn.src[0].src) > 1 for i in range(len(fn.src[0].src))]
-    targets = set(subs)
+    targets = list(subs)
     # custom rules run here, on the placeholders: they stand for this call's primals (Python control flow in a rule)
     with trace_scope(transform, targets, {k: r.uop for k, r in zip(keys, res[:len(subs)], strict=False)}):
-      grads = compute_gradient(UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), targets) \
-        if pairs and targets else {}
+      grads = dict(zip(targets, _gradients([UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), *targets]),
+                       strict=True)) if pairs and targets else {}
     g = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves, strict=True)]
     return [Tensor(u) for u in substitute(g, {**dict(zip(keys, [r.uop for r in res], strict=True)), **unwrap})]
   return primals_out, out_tree, vjp_flat, residuals, aux
