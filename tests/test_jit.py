@@ -376,3 +376,23 @@ def test_a_changed_global_is_not_seen_by_a_second_jit_of_the_function():
   g["k"] = 20.0
   np.testing.assert_array_equal(tinyjax.jit(f)(x).numpy(), first)
   np.testing.assert_array_equal(tinyjax.jit(f)(Tensor(np.zeros(3))).numpy(), 20.0 * np.ones(3))   # a new signature traces
+
+
+def test_aot_stages_as_jax():
+  # jit(f).trace(...).lower().compile(): out_info, the compiled call without its static arguments, JAX's TypeErrors
+  def f(x, n, scale=1.0): return {"y": x * n * scale, "s": (x * n).sum()}
+  x = np.arange(3, dtype=np.float32)
+  tj, jj = tinyjax.jit(f, static_argnums=1), jax.jit(f, static_argnums=1)
+  info_t, info_j = tj.trace(Tensor(x), 2).out_info, jj.trace(jnp.asarray(x), 2).out_info
+  assert {k: (v.shape, str(np.dtype(tinyjax.numpy.dtype(v.dtype)))) for k, v in info_t.items()} == \
+         {k: (v.shape, str(v.dtype)) for k, v in info_j.items()}
+  assert tj.eval_shape(Tensor(x), 2)["s"].shape == ()
+  ct, cj = tj.lower(Tensor(x), 2).compile(), jj.lower(jnp.asarray(x), 2).compile()
+  for k in ("y", "s"): np.testing.assert_allclose(ct(Tensor(x))[k].numpy(), np.asarray(cj(jnp.asarray(x))[k]))
+  assert ct.as_text() == "\n".join(tj.kernels(Tensor(x), 2))   # the kernels a call replays
+  assert "mul a 2.0" in tj.lower(Tensor(x), 2).as_text()        # the traced graph, as make_jaxpr shows it
+  for call_t, call_j in ((lambda c: c(Tensor(np.ones(4, np.float32))), lambda c: c(jnp.ones(4))),
+                         (lambda c: c(Tensor(x), 2), lambda c: c(jnp.asarray(x), 2))):
+    with pytest.raises(TypeError) as ej: call_j(cj)
+    with pytest.raises(TypeError) as et: call_t(ct)
+    assert str(et.value).split(":")[0] in str(ej.value) or str(et.value)[:40] == str(ej.value)[:40]
