@@ -17,9 +17,9 @@ outputs of the forward call, and the backward call reads them where its graph wo
 from __future__ import annotations
 import functools, types
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, unfilled, const_value
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, unfilled, const_value, custom_call
 from tinyjax.call_rule import CallRule, BatchedCall
 from tinyjax.core import trace_scope, substitute, as_tensor, is_array
 from tinyjax.custom import closure, new_slot
@@ -151,13 +151,7 @@ class Remat(CallRule):
   nout: int
   precompile: bool = False
   recompute: bool = True
-  _gf: Any = field(default=None, repr=False)
-
-  def __post_init__(self):
-    self._gf = self.grad_fxn   # one bound method: tinygrad keys a FUNCTION by str(CallInfo), which holds its id
-
-  def node(self, body: list[UOp], args: list[UOp]) -> UOp:
-    return UOp.maketuple(*body).call(*args, grad_fxn=self._gf, name=self.name, aux=self, precompile=self.precompile)
+  def node(self, body: list[UOp], args: list[UOp]) -> UOp: return custom_call(body, args, self, self.grad_fxn, self.precompile)
 
   def call_node(self, xs: list[Tensor]) -> UOp: return self.node(self.body, [x.uop for x in xs])
 

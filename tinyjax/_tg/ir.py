@@ -80,10 +80,12 @@ def inline_call(gettuple: UOp) -> UOp:
   params = {p: args[p.arg.slot] for p in out.toposort(enter_calls=False) if p.op is Ops.PARAM}
   return out.substitute(params)
 
-def custom_call(body_outs: list[UOp], args: list[UOp], rule, grad_fxn) -> UOp:
-  """A FUNCTION node for tinyjax's custom_jvp/custom_vjp: body over PARAMs, `rule` kept in CallInfo.aux, and a
-  `grad_fxn` through which tinygrad's own reverse mode uses the custom rule."""
-  return UOp.maketuple(*body_outs).call(*args, grad_fxn=_stable(grad_fxn), name=getattr(rule, "name", None), aux=rule)
+def custom_call(body_outs: list[UOp], args: list[UOp], rule, grad_fxn, precompile: bool = False) -> UOp:
+  """A FUNCTION node for tinyjax's custom_jvp/custom_vjp/checkpoint: body over PARAMs, `rule` kept in CallInfo.aux, and
+  a `grad_fxn` through which tinygrad's own reverse mode uses the custom rule. `precompile`: tinygrad schedules the
+  call as a unit of its own instead of inlining it (a checkpoint's recomputation stays distinct from the forward)."""
+  return UOp.maketuple(*body_outs).call(*args, grad_fxn=_stable(grad_fxn), name=getattr(rule, "name", None), aux=rule,
+                                        precompile=precompile)
 
 def _stable(grad_fxn):
   """One grad_fxn object per (rule, method). tinygrad keys a FUNCTION by str(CallInfo), which holds id(grad_fxn), and a
