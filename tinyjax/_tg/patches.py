@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools, types
 from typing import Callable
 from tinygrad import Tensor, dtypes
-from tinygrad.dtype import strong_dtype
+from tinygrad.dtype import DType, strong_dtype
+import numpy as np
 import tinygrad.helpers as _helpers
 import sqlite3 as _sqlite3
 import tinygrad.engine.realize as _realize
@@ -15,7 +16,7 @@ import tinygrad.uop.symbolic as _symbolic
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
-from tinyjax._tg.buffers import _host_copy
+from tinyjax._tg.buffers import _host_copy, np_dtype
 from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
 
@@ -198,6 +199,25 @@ def _exec_alu_ieee(op: Ops, dtype, operands, truncate_output=True, orig=_symboli
   return orig(op, dtype, [_ieee(x) for x in operands] if op in (Ops.CMPNE, Ops.CMPLT, Ops.CMPEQ) else operands, truncate_output)
 
 
+# ---- a DType compares with numpy's dtypes, as a JAX array's dtype (which is numpy's) ------------------------------------
+# JAX code writes x.dtype == np.float32, x.dtype in (np.float32, np.float64), x.dtype == "float32", np.dtype(x.dtype),
+# np.zeros(n, x.dtype). A DType stays equal only to itself among DTypes (its identity hash is unchanged: tinygrad keys
+# dicts by it); against a numpy dtype, scalar type or dtype name it compares as numpy's dtype of the same layout would.
+# As with numpy's own dtypes (np.dtype("float32") == "float32"), equal objects of different kinds hash differently.
+
+def _dtype_eq(self: DType, other) -> bool:
+  if self is other: return True
+  if isinstance(other, DType): return False
+  if not isinstance(other, (np.dtype, type, str)): return NotImplemented
+  try: o = np.dtype(other)
+  except TypeError: return NotImplemented
+  return (npdt := np_dtype(self)) is not None and npdt == o
+
+def _dtype_np(self: DType) -> np.dtype:
+  # numpy's np.dtype(obj) takes obj.dtype: np.dtype(x.dtype), np.zeros(3, x.dtype); no attribute for a dtype numpy lacks
+  if (npdt := np_dtype(self)) is None: raise AttributeError(f"{self!r} has no numpy dtype")
+  return npdt
+
 def install() -> None:
   """Apply every patch (once)."""
   global _installed
@@ -223,4 +243,6 @@ def install() -> None:
   _patch(_realize, "get_call_name", _call_name, "DEBUG=2 names a host loop")
   _patch(_symbolic, "exec_alu", _exec_alu_ieee, "constant folding compares float constants as IEEE floats (tinygrad's "
          "ConstFloat has nan == nan: isnan of a constant folded to False)")
+  _patch(DType, "__eq__", _dtype_eq, "a DType equals numpy's dtype of its layout (x.dtype == np.float32, as a JAX array's)")
+  _patch(DType, "dtype", property(_dtype_np), "numpy's dtype of a DType (np.dtype(x.dtype), np.zeros(3, x.dtype))")
   _install_tensor_methods({name: m for name, (m, _) in _TENSOR_METHODS.items()})

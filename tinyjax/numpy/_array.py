@@ -9,6 +9,7 @@ from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.core import traced_by, static_ints
 from tinyjax.numpy._core import dtype_of, asarray
+from tinyjax.dtypes import weak_storage_dtype
 from tinyjax.numpy import _math
 import numpy as np
 
@@ -88,9 +89,22 @@ def _jnp_operator(fn: Callable, reflected: bool) -> Callable:
 
 def _str(self: Tensor) -> str:
   # print(x) shows the values, as JAX's (numpy's str); a traced value shows what it is, as JAX prints a tracer.
-  # repr stays tinygrad's, which never computes.
   if (name := traced_by(self)) is not None: return f"Traced<{self.dtype.name}{list(self.shape)}> ({name})"
   return str(self.numpy())
+
+def _repr(self: Tensor) -> str:
+  # JAX's Array.__repr__ (jax/_src/array.py): numpy's array2string with ", " between the values, then the dtype; a
+  # weakly typed value (tinygrad's weakfloat/weakint) shows the dtype it is stored in and weak_type=True
+  if traced_by(self) is not None: return _str(self)
+  weak = self.dtype in dtypes.weaks
+  dt = weak_storage_dtype(self.dtype) if weak else self.dtype
+  dtype_str = f"dtype={_tg.dtype_name(dt)}" + (", weak_type=True" if weak else "")
+  a = self.numpy()
+  if weak and (npdt := _tg.np_dtype(dt)) is not None: a = a.astype(npdt)
+  line_width = np.get_printoptions()["linewidth"]
+  s = f"[], shape={a.shape}" if a.size == 0 else np.array2string(a, prefix="Array(", suffix=",", separator=", ", max_line_width=line_width)
+  sep = " " * len("Array(") if len(s) - s.rfind("\n") + 1 + len(dtype_str) + 2 > line_width else " "
+  return f"Array({s},{sep}{dtype_str})"
 
 def _format(self: Tensor, spec: str) -> str:
   # f"{loss:.4f}" as with a JAX array (a 0-d value is read); f"{x}" is str(x)
@@ -137,6 +151,6 @@ _tg.add_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": b
                             "__array_priority__": 100,
                             "__float__": lambda self: float(_scalar_read(self, "__float__").item()),
                             "__int__": lambda self: int(_scalar_read(self, "__int__").item()),
-                            "__index__": _index, "__bool__": _bool, "__str__": _str, "__format__": _format, "__iter__": _iter,
+                            "__index__": _index, "__bool__": _bool, "__str__": _str, "__repr__": _repr, "__format__": _format, "__iter__": _iter,
                             "__abs__": lambda self: self.abs()},
                            "JAX's array methods, keywords and operators (numpy operands, dtype promotion) on Tensors")
