@@ -228,6 +228,18 @@ def test_special_elementwise():
   x, u, p = rnd(3, 4), np.clip(rnd(3, 4, seed=1) * 0.3, -0.4, 0.4), np.abs(rnd(3, 4, seed=2)) + 0.5
   check(lambda *a: special(L, *a), lambda *a: special(jl, *a), (x, u, p), diff=(0, 1, 2), rtol=1e-7, atol=1e-9)
 
+def inverse_trig(lax, u, x, y, c):
+  """u: in (-1, 1) (asin, acos), x, y: any real (atan, atan2, asinh), c: > 1 (acosh)."""
+  return lax.asin(u), lax.acos(u), lax.atan(x), lax.atan2(y, x), lax.asinh(x), lax.acosh(c)
+
+def test_inverse_trig_and_hyperbolic():
+  # the kernels jnp.arcsin/... share (tinyjax.lax.special: Cephes' atan, accurate in float64)
+  u, x, y, c = np.clip(rnd(2, 3) * 0.4, -0.9, 0.9), rnd(2, 3, seed=1), rnd(2, 3, seed=2), np.abs(rnd(2, 3, seed=3)) + 1.2
+  check(lambda *a: inverse_trig(L, *a), lambda *a: inverse_trig(jl, *a), (u, x, y, c), diff=(0, 1, 2, 3))
+  for f in (lambda lax: lax.asin(np.arange(3)), lambda lax: lax.acosh(1), lambda lax: lax.atan2(np.int32(1), np.int32(1)),
+            lambda lax: lax.atan2(np.float32(1), np.float64(1))):
+    same_error(lambda: f(L), lambda: f(jl))
+
 def test_erf_erfc():
   # tinygrad's erf is accurate to about 2e-7 absolute, also in float64 (docs/porting.md): so are lax.erf and lax.erfc
   x = rnd(3, 4)

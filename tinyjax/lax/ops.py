@@ -20,7 +20,8 @@ __all__ = ["dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim", "dyn
            "reduce_window", "sort", "sort_key_val", "top_k", "integer_pow", "clamp", "rsqrt", "erf_inv",
            "add", "sub", "mul", "div", "rem", "max", "min", "pow", "neg", "sign", "abs", "square", "exp", "log", "tanh",
            "logistic", "sqrt", "sin", "cos", "log1p", "expm1", "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge",
-           "erf", "erfc", "lgamma", "digamma", "tan", "sinh", "cosh", "atanh", "exp2", "cbrt", "reciprocal", "is_finite", "round",
+           "erf", "erfc", "lgamma", "digamma", "tan", "sinh", "cosh", "atanh", "asin", "acos", "atan", "atan2", "asinh", "acosh",
+           "exp2", "cbrt", "reciprocal", "is_finite", "round",
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"]
 
 
@@ -101,11 +102,13 @@ INT_OR_BOOL = ("integer, bool", lambda d: d == dtypes.bool or dtypes.is_int(d))
 
 def _weak(x) -> bool: return isinstance(x, (bool, int, float))
 
+_JNP_NAME = {"atan2": "arctan2"}   # JAX's tip names numpy's spelling
+
 def _same(name: str, *xs, tip: bool = False) -> list[Tensor]:
   """xs as Tensors of one dtype, else TypeError: lax does not promote (a Python scalar has the default dtype of its kind)."""
   ts = [_operand(x) for x in xs]
   if any(t.dtype != ts[0].dtype for t in ts):
-    hint = f" (Tip: jnp.{name} is a similar function that does automatic type promotion on inputs)." if tip else ""
+    hint = f" (Tip: jnp.{_JNP_NAME.get(name, name)} is a similar function that does automatic type promotion on inputs)." if tip else ""
     raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got {', '.join(dtype_name(t.dtype) for t in ts)}.{hint}")
   return ts
 
@@ -183,6 +186,12 @@ tan = _unary("tan", Tensor.tan, FLOAT)
 sinh = _unary("sinh", Tensor.sinh, FLOAT)
 cosh = _unary("cosh", Tensor.cosh, FLOAT)
 atanh = _unary("atanh", Tensor.atanh, FLOAT)
+asin = _unary("asin", special.asin, FLOAT)
+acos = _unary("acos", special.acos, FLOAT)
+atan = _unary("atan", special.atan, FLOAT)
+asinh = _unary("asinh", special.asinh, FLOAT)
+acosh = _unary("acosh", special.acosh, FLOAT)
+atan2 = _binary("atan2", special.atan2, FLOAT)
 exp2 = _unary("exp2", Tensor.exp2, FLOAT)
 cbrt = _unary("cbrt", special.cbrt, REAL)
 is_finite = _unary("is_finite", lambda x: (x == x) & (x.abs() != math.inf), REAL)

@@ -10,7 +10,8 @@ import math
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.custom import custom_jvp
 
-__all__ = ["log1p", "expm1", "erfc", "cbrt", "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
+__all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "asinh", "acosh", "negative_sign",
+           "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
 
 # ---- log1p, expm1 -----------------------------------------------------------------------------------------------------
 
@@ -29,6 +30,61 @@ def erfc(x: Tensor) -> Tensor:
   return 1 - x.erf()
 
 def cbrt(x: Tensor) -> Tensor: return x.sign() * x.abs().pow(1.0 / 3.0)
+
+# ---- the inverse trigonometric and hyperbolic functions -----------------------------------------------------------------
+# Cephes' atan: reduced to |t| <= 0.66, then a rational approximation, accurate to float64 rounding (tinygrad's atan
+# is a float32 polynomial: 1e-8 relative error in float64, and 1.2e-7 absolute error at tiny x). asin, acos and atan2
+# are built on it.
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1, -7.500855792314704667340e1, -1.228866684490136173410e2,
+           -6.485021904942025371773e1)
+_ATAN_Q = (1.0, 2.485846490142306297962e1, 1.650270098316988542046e2, 4.328810604912902668951e2, 4.853903996359136964868e2,
+           1.945506571482613964425e2)
+_MOREBITS = 6.123233995736765886130e-17
+
+def _polyval(coeffs: tuple[float, ...], z: Tensor) -> Tensor:
+  out = z * 0 + coeffs[0]
+  for c in coeffs[1:]: out = out * z + c
+  return out
+
+def atan(x: Tensor) -> Tensor:
+  a = x.abs()
+  big, mid = a > 2.414213562373095, (a > 0.66) & (a <= 2.414213562373095)
+  t = big.where(-big.where(a, 1.0).reciprocal(), mid.where((a - 1) / (a + 1), a))
+  z = t * t
+  r = t * (z * _polyval(_ATAN_P, z) / _polyval(_ATAN_Q, z)) + t
+  base = big.where(math.pi / 2 + _MOREBITS, mid.where(math.pi / 4 + 0.5 * _MOREBITS, 0.0))
+  return (x < 0).where(-(base + r), base + r)
+
+def negative_sign(x: Tensor) -> Tensor:
+  """x < 0, -0.0 included."""
+  return (x < 0) | ((x == 0) & (x.reciprocal() < 0))
+
+def atan2(y: Tensor, x: Tensor) -> Tensor:
+  """numpy's atan2, signed zeros and infinities included."""
+  both_inf = (y.abs() == math.inf) & (x.abs() == math.inf)
+  a = atan(both_inf.where(y.sign() * x.sign(), y / x))
+  y_neg, x_neg = negative_sign(y), negative_sign(x)
+  a = x_neg.where(a + y_neg.where(-math.pi, math.pi), a)
+  sign_y = (y != y).where(y, y.sign())   # a nan y stays nan (tinygrad's sign of nan is 0)
+  a = ((x == 0) & (y != 0)).where(sign_y * (math.pi / 2), a)
+  return ((x == 0) & (y == 0)).where(x_neg.where(y_neg.where(-math.pi, math.pi), y), a)
+
+def asin(x: Tensor) -> Tensor: return atan2(x, ((1 - x) * (1 + x)).sqrt())
+def acos(x: Tensor) -> Tensor: return 2 * atan(((1 - x) / (1 + x)).sqrt())
+
+def asinh(x: Tensor) -> Tensor:
+  # odd, on |x|: log1p(a + a^2 / (1 + sqrt(1 + a^2))) (exact for tiny a), log(a) + log(2) where a^2 would overflow
+  a = x.abs()
+  huge = a > 1e150 if x.dtype == dtypes.float64 else a > 1e18
+  s = huge.where(1.0, a)
+  small = log1p(s + s * s / (1 + (1 + s * s).sqrt()))
+  out = huge.where(a.log() + math.log(2), small)
+  return (x < 0).where(-out, out)
+
+def acosh(x: Tensor) -> Tensor:
+  huge = x > 1e150 if x.dtype == dtypes.float64 else x > 1e18
+  s = huge.where(2.0, x)
+  return huge.where(x.log() + math.log(2), (s + ((s - 1) * (s + 1)).sqrt()).log())
 
 # ---- erf_inv ----------------------------------------------------------------------------------------------------------
 

@@ -38,45 +38,6 @@ def _sinc(x: Tensor) -> Tensor:
 
 def _rint(x: Tensor) -> Tensor: return x.round()
 
-# Cephes' atan: reduced to |t| <= 0.66, then a rational approximation, accurate to float64 rounding (tinygrad's atan
-# is a float32 polynomial: 1e-8 relative error in float64, and 1.2e-7 absolute error at tiny x)
-_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1, -7.500855792314704667340e1, -1.228866684490136173410e2,
-           -6.485021904942025371773e1)
-_ATAN_Q = (1.0, 2.485846490142306297962e1, 1.650270098316988542046e2, 4.328810604912902668951e2, 4.853903996359136964868e2,
-           1.945506571482613964425e2)
-_MOREBITS = 6.123233995736765886130e-17
-
-def _polyval(coeffs: tuple[float, ...], z: Tensor) -> Tensor:
-  out = z * 0 + coeffs[0]
-  for c in coeffs[1:]: out = out * z + c
-  return out
-
-def _atan(x: Tensor) -> Tensor:
-  a = x.abs()
-  big, mid = a > 2.414213562373095, (a > 0.66) & (a <= 2.414213562373095)
-  t = big.where(-big.where(a, 1.0).reciprocal(), mid.where((a - 1) / (a + 1), a))
-  z = t * t
-  r = t * (z * _polyval(_ATAN_P, z) / _polyval(_ATAN_Q, z)) + t
-  base = big.where(math.pi / 2 + _MOREBITS, mid.where(math.pi / 4 + 0.5 * _MOREBITS, 0.0))
-  return (x < 0).where(-(base + r), base + r)
-
-def _asin(x: Tensor) -> Tensor: return _arctan2(x, ((1 - x) * (1 + x)).sqrt())
-def _acos(x: Tensor) -> Tensor: return 2 * _atan(((1 - x) / (1 + x)).sqrt())
-
-def _asinh(x: Tensor) -> Tensor:
-  # odd, on |x|: log1p(a + a^2 / (1 + sqrt(1 + a^2))) (exact for tiny a), log(a) + log(2) where a^2 would overflow
-  a = x.abs()
-  huge = a > 1e150 if x.dtype == dtypes.float64 else a > 1e18
-  s = huge.where(1.0, a)
-  small = _log1p(s + s * s / (1 + (1 + s * s).sqrt()))
-  out = huge.where(a.log() + math.log(2), small)
-  return (x < 0).where(-out, out)
-
-def _acosh(x: Tensor) -> Tensor:
-  huge = x > 1e150 if x.dtype == dtypes.float64 else x > 1e18
-  s = huge.where(2.0, x)
-  return huge.where(x.log() + math.log(2), (s + ((s - 1) * (s + 1)).sqrt()).log())
-
 def _square(x: Tensor) -> Tensor: return x.cast(default_int()).square() if x.dtype == dtypes.bool else x.square()
 
 def _unary(name: str, fn: Callable[[Tensor], Tensor], inexact: bool) -> Callable:
@@ -92,20 +53,20 @@ def _unary(name: str, fn: Callable[[Tensor], Tensor], inexact: bool) -> Callable
 sin = _unary("sin", Tensor.sin, True)
 cos = _unary("cos", Tensor.cos, True)
 tan = _unary("tan", Tensor.tan, True)
-arcsin = _unary("arcsin", _asin, True)
-arccos = _unary("arccos", _acos, True)
-arctan = _unary("arctan", _atan, True)
-asin = _unary("asin", _asin, True)
-acos = _unary("acos", _acos, True)
-atan = _unary("atan", _atan, True)
+arcsin = _unary("arcsin", _lax_special.asin, True)
+arccos = _unary("arccos", _lax_special.acos, True)
+arctan = _unary("arctan", _lax_special.atan, True)
+asin = _unary("asin", _lax_special.asin, True)
+acos = _unary("acos", _lax_special.acos, True)
+atan = _unary("atan", _lax_special.atan, True)
 sinh = _unary("sinh", Tensor.sinh, True)
 cosh = _unary("cosh", Tensor.cosh, True)
 tanh = _unary("tanh", accurate_tanh, True)
-arcsinh = _unary("arcsinh", _asinh, True)
-arccosh = _unary("arccosh", _acosh, True)
+arcsinh = _unary("arcsinh", _lax_special.asinh, True)
+arccosh = _unary("arccosh", _lax_special.acosh, True)
 arctanh = _unary("arctanh", Tensor.atanh, True)
-asinh = _unary("asinh", _asinh, True)
-acosh = _unary("acosh", _acosh, True)
+asinh = _unary("asinh", _lax_special.asinh, True)
+acosh = _unary("acosh", _lax_special.acosh, True)
 atanh = _unary("atanh", Tensor.atanh, True)
 exp = _unary("exp", Tensor.exp, True)
 exp2 = _unary("exp2", Tensor.exp2, True)
@@ -179,17 +140,6 @@ def _mod(a: Tensor, b: Tensor) -> Tensor:
 def _fmax(a: Tensor, b: Tensor) -> Tensor: return (a != a).where(b, (b != b).where(a, a.maximum(b)))
 def _fmin(a: Tensor, b: Tensor) -> Tensor: return (a != a).where(b, (b != b).where(a, a.minimum(b)))
 
-def _negative_sign(x: Tensor) -> Tensor: return (x < 0) | ((x == 0) & (x.reciprocal() < 0))   # -0.0 included
-
-def _arctan2(y: Tensor, x: Tensor) -> Tensor:
-  """numpy's atan2, signed zeros and infinities included."""
-  both_inf = (y.abs() == math.inf) & (x.abs() == math.inf)
-  a = _atan(both_inf.where(y.sign() * x.sign(), y / x))
-  y_neg, x_neg = _negative_sign(y), _negative_sign(x)
-  a = x_neg.where(a + y_neg.where(-math.pi, math.pi), a)
-  a = ((x == 0) & (y != 0)).where(lax_ops.sign(y) * (math.pi / 2), a)
-  return ((x == 0) & (y == 0)).where(x_neg.where(y_neg.where(-math.pi, math.pi), y), a)
-
 def _hypot(a: Tensor, b: Tensor) -> Tensor:
   # as JAX: scaled by the larger magnitude, so the squares do not overflow; 0 at (0, 0); inf wins over nan
   x, y = a.abs(), b.abs()
@@ -241,8 +191,8 @@ maximum = _binary("maximum", lax_ops.maximum, False)
 minimum = _binary("minimum", lax_ops.minimum, False)
 fmax = _binary("fmax", _fmax, False)
 fmin = _binary("fmin", _fmin, False)
-arctan2 = _binary("arctan2", _arctan2, True)
-atan2 = _binary("atan2", _arctan2, True)
+arctan2 = _binary("arctan2", _lax_special.atan2, True)
+atan2 = _binary("atan2", _lax_special.atan2, True)
 hypot = _binary("hypot", _hypot, True)
 logaddexp = _binary("logaddexp", _logaddexp, True)
 logaddexp2 = _binary("logaddexp2", _logaddexp2, True)
@@ -339,7 +289,7 @@ def isneginf(x: Any) -> Tensor: return asarray(x) == -math.inf
 def signbit(x: Any) -> Tensor:
   t = asarray(x)
   if not dtypes.is_float(t.dtype): return t < 0 if t.dtype != dtypes.bool else Tensor.full(t.shape, False)
-  return _negative_sign(t) | ((t != t) & (t.bitcast(dtypes.uint32 if t.dtype.itemsize == 4 else
+  return _lax_special.negative_sign(t) | ((t != t) & (t.bitcast(dtypes.uint32 if t.dtype.itemsize == 4 else
                                                                               dtypes.uint64 if t.dtype.itemsize == 8 else dtypes.uint16)
                                                                      >> (8 * t.dtype.itemsize - 1) == 1))
 
