@@ -146,3 +146,14 @@ def test_a_pending_value_that_cannot_be_computed_is_left_to_its_reader():
   with pytest.raises(tinyjax.ConcretizationTypeError):
     tinyjax.vmap(lambda v: float(v))(x)
   np.testing.assert_allclose(tinyjax.grad(lambda v: (v * v).sum())(x).numpy(), [2.0, 4.0], rtol=1e-6)
+
+
+def test_pending_values_over_placeholders_stay_lazy():
+  # linearize keeps its tangent graphs over placeholders until f_jvp is called; the transform f_jvp is must not compute
+  # them first (tinygrad would allocate the placeholders and compute on garbage: zeros here, once)
+  x, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+  f = lambda a: (a * a).sum(0, keepdims=True) * a   # noqa: E731
+  _, f_jvp = tinyjax.linearize(f, Tensor(x))
+  want = jax.jvp(lambda a: (a * a).sum(0, keepdims=True) * a, (x,), (v,))[1]
+  np.testing.assert_allclose(f_jvp(Tensor(v)).numpy(), np.asarray(want), rtol=1e-12)
+  np.testing.assert_allclose(f_jvp(Tensor(2 * v)).numpy(), 2 * np.asarray(want), rtol=1e-12)

@@ -311,9 +311,10 @@ def read_scalar(u: UOp):
 # one float64 buffer filled per call): one compile more, then every iteration replays.
 
 # nodes whose graphs go through tinygrad's own realize: host calls, writes, copies between devices, multi-device
-# values, markers (tinygrad @functions, JAX primitives among them, are keyed by name and body, as in canonical_key)
+# values, markers, PARAMs outside a call's body (placeholders, symbolic values). tinygrad @functions (JAX primitives
+# among them) are keyed by their body's node and name; the walk does not enter bodies.
 _EAGER_UNSUPPORTED = frozenset({Ops.CUSTOM_FUNCTION, Ops.CALL, Ops.AFTER, Ops.STORE, Ops.COPY, Ops.CUSTOM, Ops.CUSTOMI, Ops.SPECIAL,
-                                Ops.MSELECT, Ops.MSTACK, Ops.UNSHARD, Ops.ALLREDUCE})
+                                Ops.MSELECT, Ops.MSTACK, Ops.UNSHARD, Ops.ALLREDUCE, Ops.PARAM})
 
 class _EagerProgram:
   """The compiled program of one graph structure, over its input buffers (and the packed constants `lifted`, by
@@ -384,10 +385,16 @@ def is_lazy(t: Tensor) -> bool:
 # through one would silently skip what it was computed from, so patches.py's Tensor.gradient refuses it
 computed_early: weakref.WeakSet[UOp] = weakref.WeakSet()
 
+def _placeholder_in(t: Tensor) -> bool:
+  return any(x.op is Ops.PARAM or (x.op is Ops.BUFFER and ((b := buffers.get(x)) is None or not b.is_allocated()))
+             for x in t.uop.toposort(enter_calls=False))
+
 def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
   found again by the graphs' structure. Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
-  constants only) go through tinygrad's realize."""
+  constants only) go through tinygrad's realize. `early` (values computed before a transform starts): graphs over
+  placeholders or unallocated buffers (a transform's pending values, linearize's tangents) are left as they are: tinygrad
+  would allocate the placeholders and compute on garbage."""
   by_uop: dict[UOp, list[Tensor]] = {}
   for t in tensors: by_uop.setdefault(t.uop, []).append(t)
   if not by_uop: return
@@ -397,10 +404,13 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   index: dict[UOp, int] = {}
   parts: list[tuple] = []
   devices = set()
-  for u in sink.toposort():
+  for u in sink.toposort(enter_calls=False):
     if u.op in _EAGER_UNSUPPORTED or (u.op is Ops.BUFFER and ((b := buffers.get(u)) is None or not b.is_allocated())):
+      if early and len(keep := [t for t in tensors if not _placeholder_in(t)]) < len(tensors):
+        if keep: realize_lazy(keep, early)
+        return
       # tinygrad realizes the graphs that hold such nodes (which rebinds every Tensor that reads them), then the others
-      hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in t.uop.toposort())]
+      hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in t.uop.toposort(enter_calls=False))]
       if hard: _tinygrad_realize(*hard)
       if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest, early)
       elif rest: _tinygrad_realize(*rest)
@@ -409,12 +419,12 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
     if u.op is Ops.BUFFER:
       devices.add(u.device)
       arg = ("in", ins.setdefault(u, len(ins)), u.device)
-    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo): arg = arg.name
+    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo): arg = (u.src[0], arg.name)
     elif u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype):
       arg = ("const", len(consts))
       consts.append(u)
     index[u] = len(parts)
-    parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src)))
+    parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
   if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
     _tinygrad_realize(*tensors)
     return

@@ -7,7 +7,7 @@ never visited, so inputs that do not influence an output cost nothing.
 from __future__ import annotations
 import math
 from typing import Callable
-from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to
+from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to, GraphMemo
 from tinyjax.core import transform_entry, enclosing_inputs, trace_scope, \
   interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
   substitute_with_aux, jax_conventions, primal_graph, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
@@ -125,14 +125,29 @@ def _check_pair(primals, tangents):
   return p_leaves, t_leaves, p_tree
 
 
+def _compute_tangents(uops: list[UOp]) -> list[UOp]:
+  """The tangents of outputs (a tuple) for inputs (a tuple) with tangents (a tuple); zeros where none flows."""
+  outs, ins, tans = (u.src for u in uops)
+  got = interpret(list(outs), dict(zip(ins, tans, strict=True)), jvp_rule)
+  return [o.const_like(0) if t is None else t for o, t in zip(outs, got, strict=True)]
+
+_tangent_memo = GraphMemo(_compute_tangents)
+
+def _tangents(outs: list[UOp], env: dict[UOp, UOp]) -> list[UOp]:
+  """`_compute_tangents`, memoised by the graphs' structure (an eager loop differentiates the same graph every call),
+  except where a user's custom rule runs (it may branch on the primals' values)."""
+  uops = [UOp.maketuple(*outs), UOp.maketuple(*env), UOp.maketuple(*env.values())]
+  if any(not getattr(custom_rule_of(u), "structural", True) for u in UOp.sink(*outs).toposort(enter_calls=False)):
+    return _compute_tangents(uops)
+  return _tangent_memo(uops)
+
 def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
   phs, outs, out_tree, aux = trace_flat(fun, "jvp", p_leaves, p_tree, has_aux)
   env = {ph.uop: t.uop for ph, p, t in zip(phs, p_leaves, t_leaves, strict=True) if ph is not p}
   traced = jax_conventions([o.uop for o in outs])
   # custom rules run here, on the placeholders: they stand for the primals (Python control flow in a rule)
   with trace_scope("jvp", env, {ph.uop: p.uop for ph, p in zip(phs, p_leaves, strict=True) if ph is not p}):
-    tans = interpret(traced, env, jvp_rule)
-  tans = [o.uop.const_like(0) if t is None else t for o, t in zip(outs, tans, strict=True)]   # materialise zeros only at the end
+    tans = _tangents(traced, env)
   subs = placeholder_subs(phs, p_leaves)
   n = len(outs)
   done, aux = substitute_with_aux(primal_graph([o.uop for o in outs], traced) + tans, aux, subs)
