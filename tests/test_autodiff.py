@@ -792,7 +792,19 @@ def test_holomorphic_and_allow_int_at_their_defaults():
       np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12)
   with pytest.raises(NotImplementedError, match=r"tinyjax.jacfwd\(holomorphic=True\): tinyjax has no complex numbers"):
     tinyjax.jacfwd(lambda v: v, holomorphic=True)
-  with pytest.raises(NotImplementedError, match=r"tinyjax.grad\(allow_int=True\)"): tinyjax.grad(lambda v: v, allow_int=True)
+  with pytest.raises(NotImplementedError, match=r"tinyjax.jacrev\(allow_int=True\)"): tinyjax.jacrev(lambda v: v, allow_int=True)
+
+def test_allow_int_gives_float0_cotangents():
+  """grad/value_and_grad(allow_int=True): an integer or bool input's cotangent is a numpy float0 array, as JAX's."""
+  def f(np_, p, n, b): return (p["w"] * n).sum() + np_.where(b, p["v"], 0.).sum()
+  args = ({"w": np.array([0.5, -1.5]), "v": np.float64(2.)}, np.int32(3), np.array([True, False, True]))
+  got = tinyjax.value_and_grad(lambda *a: f(tinyjax.numpy, *a), argnums=(0, 1, 2), allow_int=True)(*tg(args))
+  want = jax.value_and_grad(lambda *a: f(jnp, *a), argnums=(0, 1, 2), allow_int=True)(*args)
+  for g, w in zip(tinyjax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
+    if w.dtype == jax.dtypes.float0: assert type(g) is np.ndarray and g.dtype == tinyjax.float0 == w.dtype and g.shape == w.shape
+    else: np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=1e-12)
+  g = tinyjax.grad(lambda n: n * 2., allow_int=True)(3)
+  assert g.dtype == jax.grad(lambda n: n * 2., allow_int=True)(3).dtype and g.shape == ()
 
 def test_error_vjp_fn_wrong_cotangent():
   _, pull = tinyjax.vjp(lambda x: x * 2, Tensor(XE))

@@ -5,6 +5,7 @@ from tinyjax import core   # noqa: F401  (installs the guards against reading tr
 from tinyjax import tree_util, tree, lax
 from tinyjax.core import is_tracing
 from tinyjax.config import config
+from tinyjax.dtypes import float0
 from tinyjax.errors import ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError, missing_names as _missing_names
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
@@ -37,6 +38,7 @@ __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad
            "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
            "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "linear_transpose", "named_call", "named_scope", "optim", "pmap"]
 __all__ += ["debug", "experimental", "pure_callback", "effects_barrier"]
+__all__ += ["float0"]
 
 __all__ += ["fwd_and_bwd", "closure_convert", "custom_gradient"]
 

@@ -19,7 +19,7 @@ from tinyjax.errors import PORTING
 
 __all__ = ["default_float", "default_int", "canonical_array", "canonical_dtype", "weak_storage_dtype", "python_weak_dtype",
            "is_weak_scalar", "python_scalar_dtype", "to_inexact_dtype", "DTypeName", "to_dtype", "dtype_of", "result_type",
-           "promote_types", "holds_tensor", "short_type", "type_str", "extended", "prng_key", "KeyTy", "is_key_dtype"]
+           "promote_types", "holds_tensor", "short_type", "type_str", "extended", "prng_key", "KeyTy", "is_key_dtype", "float0"]
 
 # ---- defaults and x64 -------------------------------------------------------------------------------------------------
 
@@ -89,6 +89,9 @@ class DTypeName:
     except TypeError: return NotImplemented
   def __hash__(self) -> int: return hash(self.tinygrad_dtype)
   def __repr__(self) -> str: return f"tinyjax.numpy.{self.name}"
+
+# JAX's float0: the dtype of the cotangent of an integer or bool input (grad(allow_int=True)), numpy's zero-size void
+float0 = np.dtype([("float0", np.void, 0)])
 
 class extended:   # noqa: N801 (JAX's name)
   """jax.dtypes.extended: the abstract category of dtypes that are not numpy's (typed PRNG keys here)."""

@@ -1,8 +1,10 @@
 """Reverse mode: tinyjax.vjp, grad, value_and_grad, on tinygrad's own gradient of the traced graph."""
 from __future__ import annotations
 from typing import Callable, Sequence
+import numpy as np
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of, GraphMemo
 from tinyjax import tree_util as tu
+from tinyjax.dtypes import float0
 from tinyjax.core import transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, \
   jax_conventions, primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
@@ -117,10 +119,12 @@ def _argnums(argnums, nargs: int, positional_check: bool = False) -> tuple[int, 
 
 
 def real_only(transform: str, holomorphic: bool = False, allow_int: bool = False) -> None:
-  """JAX's holomorphic= and allow_int= options: accepted at their defaults (library code passes them explicitly)."""
+  """JAX's holomorphic= and allow_int= options: accepted at their defaults (library code passes them explicitly);
+  grad and value_and_grad also take allow_int=True (float0 cotangents for integer inputs)."""
   if holomorphic: raise NotImplementedError(f"tinyjax.{transform}(holomorphic=True): tinyjax has no complex numbers (see docs/porting.md)")
-  if allow_int: raise NotImplementedError(f"tinyjax.{transform}(allow_int=True): tinyjax differentiates float inputs only "
-                                          "(integer inputs have JAX's float0 tangents there; see docs/porting.md)")
+  if allow_int and transform not in ("grad", "value_and_grad"):
+    raise NotImplementedError(f"tinyjax.{transform}(allow_int=True): tinyjax differentiates float inputs only "
+                              "(integer inputs have JAX's float0 tangents there; see docs/porting.md)")
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False) -> Callable:
@@ -132,7 +136,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     diff = tuple(args[i] for i in nums)
     for leaf in tu.tree_leaves(diff):
       t = as_tensor(leaf)
-      if not dtypes.is_float(t.dtype):
+      if not dtypes.is_float(t.dtype) and not allow_int:
         raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of np.inexact), "
                         f"but got {dtype_name(t.dtype)}. If you want to use Boolean- or integer-valued inputs, use vjp or set "
                         f"allow_int to True.")
@@ -148,6 +152,9 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
       raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got "
                       f"{dtype_name(out.dtype)}. For differentiation of functions with integer outputs, use jax.vjp directly.")
     g = pullback(Tensor(out.uop.const_like(1)))   # a CONST: no buffer, no kernel
+    if allow_int:   # as JAX: an integer or bool input's cotangent is a numpy array of dtype float0
+      g = tuple(tu.tree_map(lambda x, ct: ct if dtypes.is_float(as_tensor(x).dtype) else np.zeros(np.shape(x), float0), d, c)
+                for d, c in zip(diff, g, strict=True))
     g = g[0] if isinstance(argnums, int) else g
     return ((out, aux[0]) if has_aux else out), g
   return vg
@@ -157,7 +164,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
          allow_int: bool = False) -> Callable:
   """jax.grad: the gradient of a float-scalar function with respect to argument(s) `argnums`."""
   real_only("grad", holomorphic, allow_int)
-  vg = value_and_grad(fun, argnums, has_aux)
+  vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int)
   def g(*args, **kwargs):
     value, gr = vg(*args, **kwargs)
     return (gr, value[1]) if has_aux else gr
