@@ -327,14 +327,22 @@ class _EagerProgram:
     def fn(ts: list[Tensor]) -> list[Tensor]:
       subs = {b: t.uop for b, t in zip(ins, ts, strict=False)}
       if lifted:
-        users = _users(sink)
-        for j, i in enumerate(lifted):   # a weak constant takes the dtype of the node using it
-          subs[consts[i]] = ts[-1][j].cast(users[consts[i]].dtype).uop
+        users = _user_dtypes(sink)
+        for j, i in enumerate(lifted):   # a weak constant takes the dtype of the nodes using it (one: `_liftable`)
+          subs[consts[i]] = ts[-1][j].cast(next(iter(users[consts[i]]))).uop
       return [Tensor(u) for u in sink.substitute(subs).src]
     self.step = Step(fn, types, [(s, d, None) for s, d in self.out_types], device)
 
-def _users(sink: UOp) -> dict[UOp, UOp]:
-  return {s: u for u in sink.toposort() for s in u.src}
+def _user_dtypes(sink: UOp) -> dict[UOp, set]:
+  users: dict[UOp, set] = {}
+  for u in sink.toposort(enter_calls=False):
+    for s in u.src: users.setdefault(s, set()).add(u.dtype)
+  return users
+
+def _liftable(c: UOp, users: dict[UOp, set]) -> bool:
+  """A constant that can become an input: every node using it computes in one float dtype, the dtype its value is cast
+  to (a weak one resolves as the constant would); one used in two dtypes stays baked in."""
+  return len(ds := users.get(c, set())) == 1 and dtypes.is_float(next(iter(ds)))
 
 _eager_programs: dict[tuple, _EagerProgram] = {}
 
@@ -431,7 +439,9 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   key, values = tuple(parts), [c.arg for c in consts]
   prog = _eager_programs.get(key)
   if prog is None or any(values[i] != prog.values[i] for i in range(len(consts)) if i not in prog.lifted):
-    lifted = () if prog is None else tuple(i for i in range(len(consts)) if i in prog.lifted or values[i] != prog.values[i])
+    users = _user_dtypes(sink) if prog is not None else {}
+    lifted = () if prog is None else tuple(i for i in range(len(consts)) if i in prog.lifted or
+                                           (values[i] != prog.values[i] and _liftable(consts[i], users)))
     prog = _eager_programs[key] = _EagerProgram(sink, list(ins), consts, lifted, device)
   bufs = list(ins)
   if prog.lifted: bufs.append(filled_buffer(np.array([float(values[i]) for i in prog.lifted], np.float64), device))
