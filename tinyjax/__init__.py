@@ -32,15 +32,13 @@ from tinyjax import _tg
 _tg.install()   # every change tinyjax makes to tinygrad (tinyjax/_tg/patches.py), once everything above registered its part
 
 __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
-           "jacobian", "hessian", "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint", "sparsity", "spjacobian", "sphessian", "SparseJacobian",
-           "SparseHessian", "jit", "tree_util", "tree", "lax", "random", "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError",
-           "TracerArrayConversionError", "numpy", "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices",
-           "device_count", "local_device_count", "default_backend", "device_put", "device_get", "block_until_ready",
-           "ShapeDtypeStruct", "eval_shape", "make_jaxpr", "linear_transpose", "named_call", "named_scope", "optim", "pmap"]
-__all__ += ["debug", "experimental", "pure_callback", "effects_barrier"]
-__all__ += ["float0"]
-
-__all__ += ["fwd_and_bwd", "closure_convert", "custom_gradient"]
+           "jacobian", "hessian", "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies", "ad_checkpoint",
+           "sparsity", "spjacobian", "sphessian", "SparseJacobian", "SparseHessian", "jit", "tree_util", "tree", "lax", "random",
+           "config", "is_tracing", "ConcretizationTypeError", "UnexpectedTracerError", "TracerArrayConversionError", "numpy",
+           "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices", "device_count", "local_device_count",
+           "default_backend", "device_put", "device_get", "block_until_ready", "ShapeDtypeStruct", "eval_shape", "make_jaxpr",
+           "linear_transpose", "named_call", "named_scope", "optim", "pmap", "debug", "experimental", "pure_callback",
+           "effects_barrier", "float0", "fwd_and_bwd", "closure_convert", "custom_gradient"]
 
 _missing = _missing_names("tinyjax", "jax")
 
