@@ -83,6 +83,22 @@ _NUMPY_AS_JNP = {"__truediv__": _math.true_divide, "__rtruediv__": _math.true_di
 # stop the process (SIGFPE in the compiled kernel), and x <= nan is True; these become jnp's
 _AS_JNP = {"__floordiv__": _math.floor_divide, "__mod__": _math.mod, "__le__": _math.less_equal, "__ge__": _math.greater_equal}
 
+# In-place operators. JAX arrays are immutable: `x += y` rebinds x to `x + y` (jax.Array has no __iadd__). tinygrad's
+# `+=` assigns into x (AFTER(x, STORE(x, x + y))), which a transform cannot take from a traced value: vmap and jvp
+# had no rule for the STORE, and grad read the placeholder written into (grad of `x += 1; sum(x**2)` was 2x, not
+# 2(x+1)). A traced x, or a traced y into an x that holds no data yet (a value computed in the function, jnp.zeros),
+# gets JAX's; a write into a realized buffer (a model's state, under jit too) and code outside transforms keep tinygrad's.
+_INPLACE = ("add", "sub", "mul", "truediv", "floordiv", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
+
+def _inplace(o: str) -> Callable:
+  orig, name = _tg.tensor_method(f"__i{o}__"), f"__{o}__"
+  @functools.wraps(orig)
+  def op(self, x):
+    if traced_by(self) is not None or (isinstance(x, Tensor) and not self.uop.is_realized and traced_by(x) is not None):
+      return getattr(self, name)(x)
+    return orig(self, x)
+  return op
+
 def _jnp_operator(fn: Callable, reflected: bool) -> Callable:
   def op(self, x): return fn(x, self) if reflected else fn(self, x)
   return op
@@ -142,6 +158,7 @@ _tg.add_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": b
                             "size": property(_size), "mT": property(lambda self: self.transpose(-2, -1)),
                             **{n: _jax_keywords(n) for n in _REDUCTIONS},
                             **{n: _numpy_operand(n) for o in _OPERATORS for n in (f"__{o}__", f"__r{o}__")},
+                            **{f"__i{o}__": _inplace(o) for o in _INPLACE},
                             **{n: _numpy_operand(n, fn, n.startswith("__r")) for n, fn in _NUMPY_AS_JNP.items()},
                             **{n: _static_arguments(n) for n in _SHAPE_METHODS},
                             **{n: _numpy_operand(n) for n in _COMPARISONS},
