@@ -2,6 +2,7 @@
 keepdims, where=, initial=, dtype=), each checked for value, dtype, vmap (along a new last axis too for a function's first row),
 jvp and grad; JAX's dtypes with x64 off,
 JAX's errors, and kernel counts equal to the hand-written tinygrad code."""
+from dataclasses import replace
 import numpy as np
 import pytest
 import jax.numpy as jxn
@@ -53,6 +54,10 @@ ROWS = [
   R("cumulative_sum", X, axis=1), R("cumulative_sum", X[0, 0], include_initial=True), R("cumulative_prod", X, axis=-1),
   R("nansum", NANS), R("nansum", NANS, axis=1), R("nanprod", NANS, axis=0), R("nanmean", NANS, axis=0, keepdims=True),
   R("nanmax", NANS, axis=1), R("nanmin", NANS, axis=0), R("nanmax", NANS),
+  # NaN propagates through max/min and is what argmax/argmin find first (tinygrad's reduce dropped it, and its argmax
+  # then returned the axis length); the derivatives at a slice holding a NaN are 0, JAX's NaN (porting.md)
+  replace(R("max", NANS, axis=1, id="max-nan"), diff=False), replace(R("min", NANS, id="min-nan-all"), diff=False),
+  R("argmax", NANS, axis=1, id="argmax-nan"), R("argmin", NANS.T, axis=0, id="argmin-nan"), R("argmax", NANS, id="argmax-nan-all"),
   R("nanvar", NANS, axis=1), R("nanstd", NANS, axis=0, ddof=1), R("nancumsum", NANS, axis=1), R("nancumprod", NANS),
   R("median", X), R("median", X, axis=-1, keepdims=True), R("median", X, axis=(0, 2)),
   R("median", TIES, axis=1, id="median-ties"),

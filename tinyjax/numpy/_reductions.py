@@ -66,6 +66,8 @@ def _reduce(name: str, op: str, a: Any, axis: Any, dtype: Any, out: Any, keepdim
     if comp == dtypes.bool and op in ("sum", "prod"): op = "max" if op == "sum" else "min"   # JAX: bitwise or/and
     # tinygrad's reduce in the dtype asked for (its own accumulator choice is not JAX's)
     r = getattr(x, op)(axes) if op in ("max", "min") else getattr(x, op)(axes, dtype=comp)
+    # XLA's max/min propagate NaN; tinygrad's reduce keeps or drops it depending on where it sits (one kernel still)
+    if op in ("max", "min") and dtypes.is_float(comp): r = x.isnan().any(axes).where(math.nan, r)
   else: r = x
   if initial is not None:
     init = asarray(initial, comp)
@@ -165,16 +167,25 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     raise ValueError(f"dtype argument to jnp.std must be inexact; got {dt}")
   return _var("std", a, axis, dtype, out, ddof, keepdims, where, mean, correction, nan=False).sqrt()
 
+def _first(x: Tensor, name: str, ax: int, keepdims: bool) -> Tensor:
+  """argmax/argmin along `ax` as XLA's: the first extremum, or the first NaN if there is one (tinygrad's compare with
+  its max, which a NaN makes arbitrary, so it could return the axis length)."""
+  if not dtypes.is_float(x.dtype): return getattr(x, name)(ax, keepdim=keepdims)
+  nan, n = x.isnan(), int(x.shape[ax])
+  hit = nan.any(ax, keepdim=True).where(nan, x == getattr(x, name[3:])(ax, keepdim=True))
+  idx = hit.where(Tensor.arange(n, 0, -1, dtype=dtypes.int32).reshape(n, *[1] * (x.ndim - ax - 1)), 0)
+  return n - idx.max(ax, keepdim=keepdims)
+
 def _arg(name: str, a, axis, out, keepdims) -> Tensor:
   _no_out(name, out)
   x = asarray(a)
   if axis is None:
     if x.numel() == 0: raise ValueError(f"attempt to get {name} of an empty sequence")
-    r = getattr(x.flatten(), name)(0)
+    r = _first(x.flatten(), name, 0, False)
     return (r.reshape((1,) * x.ndim) if keepdims else r).cast(default_int())
   ax = canonicalize_axis(axis, x.ndim, IndexError)   # JAX raises IndexError for an out-of-range axis here
   if x.shape[ax] == 0: raise ValueError(f"attempt to get {name} of an empty sequence")
-  return getattr(x, name)(ax, keepdim=keepdims).cast(default_int())
+  return _first(x, name, ax, keepdims).cast(default_int())
 
 def argmax(a, axis=None, out=None, keepdims=None) -> Tensor:
   """Index of the maximum (jnp.argmax), the first one among ties."""
