@@ -65,6 +65,17 @@ def test_size_is_an_int_and_tinygrads_method():
   assert x.size == 12 and x.size * 2 == 24 and x.size() == (3, 4) and x.size(1) == 4 and x.ndim == 2 and x.T.shape == (4, 3)
   assert x.block_until_ready() is x
 
+def test_T_of_a_vector_is_itself():
+  """JAX's x.T of a 1-d or 0-d array is x (Newton's method in jax-ml/jax's examples writes gradient.T); tinygrad's .T
+  raised IndexError there, and keeps its meaning for matrices."""
+  import jax
+  v, m = rnd(3), rnd(2, 3)
+  assert_close(jnp.asarray(v).T, v)
+  assert_close(jnp.asarray(np.float64(2.5)).T, np.float64(2.5))
+  assert_close(jnp.asarray(m).T, m.T)
+  assert_close(tinyjax.grad(lambda x: (jnp.asarray(m).dot(x.T) ** 2).sum())(jnp.asarray(v)),
+               jax.grad(lambda x: (jxn.asarray(m).dot(x.T) ** 2).sum())(v))
+
 def test_missing_name():
   with pytest.raises(AttributeError, match=r"jax.numpy.frobnicate is not implemented in tinyjax \(see docs/porting.md\)"):
     jnp.frobnicate   # noqa: B018
@@ -103,6 +114,11 @@ def test_printing():
   tinyjax.vmap(lambda v: seen.append(str(v)) or v)(jnp.asarray(x))
   tinyjax.grad(lambda v: seen.append(f"{v}") or v.sum())(jnp.asarray(x))
   assert seen == ["Traced<double[3]> (vmap)", "Traced<double[2, 3]> (vjp)"]
+  # a 0-d array formats as its numpy scalar, as JAX's: "{}".format of a float32 shows the float's digits
+  with x64_off():
+    for v in (np.float32(316.8586730957031), np.int32(7), np.bool_(True)):
+      for spec in ("", ".3f" if v.dtype.kind == "f" else "d" if v.dtype.kind == "i" else ""):
+        assert format(jnp.asarray(v), spec) == format(jxn.asarray(v), spec), (v, spec)
 
 def test_bool():
   """bool() of a concrete size-1 array is its value (a Newton loop's `if err < tol: break`), as with JAX; a larger one

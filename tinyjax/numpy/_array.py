@@ -123,10 +123,11 @@ def _repr(self: Tensor) -> str:
   return f"Array({s},{sep}{dtype_str})"
 
 def _format(self: Tensor, spec: str) -> str:
-  # f"{loss:.4f}" as with a JAX array (a 0-d value is read); f"{x}" is str(x)
-  if not spec: return str(self)
+  # as a JAX array: f"{x}" of an array is str(x); a 0-d value formats as its numpy scalar, so "{}".format(loss) of a
+  # float32 shows the float's digits (316.8586730957031) where str(loss) shows 316.85867
+  if not spec and (self.ndim or traced_by(self) is not None): return str(self)
   if self.ndim: raise TypeError(f"unsupported format string passed to Tensor.__format__: {spec!r} (for a {self.ndim}-d array)")
-  return format(self.item(), spec)
+  return format(self.numpy()[()], spec)
 
 def _iter(self: Tensor):
   if self.ndim == 0: raise TypeError("iteration over a 0-d array")
@@ -156,6 +157,8 @@ _REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "arg
 
 _tg.add_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": block_until_ready,
                             "size": property(_size), "mT": property(lambda self: self.transpose(-2, -1)),
+                            # JAX's x.T of a vector or scalar is x (tinygrad's swaps axes 1 and 0, which it lacks)
+                            "T": property(lambda self: self if self.ndim < 2 else self.transpose()),
                             **{n: _jax_keywords(n) for n in _REDUCTIONS},
                             **{n: _numpy_operand(n) for o in _OPERATORS for n in (f"__{o}__", f"__r{o}__")},
                             **{f"__i{o}__": _inplace(o) for o in _INPLACE},
