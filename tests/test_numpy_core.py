@@ -76,6 +76,18 @@ def test_T_of_a_vector_is_itself():
   assert_close(tinyjax.grad(lambda x: (jnp.asarray(m).dot(x.T) ** 2).sum())(jnp.asarray(v)),
                jax.grad(lambda x: (jxn.asarray(m).dot(x.T) ** 2).sum())(v))
 
+def test_T_reverses_all_axes():
+  """JAX's x.T of an n-d array reverses its axes (tinygrad's swaps axes 1 and 0). A Gaussian-mixture EM program's
+  e_step returned `exp(ll - normalizer).T[-1]` of a (K, N, 1) array: (N, K) in JAX, (K, 1) before, which the m_step's
+  vmap then refused."""
+  import jax
+  a, b = rnd(4, 5, 1), rnd(2, 1, 3, 2)
+  assert_close(jnp.asarray(b).T, b.T)
+  f = lambda np_, j: j.jit(lambda r: np_.exp(r - r.max(axis=0)).T[-1])
+  assert_close(f(jnp, tinyjax)(jnp.asarray(a)), f(jxn, jax)(a))
+  g = lambda j: j.vmap(lambda m: m.T * 2.)
+  assert_close(g(tinyjax)(jnp.asarray(b)), g(jax)(b))
+
 def test_missing_name():
   with pytest.raises(AttributeError, match=r"jax.numpy.frobnicate is not implemented in tinyjax \(see docs/porting.md\)"):
     jnp.frobnicate   # noqa: B018

@@ -157,8 +157,9 @@ _REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "arg
 
 _tg.add_tensor_methods({"astype": astype, "ravel": ravel, "block_until_ready": block_until_ready,
                             "size": property(_size), "mT": property(lambda self: self.transpose(-2, -1)),
-                            # JAX's x.T of a vector or scalar is x (tinygrad's swaps axes 1 and 0, which it lacks)
-                            "T": property(lambda self: self if self.ndim < 2 else self.transpose()),
+                            # JAX's x.T reverses all axes (numpy's): a vector or scalar is itself, and a 3-d array's
+                            # axes go (2, 1, 0) (tinygrad's .T swaps axes 1 and 0: an EM program's r.T[-1] had another shape)
+                            "T": property(lambda self: self if self.ndim < 2 else self.permute(tuple(reversed(range(self.ndim))))),
                             **{n: _jax_keywords(n) for n in _REDUCTIONS},
                             **{n: _numpy_operand(n) for o in _OPERATORS for n in (f"__{o}__", f"__r{o}__")},
                             **{f"__i{o}__": _inplace(o) for o in _INPLACE},
