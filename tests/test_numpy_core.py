@@ -83,10 +83,10 @@ def test_T_reverses_all_axes():
   import jax
   a, b = rnd(4, 5, 1), rnd(2, 1, 3, 2)
   assert_close(jnp.asarray(b).T, b.T)
-  f = lambda np_, j: j.jit(lambda r: np_.exp(r - r.max(axis=0)).T[-1])
-  assert_close(f(jnp, tinyjax)(jnp.asarray(a)), f(jxn, jax)(a))
-  g = lambda j: j.vmap(lambda m: m.T * 2.)
-  assert_close(g(tinyjax)(jnp.asarray(b)), g(jax)(b))
+  def e_step(np_, j): return j.jit(lambda r: np_.exp(r - r.max(axis=0)).T[-1])
+  assert_close(e_step(jnp, tinyjax)(jnp.asarray(a)), e_step(jxn, jax)(a))
+  def batched(j): return j.vmap(lambda m: m.T * 2.)
+  assert_close(batched(tinyjax)(jnp.asarray(b)), batched(jax)(b))
 
 def test_missing_name():
   with pytest.raises(AttributeError, match=r"jax.numpy.frobnicate is not implemented in tinyjax \(see docs/porting.md\)"):
