@@ -79,7 +79,7 @@ def _value(x):
   if isinstance(x, Tensor): return np.asarray(x.numpy())
   if isinstance(x, tjrandom.PRNGKeyArray): return np.asarray(tjrandom.key_data(x).numpy())
   if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-    return np.asarray(jax.random.key_data(x))   # a typed key (jax.random.key) as its data, which tinyjax's key is
+    return np.asarray(jax.random.key_data(x))   # a typed key (jax.random.key) as its data, as tinyjax's below
   if isinstance(x, (jax.Array, np.ndarray, np.generic)): return np.asarray(x)
   if isinstance(x, (bool, int, float, complex, str)) or x is None: return x
   leaves, spec = optree.tree_flatten(x, is_leaf=_is_array, none_is_leaf=True)
