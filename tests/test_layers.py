@@ -28,7 +28,7 @@ LAYERS = [
   ["tinyjax.random"],
   ["tinyjax.nn.*", "tinyjax.nn"],                        # (nn.initializers draws with random, as JAX's)
   ["tinyjax.sparse.*", "tinyjax.sparse", "tinyjax.optim", "tinyjax.api", "tinyjax.api_extra", "tinyjax.test_util",
-   "tinyjax.debug", "tinyjax.experimental"],                 # (debug, experimental: the callbacks of lax.callback)
+   "tinyjax.debug", "tinyjax.experimental", "tinyjax.stages"],   # (debug, experimental: lax.callback's; stages: jit's AOT)
   ["tinyjax"],
   ["tinyjax.example_libraries", "tinyjax.example_libraries.*"],   # JAX's stax and optimizers, on the public API
 ]

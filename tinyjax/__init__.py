@@ -19,6 +19,7 @@ from tinyjax.sparse.jacobian import sparsity, spjacobian, sphessian, SparseJacob
 from tinyjax.transforms.jit import jit
 from tinyjax.transforms.pmap import pmap
 from tinyjax import numpy, scipy, nn   # noqa: E402  (numpy installs JAX's array methods on Tensor)
+from tinyjax import stages
 from tinyjax.api import Device, devices, local_devices, device_count, local_device_count, default_backend, device_put, device_get, \
   block_until_ready, ShapeDtypeStruct, eval_shape, make_jaxpr, linear_transpose, named_call, named_scope
 from tinyjax.api_extra import fwd_and_bwd, closure_convert, custom_gradient
@@ -38,7 +39,7 @@ __all__ = ["vmap", "vmapin", "vmapout", "Axis", "jvp", "linearize", "vjp", "grad
            "scipy", "nn", "test_util", "Array", "Device", "devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "device_put", "device_get", "block_until_ready", "ShapeDtypeStruct", "eval_shape", "make_jaxpr",
            "linear_transpose", "named_call", "named_scope", "optim", "pmap", "debug", "experimental", "pure_callback",
-           "effects_barrier", "float0", "fwd_and_bwd", "closure_convert", "custom_gradient"]
+           "effects_barrier", "float0", "fwd_and_bwd", "closure_convert", "custom_gradient", "stages"]
 
 _missing = _missing_names("tinyjax", "jax")
 
