@@ -157,3 +157,24 @@ def test_pending_values_over_placeholders_stay_lazy():
   want = jax.jvp(lambda a: (a * a).sum(0, keepdims=True) * a, (x,), (v,))[1]
   np.testing.assert_allclose(f_jvp(Tensor(v)).numpy(), np.asarray(want), rtol=1e-12)
   np.testing.assert_allclose(f_jvp(Tensor(2 * v)).numpy(), 2 * np.asarray(want), rtol=1e-12)
+
+
+def test_backward_raises_also_when_other_devices_hold_pending_values():
+  # a pending value on another device (pmap's, a sharded one) sends the computation of all of them another way: the
+  # values computed early are still known to backward()
+  other = Tensor(np.ones(2, np.float32), device="CPU:1") * 2
+  W, X = Tensor(np.ones((2, 2), np.float32)).realize(), Tensor(np.ones((3, 2), np.float32)).realize()
+  h = X @ W
+  tinyjax.grad(lambda x: (x * x).sum())(Tensor(np.ones(2, np.float32)))
+  assert not _tg.is_lazy(other) and not _tg.is_lazy(h)
+  with pytest.raises(RuntimeError, match="computed before this backward"):
+    h.sum().backward()
+
+
+def test_backward_through_host_data_computed_early_is_fine():
+  # a Tensor made from numpy data and still pending when a transform starts is data: backward through it is tinygrad's
+  W = Tensor(np.ones((2, 2), np.float32)).realize()
+  X = Tensor(np.full((3, 2), 2.0, np.float32))
+  tinyjax.grad(lambda x: (x * x).sum())(Tensor(np.ones(2, np.float32)))
+  (X @ W).sum().backward()
+  np.testing.assert_allclose(W.grad.numpy(), np.full((2, 2), 6.0), rtol=1e-6)

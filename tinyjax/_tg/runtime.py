@@ -397,6 +397,21 @@ def _placeholder_in(t: Tensor) -> bool:
   return any(x.op is Ops.PARAM or (x.op is Ops.BUFFER and ((b := buffers.get(x)) is None or not b.is_allocated()))
              for x in t.uop.toposort(enter_calls=False))
 
+_HOST_DATA = ("NPY", "PYTHON")
+
+def _derived(t: Tensor) -> bool:
+  """t is computed from device buffers (which Tensors hold: a gradient could flow to them), not written into state nor
+  made from host data (`Tensor(np_array)`), the values `computed_early` keeps."""
+  nodes = t.uop.toposort(enter_calls=False)
+  return not any(x.op in (Ops.AFTER, Ops.STORE) for x in nodes) and \
+    any(x.op is Ops.BUFFER and not (isinstance(x.device, str) and x.device.startswith(_HOST_DATA)) for x in nodes)
+
+def _realize_by_tinygrad(tensors: list[Tensor], early: bool) -> None:
+  """tinygrad's realize; `early`: the values derived from other Tensors are remembered in computed_early."""
+  derived = [t for t in tensors if _derived(t)] if early else []
+  _tinygrad_realize(*tensors)
+  computed_early.update(t.uop.base for t in derived if t.uop.base.op is Ops.BUFFER)
+
 def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
   found again by the graphs' structure. Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
@@ -419,9 +434,9 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
         return
       # tinygrad realizes the graphs that hold such nodes (which rebinds every Tensor that reads them), then the others
       hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in t.uop.toposort(enter_calls=False))]
-      if hard: _tinygrad_realize(*hard)
+      if hard: _realize_by_tinygrad(hard, early)
       if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest, early)
-      elif rest: _tinygrad_realize(*rest)
+      elif rest: _realize_by_tinygrad(rest, early)
       return
     arg: Any = u.arg
     if u.op is Ops.BUFFER:
@@ -434,7 +449,11 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
     index[u] = len(parts)
     parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
   if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
-    _tinygrad_realize(*tensors)
+    by_device: dict[Any, list[Tensor]] = {}
+    for t in tensors: by_device.setdefault(t.device, []).append(t)
+    if len(by_device) == 1 or not devices: _realize_by_tinygrad(tensors, early)
+    else:
+      for group in by_device.values(): realize_lazy(group, early)
     return
   key, values = tuple(parts), [c.arg for c in consts]
   prog = _eager_programs.get(key)
