@@ -55,7 +55,7 @@ def main():
     return lambda: setattr(mod, name, fn)
   undo = [wrap(vmap_mod, "vmapin", "vmapin"), wrap(jvp_mod, "trace_flat", "jvp: trace f on placeholders"),
           wrap(jvp_mod, "jax_conventions", "jvp: jax_conventions (primitives, abs, clip...)"),
-          wrap(jvp_mod, "interpret", "jvp: interpret (JVP rules)"), wrap(jvp_mod, "substitute_with_aux", "jvp: substitute inputs"),
+          wrap(jvp_mod, "_tangents", "jvp: JVP rules (memoised by structure)"), wrap(jvp_mod, "substitute_with_aux", "jvp: substitute inputs"),
           wrap(vmap_mod, "vmapout", "vmapout (batching rules)")]
   for _ in range(5): g(V).realize()
   phases.clear()

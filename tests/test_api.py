@@ -298,7 +298,8 @@ def test_make_jaxpr_calls_and_views():
 def test_namespace():
   for name in tinyjax.__all__: assert getattr(tinyjax, name) is not None, name
   public = {n for n, v in vars(tinyjax).items() if not n.startswith("_") and not (type(v).__name__ == "module" and n in ("core", "api",
-            "config", "errors", "custom", "primitives", "transforms", "sparse", "call_rule", "dtypes", "api_extra"))}
+            "config", "errors", "custom", "primitives", "transforms", "sparse", "call_rule", "dtypes", "api_extra",
+            "example_libraries"))}   # (example_libraries: imported by name, as in JAX)
   assert public - {"config"} <= set(tinyjax.__all__) | {"config"}, public - set(tinyjax.__all__)
   assert tinyjax.Array is Tensor and tinyjax.tree.map is tu.tree_map
   for name in ["shard_map", "smap"]:   # JAX names tinyjax lacks fail at once, naming them
