@@ -346,32 +346,44 @@ def _liftable(c: UOp, users: dict[UOp, set]) -> bool:
 
 _eager_programs: dict[tuple, _EagerProgram] = {}
 
-def graph_structure(uops: list[UOp]) -> tuple[tuple, list[UOp]] | None:
-  """(key, leaves): what the graphs under `uops` compute whatever their buffers (placeholders and data, the `leaves`,
-  by position; constants by value; a call by its body's node and its arguments), for memoising a rewrite of
-  traced graphs; None if they hold a host call or a write."""
+def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool) -> tuple[tuple, list[UOp], list[UOp]] | None:
+  """(key, leaves, consts): what the graphs under `sink` compute whatever their buffers (the `leaves`, by position),
+  None if `reject` holds for a node. A call is its body's node (not entered) and CallInfo, its arguments sources like
+  any other. `values_only` (a key of the values, for realize_lazy): a call by its name only (its derivative rule does
+  not change its value) and float constants by position (`consts`: their values are compared apart); else constants
+  by value."""
   index: dict[UOp, int] = {}
   leaves: dict[UOp, int] = {}
+  consts: list[UOp] = []
   parts: list[tuple] = []
-  for u in UOp.sink(*uops).toposort(enter_calls=False):
-    if u.op in (Ops.CUSTOM_FUNCTION, Ops.AFTER, Ops.STORE): return None
-    # a call: its body (not entered) and CallInfo; its arguments are sources like any other
-    arg: Any = ("leaf", leaves.setdefault(u, len(leaves)), u.shape, u.device) if u.op is Ops.BUFFER else \
-      (u.src[0], u.arg) if u.op is Ops.FUNCTION else u.arg
+  for u in sink.toposort(enter_calls=False):
+    if reject(u): return None
+    arg: Any = u.arg
+    if u.op is Ops.BUFFER: arg = ("leaf", leaves.setdefault(u, len(leaves)), u.shape, u.device)
+    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo): arg = (u.src[0], arg.name if values_only else arg)
+    elif values_only and u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype):
+      arg = ("const", len(consts))
+      consts.append(u)
     index[u] = len(parts)
     parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
-  return tuple(parts), list(leaves)
+  return tuple(parts), list(leaves), consts
+
+def _not_memoisable(u: UOp) -> bool:
+  # a host call or a write; or a call whose rules are a user's Python, which may branch on values (CallRule.structural)
+  return u.op in (Ops.CUSTOM_FUNCTION, Ops.AFTER, Ops.STORE) or \
+    (u.op is Ops.FUNCTION and not getattr(getattr(u.arg, "aux", None), "structural", True))
 
 _MEMO_SLOT = 1 << 40   # canonical leaves of memoised graphs: PARAM slots no traced graph uses
 
 class GraphMemo:
-  """A rewrite of traced graphs (a pure function of their structure), memoised by `graph_structure`: on a hit, the
-  stored result with this call's leaves in place of the canonical ones."""
+  """A rewrite of traced graphs (a pure function of their structure), memoised by `_structure`: on a hit, the stored
+  result with this call's leaves in place of the canonical ones. Graphs holding host calls, writes or calls with a
+  user's rules (`_not_memoisable`) are rewritten every time."""
   def __init__(self, rewrite: Callable[[list[UOp]], list[UOp]], size: int = 256):
     self.rewrite, self.size, self.memo = rewrite, size, dict[tuple, tuple[list[UOp], list[UOp]]]()
   def __call__(self, uops: list[UOp]) -> list[UOp]:
-    if (found := graph_structure(uops)) is None: return self.rewrite(uops)
-    key, leaves = found
+    if (found := _structure(UOp.sink(*uops), _not_memoisable, values_only=False)) is None: return self.rewrite(uops)
+    key, leaves, _ = found
     if (hit := self.memo.get(key)) is not None:
       canon, out = hit
       return list(UOp.sink(*out).substitute(dict(zip(canon, leaves, strict=True))).src) if canon else out
@@ -392,6 +404,9 @@ def is_lazy(t: Tensor) -> bool:
 # buffers computed by `realize_lazy(early=True)` (what a transform computes before it starts): tinygrad's backward()
 # through one would silently skip what it was computed from, so patches.py's Tensor.gradient refuses it
 computed_early: weakref.WeakSet[UOp] = weakref.WeakSet()
+
+def _not_computable(u: UOp) -> bool:
+  return u.op in _EAGER_UNSUPPORTED or (u.op is Ops.BUFFER and ((b := buffers.get(u)) is None or not b.is_allocated()))
 
 def _placeholder_in(t: Tensor) -> bool:
   return any(x.op is Ops.PARAM or (x.op is Ops.BUFFER and ((b := buffers.get(x)) is None or not b.is_allocated()))
@@ -422,32 +437,18 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   for t in tensors: by_uop.setdefault(t.uop, []).append(t)
   if not by_uop: return
   sink = UOp.sink(*by_uop)
-  ins: dict[UOp, int] = {}
-  consts: list[UOp] = []
-  index: dict[UOp, int] = {}
-  parts: list[tuple] = []
-  devices = set()
-  for u in sink.toposort(enter_calls=False):
-    if u.op in _EAGER_UNSUPPORTED or (u.op is Ops.BUFFER and ((b := buffers.get(u)) is None or not b.is_allocated())):
-      if early and len(keep := [t for t in tensors if not _placeholder_in(t)]) < len(tensors):
-        if keep: realize_lazy(keep, early)
-        return
-      # tinygrad realizes the graphs that hold such nodes (which rebinds every Tensor that reads them), then the others
-      hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in t.uop.toposort(enter_calls=False))]
-      if hard: _realize_by_tinygrad(hard, early)
-      if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest, early)
-      elif rest: _realize_by_tinygrad(rest, early)
+  if (found := _structure(sink, _not_computable, values_only=True)) is None:
+    if early and len(keep := [t for t in tensors if not _placeholder_in(t)]) < len(tensors):
+      if keep: realize_lazy(keep, early)
       return
-    arg: Any = u.arg
-    if u.op is Ops.BUFFER:
-      devices.add(u.device)
-      arg = ("in", ins.setdefault(u, len(ins)), u.device)
-    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo): arg = (u.src[0], arg.name)
-    elif u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype):
-      arg = ("const", len(consts))
-      consts.append(u)
-    index[u] = len(parts)
-    parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
+    # tinygrad realizes the graphs that hold such nodes (which rebinds every Tensor that reads them), then the others
+    hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in t.uop.toposort(enter_calls=False))]
+    if hard: _realize_by_tinygrad(hard, early)
+    if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest, early)
+    elif rest: _realize_by_tinygrad(rest, early)
+    return
+  key, ins, consts = found
+  devices = {b.device for b in ins}
   if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
     by_device: dict[Any, list[Tensor]] = {}
     for t in tensors: by_device.setdefault(t.device, []).append(t)
@@ -455,7 +456,7 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
     else:
       for group in by_device.values(): realize_lazy(group, early)
     return
-  key, values = tuple(parts), [c.arg for c in consts]
+  values = [c.arg for c in consts]
   prog = _eager_programs.get(key)
   if prog is None or any(values[i] != prog.values[i] for i in range(len(consts)) if i not in prog.lifted):
     users = _user_dtypes(sink) if prog is not None else {}

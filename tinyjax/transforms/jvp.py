@@ -131,15 +131,12 @@ def _compute_tangents(uops: list[UOp]) -> list[UOp]:
   got = interpret(list(outs), dict(zip(ins, tans, strict=True)), jvp_rule)
   return [o.const_like(0) if t is None else t for o, t in zip(outs, got, strict=True)]
 
+# memoised by the graphs' structure (an eager loop differentiates the same graph every call); not where a user's custom
+# rule runs, which may branch on the primals' values (GraphMemo)
 _tangent_memo = GraphMemo(_compute_tangents)
 
 def _tangents(outs: list[UOp], env: dict[UOp, UOp]) -> list[UOp]:
-  """`_compute_tangents`, memoised by the graphs' structure (an eager loop differentiates the same graph every call),
-  except where a user's custom rule runs (it may branch on the primals' values)."""
-  uops = [UOp.maketuple(*outs), UOp.maketuple(*env), UOp.maketuple(*env.values())]
-  if any(not getattr(custom_rule_of(u), "structural", True) for u in UOp.sink(*outs).toposort(enter_calls=False)):
-    return _compute_tangents(uops)
-  return _tangent_memo(uops)
+  return _tangent_memo([UOp.maketuple(*outs), UOp.maketuple(*env), UOp.maketuple(*env.values())])
 
 def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
   phs, outs, out_tree, aux = trace_flat(fun, "jvp", p_leaves, p_tree, has_aux)

@@ -16,14 +16,9 @@ def _compute_gradients(uops: list[UOp]) -> list[UOp]:
   grads = compute_gradient(outs, cts, set(targets))
   return [grads.get(t, t.const_like(0)) for t in targets]
 
-_gradient_memo = GraphMemo(_compute_gradients)
-
-def _gradients(uops: list[UOp]) -> list[UOp]:
-  """`_compute_gradients`, memoised by the graphs' structure (an eager loop differentiates the same graph every
-  iteration), except where a custom rule runs: it is the user's Python, which may branch on the primals' values."""
-  if any(not getattr(custom_rule_of(u), "structural", True) for u in UOp.sink(*uops).toposort(enter_calls=False)):
-    return _compute_gradients(uops)
-  return _gradient_memo(uops)
+# memoised by the graphs' structure (an eager loop differentiates the same graph every iteration); not where a user's
+# custom rule runs, which may branch on the primals' values (GraphMemo)
+_gradients = GraphMemo(_compute_gradients)
 
 
 def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
