@@ -1,8 +1,9 @@
 """custom_jvp / custom_vjp against JAX (x64): what the rules may return (JAX's errors, type and message), custom functions
 that close over traced values or take them through nondiff_argnums (closure conversion), functools.partial.
 
-JAX checks a rule's primal output against the function's only when the function was traced first (under jit); tinyjax
-always traces it first, so those cases are compared with `jax.jvp(jax.jit(f))` / `jax.grad(jax.jit(f))`."""
+JAX checks a rule's primal output against the function's only when the function was traced first (under jit): those
+cases are compared with `jax.jvp(jax.jit(f))` / `jax.grad(jax.jit(f))`. Which of the function and its rules run, and
+how often, under each transform, is compared with JAX too (`test_which_functions_run`)."""
 import functools
 from functools import partial
 import numpy as np
@@ -72,7 +73,10 @@ def test_jvp_rule_primal_out_differs_from_function(case):
     return jvp_fn(lib, lambda x: {"a": x ** 2, "b": (x, x)},
                   lambda p, t: ({"a": p[0] ** 2, "b": (p[0], p[0][:1])}, {"a": t[0], "b": (t[0], t[0][:1])}))
   f, fj = mk(tinyjax), mk(jax)
-  same_error(lambda: tinyjax.jvp(f, (Tensor(X2),), (Tensor(X2),)), lambda: jax.jvp(jax.jit(fj), (X2,), (X2,)))
+  # JAX checks the rule's primal output against the function's where it traced the function first: under a jit
+  same_error(lambda: tinyjax.jvp(tinyjax.jit(f), (Tensor(X2),), (Tensor(X2),)), lambda: jax.jvp(jax.jit(fj), (X2,), (X2,)))
+  if case in ("shape", "dtype"):   # without the jit the rule runs instead of the function: its output is the primal's
+    assert_close(tinyjax.jvp(f, (Tensor(X2),), (Tensor(X2),)), lambda: jax.jvp(fj, (X2,), (X2,)))
 
 @pytest.mark.parametrize("case", ["vector", "scalar", "dtype", "two outputs", "weak scalar for a vector"])
 def test_jvp_rule_tangent_type_differs_from_primal(case):
@@ -170,7 +174,10 @@ def test_fwd_primal_out_differs_from_function(case):
     if case == "shape": return vjp_fn(lib, lambda x: ((x ** 2)[:1], x), lambda r, g: (g,))
     return vjp_fn(lib, lambda x: (f32(x ** 2), x), lambda r, g: (g,))
   f, fj = mk(tinyjax), mk(jax)
-  same_error(lambda: tinyjax.grad(lambda x: f(x).sum())(Tensor(X2)), lambda: jax.grad(jax.jit(lambda x: fj(x).sum()))(X2))
+  same_error(lambda: tinyjax.grad(tinyjax.jit(lambda x: f(x).sum()))(Tensor(X2)), lambda: jax.grad(jax.jit(lambda x: fj(x).sum()))(X2))
+  if case == "dtype":   # without the jit fwd runs instead of the function: its output is the primal's
+    assert_close(tinyjax.value_and_grad(lambda x: f(x).sum())(Tensor(X2)), lambda: jax.value_and_grad(lambda x: fj(x).sum())(X2),
+                 dtype=False)   # (JAX leaves bwd's float32 cotangent of a float64 argument uncast here)
 
 @pytest.mark.parametrize("case", ["not a tuple", "too long", "too short", "empty", "None", "nested", "dict keys", "tuple for a list",
                                   "None in a dict"])
@@ -547,3 +554,53 @@ def test_body_data_is_an_input_of_the_call():
   for _ in range(3):
     assert_close(tinyjax.jvp(f, (Tensor(x[0]),), (Tensor(x[1]),))[0], want[0])
     assert_close(tinyjax.vmap(f)(Tensor(x)), want)
+
+
+# ---- which of the function and its rules run, as in JAX (the doc's "called f!" prints) ------------------------------
+
+def _logging(lib, log: list):
+  @lib.custom_jvp
+  def f(x):
+    log.append("f")
+    return sin(x) * x
+  @f.defjvp
+  def f_jvp(p, t):
+    log.append("f_jvp")
+    return f(p[0]), (cos(p[0]) * p[0] + sin(p[0])) * t[0]
+  @lib.custom_vjp
+  def g(x):
+    log.append("g")
+    return sin(x) * x
+  def g_fwd(x):
+    log.append("g_fwd")
+    return g(x), x
+  def g_bwd(x, ct):
+    log.append("g_bwd")
+    return ((cos(x) * x + sin(x)) * ct,)
+  g.defvjp(g_fwd, g_bwd)
+  return f, g
+
+@pytest.mark.parametrize("transform", ["call", "vmap", "jit", "jvp", "grad", "grad_grad", "jit_grad", "grad_jit",
+                                       "value_and_grad", "hessian", "jacrev"])
+def test_which_functions_run(transform):
+  # under a transform that differentiates its arguments the rule runs instead of the function (once per level of
+  # differentiation: a rule's own call of the function is differentiated by the outer levels), and its primal output is
+  # the result; under jit and vmap the function is traced
+  def run(lib, fn, x):
+    t = {"call": lambda: fn(x), "vmap": lambda: lib.vmap(fn)(x + jnp.zeros(3) if lib is jax else Tensor(np.full(3, x))),
+         "jit": lambda: lib.jit(fn)(x), "jvp": lambda: lib.jvp(fn, (x,), (x,)), "grad": lambda: lib.grad(fn)(x),
+         "grad_grad": lambda: lib.grad(lib.grad(fn))(x), "jit_grad": lambda: lib.jit(lib.grad(fn))(x),
+         "grad_jit": lambda: lib.grad(lib.jit(fn))(x), "value_and_grad": lambda: lib.value_and_grad(fn)(x),
+         "hessian": lambda: lib.hessian(fn)(x), "jacrev": lambda: lib.jacrev(fn)(x)}[transform]
+    return t()
+  for k in (0, 1):
+    if k == 1 and transform in ("jvp", "hessian"): continue   # forward mode of a custom_vjp: an error in both
+    logs = []
+    for lib in (tinyjax, jax):
+      log: list = []
+      fn = _logging(lib, log)[k]
+      val = run(lib, fn, S(0.7) if lib is tinyjax else 0.7)
+      logs.append((log, val))
+    (tj_log, tj_val), (jx_log, jx_val) = logs
+    assert tj_log == jx_log, (k, tj_log, jx_log)
+    assert_close(tj_val, jx_val, dtype=False)

@@ -57,6 +57,11 @@ class CallRule:
   def batched(self, flags: list[int | None], size: int) -> CallRule:
     raise NotImplementedError(f"tinyjax.vmap: no batching rule for the call {self.name}")
 
+  def derivative_args(self, call: UOp) -> tuple[UOp, ...]:
+    """The arguments of `call` (this rule's FUNCTION) whose derivatives its rules carry to the outputs: all of them,
+    unless the rule ignores some (a custom function's closed-over values)."""
+    return call.src[1:]
+
   def content_key(self) -> tuple | None:
     """What the call computes beyond its arguments' types and constants, for a cache of compiled host calls (None: the
     body says it all)."""

@@ -151,7 +151,8 @@ def perturbed(roots: list[UOp], seeds: set[UOp]) -> set[UOp]:
   for u in UOp.sink(*roots).toposort(enter_calls=False):
     if u in seeds: out.add(u)
     elif u.op is Ops.FUNCTION:
-      if any(s in out for s in u.src[1:]): out.add(u)
+      args = u.src[1:] if (rule := _tg.custom_rule_of(u)) is None else rule.derivative_args(u)
+      if any(s in out for s in args): out.add(u)
     elif dtypes.is_float(u.dtype) and u.op not in ZERO_DERIVATIVE and any(s in out for s in operands(u)): out.add(u)
   return out
 

@@ -11,7 +11,7 @@ a traced Tensor among custom_jvp's nondiff_argnums) become extra, hidden argumen
 sees them. As in JAX, the custom rule says nothing about them: differentiating with respect to one is an error.
 """
 from __future__ import annotations
-import dataclasses, functools, inspect, itertools
+import contextlib, dataclasses, functools, inspect, itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -69,6 +69,48 @@ def _fun_name(f: Callable) -> str:
   return _fun_name(f.func) if isinstance(f, functools.partial) else "<unknown>"
 
 
+# trace-state entries of the transforms whose custom rules are running (_rule_traced): custom calls the rules make are
+# not differentiated by those (JAX applies a rule below the level of the transform that runs it)
+_rule_levels: ContextVar[frozenset[tuple]] = ContextVar("tinyjax_rule_levels", default=frozenset())
+
+def _differentiating_level(vals: list[UOp]) -> tuple | None:
+  """The innermost active transform that differentiates these values (its trace-state entry), or None. A value traced
+  by an inner scope stands for a value of the outer one (a custom function's argument, a nested grad's input): the
+  values are followed outward through what each scope's placeholders stand for. A jit traced inside that transform
+  (JAX stages it: the function is traced, the rule runs later on its graph) means None, as does a transform whose
+  custom rule is running."""
+  s = trace_state()
+  for entry in reversed(s.active):
+    name, phs = entry
+    if name == "jit": return None
+    if name in DIFFERENTIATING and entry not in _rule_levels.get():
+      pert = perturbed(vals, set(phs))
+      if any(v in pert for v in vals): return entry
+    if subs := {p: s.values[p] for p in phs if p in s.values}: vals = substitute(vals, subs)
+  return None
+
+@contextlib.contextmanager
+def _applied_by_innermost():
+  """A rule applied by a transform's rewrite (the innermost differentiating scope): the custom calls it makes are not
+  differentiated by that transform."""
+  level = next((e for e in reversed(trace_state().active) if e[0] in DIFFERENTIATING), None)
+  token = _rule_levels.set(_rule_levels.get() | _inner_levels(level)) if level is not None else None
+  try: yield
+  finally:
+    if token is not None: _rule_levels.reset(token)
+
+def _inner_levels(level: tuple) -> frozenset[tuple]:
+  """The active trace-state entries from `level` inward."""
+  active = trace_state().active
+  return frozenset(active[active.index(level):])
+
+def _subs(keys: list[UOp], xs: list[Tensor]) -> dict[UOp, UOp]: return dict(zip(keys, (x.uop for x in xs), strict=True))
+
+def _substituting(keys: list[UOp], outs: list[UOp]) -> Callable[[list[Tensor]], list[Tensor]]:
+  """The function of xs that `outs`, traced on `keys`, computes."""
+  return lambda xs: [Tensor(u) for u in substitute(outs, _subs(keys, xs))]
+
+
 @dataclass(eq=False)
 class CustomRule(CallRule):
   """A custom function on flat lists of Tensors. fun(xs) -> outs; jvp_fun(xs, ts) -> tangent outs;
@@ -81,9 +123,12 @@ class CustomRule(CallRule):
   bwd: Callable[[Any, list], list] | None = None
   nuser: int | None = None   # None: all arguments are the user's
   user_rules: bool = False   # the rules are user code, which may close over traced values: check what they return
+  jvp_pair: Callable[[list, list], tuple[list, list]] | None = None   # the user's jvp rule: (primal outs, tangent outs)
 
   @property
   def kind(self) -> str: return "jvp" if self.jvp_fun is not None else "vjp"
+
+  def derivative_args(self, call: UOp) -> tuple[UOp, ...]: return call.src[1:] if self.nuser is None else call.src[1:1 + self.nuser]
 
   def call_node(self, xs: list[Tensor]) -> UOp:
     """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""
@@ -91,17 +136,52 @@ class CustomRule(CallRule):
     # a custom call nested in the body sees them as traced values, which it hoists (PARAMs of the final slots would be
     # the same nodes as the nested body's own)
     tmp = [param_like(x.uop, new_slot()) for x in xs]
+    level = _differentiating_level([x.uop for x in xs]) if self.user_rules else None
     # the PARAMs stand for the arguments: Python control flow reads them where those are concrete (under grad outside jit)
     with trace_scope(f"custom_{self.kind}", tmp, dict(zip(tmp, (x.uop for x in xs), strict=True))):
-      outs = [o.uop for o in self.fun([Tensor(t) for t in tmp])]
-    hidden = closure(outs, set(tmp))
+      graphs: list[UOp] = []
+      if level is None: outs, rule = [o.uop for o in self.fun([Tensor(t) for t in tmp])], self
+      else: outs, rule, graphs = self._rule_traced(tmp, level)
+    hidden = closure(outs + graphs, set(tmp))
     args = [x.uop for x in xs] + hidden
     params = [param_like(a, i) for i, a in enumerate(args)]
     body = substitute(outs, dict(zip(tmp + hidden, params, strict=True)))
     nuser = len(xs) if self.nuser is None else self.nuser
     self._check_not_differentiated(args[nuser:], params[nuser:], body)
-    rule = self._bound(body, params, hidden, nuser) if hidden or self.user_rules else self
+    if hidden or rule.user_rules: rule = rule._bound(body, params, hidden, nuser)
     return rule.node(body, args)
+
+  def _rule_traced(self, tmp: list[UOp], level: tuple) -> tuple[list[UOp], "CustomRule", list[UOp]]:
+    """A call whose arguments a transform differentiates: as JAX's tracer applies the rule there and never runs the
+    function, the rule runs now, once, instead of the function (whose outputs it gives: JAX's primal output is the
+    rule's), and is kept as the graphs it traced, which the transforms substitute into. Returns (the primal outputs,
+    that rule, the graphs it keeps). Custom calls made by the rule are differentiated by the transforms outside
+    `level` only (its primals are those transforms' values, as in JAX)."""
+    ps = [Tensor(t) for t in tmp]
+    token = _rule_levels.set(_rule_levels.get() | _inner_levels(level))
+    try:
+      if self.jvp_pair is not None:
+        tans = [param_like(t, new_slot()) for t in tmp if dtypes.is_float(t.dtype)]
+        it = iter(tans)
+        ts = [Tensor(next(it)) if dtypes.is_float(t.dtype) else Tensor(t).zeros_like() for t in tmp]
+        with trace_scope(f"custom_{self.kind}", tans):   # tangents: traced values with no concrete value
+          p_out, t_out = self.jvp_pair(ps, ts)
+        outs, touts = [o.uop for o in p_out], [t.uop for t in t_out]
+        def jvp_fun(xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
+          subs = {**_subs(tmp, xs), **_subs(tans, [t for t, x in zip(ts, xs, strict=True) if dtypes.is_float(x.dtype)])}
+          return [Tensor(u) for u in substitute(touts, subs)]
+        return outs, dataclasses.replace(self, fun=_substituting(tmp, outs), jvp_fun=jvp_fun, jvp_pair=None), touts
+      assert self.fwd is not None
+      o, res = self.fwd(ps)
+      outs, (r_leaves, r_tree) = [x.uop for x in o], tu.tree_flatten(res)
+      pos = [i for i, r in enumerate(r_leaves) if isinstance(r, Tensor)]
+      r_uops = [r_leaves[i].uop for i in pos]
+      def fwd(xs: list[Tensor]) -> tuple[list[Tensor], Any]:
+        done, leaves = substitute(outs + r_uops, _subs(tmp, xs)), list(r_leaves)
+        for i, u in zip(pos, done[len(outs):], strict=True): leaves[i] = Tensor(u)
+        return [Tensor(u) for u in done[:len(outs)]], tu.tree_unflatten(r_tree, leaves)
+      return outs, dataclasses.replace(self, fun=_substituting(tmp, outs), fwd=fwd), r_uops
+    finally: _rule_levels.reset(token)
 
   def _check_not_differentiated(self, vals: list[UOp], params: list[UOp], body: list[UOp]) -> None:
     """JAX raises when a custom function is differentiated with respect to a value it closes over: its rule does not
@@ -141,7 +221,7 @@ class CustomRule(CallRule):
       def bwd(res, cts):
         r, vals = res
         return list(closed(ubwd, vals, r, cts)) + [None] * len(hidden)
-    return dataclasses.replace(self, fun=fun, jvp_fun=jvp, fwd=fwd, bwd=bwd, nuser=nuser, user_rules=False)
+    return dataclasses.replace(self, fun=fun, jvp_fun=jvp, fwd=fwd, bwd=bwd, nuser=nuser, user_rules=False, jvp_pair=None)
 
   def batched(self, flags: list[int | None], size: int) -> "CustomRule":
     """The rule of this custom function vmapped over arguments with batch dims `flags` (0 or None): what vmap
@@ -166,9 +246,12 @@ class CustomRule(CallRule):
 
   def jvp(self, xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
     if self.jvp_fun is None: raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
-    return self.jvp_fun(xs, ts)
+    with _applied_by_innermost(): return self.jvp_fun(xs, ts)
 
   def vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]:
+    with _applied_by_innermost(): return self._vjp(xs, cts)
+
+  def _vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]:
     n = len(xs) if self.nuser is None else self.nuser
     if self.fwd is not None and self.bwd is not None:
       _, res = self.fwd(xs)
@@ -298,10 +381,14 @@ class _CustomFunction:
     return tu.tree_unflatten(box["tree"], outs)
 
   def _check_primal(self, rule: str, name: str, out, box: dict) -> list[Tensor]:
-    """The primal output a rule returns has the function's output structure, shapes and dtypes (JAX checks this when
-    the function was traced first, as tinyjax always does). `rule`: "JVP rule f_jvp" or "VJP fwd rule f_fwd"."""
+    """The primal output a rule returns has the function's output structure, shapes and dtypes, where the function was
+    traced first (JAX checks this then only: under a differentiating transform the rule runs instead of the function,
+    and its output is the primal output). `rule`: "JVP rule f_jvp" or "VJP fwd rule f_fwd"."""
     p_leaves, p_tree = tu.tree_flatten(out)
     ps = [_as_leaf(p) for p in p_leaves]
+    if "tree" not in box:
+      box["tree"], box["outs"] = p_tree, ps
+      return ps
     k = self.kind
     def msg(what: str, of: str, end: str) -> str:
       head = (f"(equal in value to the output of the custom_jvp-decorated function {name}, and in particular {what}), but "
@@ -352,7 +439,7 @@ class custom_jvp(_CustomFunction):
     jvp = self.jvp
     assert jvp is not None
     jname = _fun_name(jvp)
-    def jvp_flat(ps, ts):
+    def jvp_pair(ps, ts):
       full_t = list(zeros)
       for i, t in zip(call.pos, ts, strict=True): full_t[i] = t
       pair = jvp(*call.nd, call.diff_args(call.rebuild(ps)), tu.tree_unflatten(call.tree, full_t))
@@ -364,8 +451,8 @@ class custom_jvp(_CustomFunction):
         raise TypeError(f"Custom JVP rule {jname} for function {name} must produce primal and tangent outputs with equal "
                         f"container (pytree) structures, but got {p_tree} and {t_tree} respectively.")
       p_out = self._check_primal(f"JVP rule {jname}", name, pair[0], box)
-      return _check_tangents(p_out, [_as_leaf(t) for t in t_leaves])
-    return CustomRule(name, fun, jvp_fun=jvp_flat, user_rules=True)
+      return p_out, _check_tangents(p_out, [_as_leaf(t) for t in t_leaves])
+    return CustomRule(name, fun, jvp_fun=lambda ps, ts: jvp_pair(ps, ts)[1], user_rules=True, jvp_pair=jvp_pair)
 
 
 def _check_tangents(ps: list[Tensor], ts: list[Tensor]) -> list[Tensor]:

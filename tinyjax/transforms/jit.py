@@ -171,8 +171,11 @@ class jit:
 
   @serialized
   def __call__(self, *args, **kwargs):
-    # inside another jit or a transform's trace, a jitted function is just its function (inlined)
-    if trace_state().running_jit or is_tracing() or jit_capturing(): return self.fun(*args, **kwargs)
+    # inside another jit or a transform's trace, a jitted function is just its function (inlined); inside a trace, in a
+    # scope that says it is staged (custom functions are then traced, and their rules applied later, as JAX does)
+    if is_tracing():
+      with trace_scope("jit", []): return self.fun(*args, **kwargs)
+    if trace_state().running_jit or jit_capturing(): return self.fun(*args, **kwargs)
     if kwargs or self.static_argnums or self.static_argnames or (fast := self._plain_key(args)) is None \
        or (tensors := self._plain_inputs(args, fast)) is None:
       entry, tensors = self._entry(args, kwargs)
