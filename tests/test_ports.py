@@ -17,6 +17,7 @@ import jax
 from tinygrad import Tensor
 import tinyjax.random as tjrandom
 from jnp_table import x64_off
+from examples.port_imports import IMPORT_LINE, to_tinyjax   # the only rewrite: import lines
 
 # The ports whose kernels compile with tinygrad's default optimizations, as a user runs them: training with matmuls,
 # a scan and its gradient, attention's reductions, a jitted solver. The others compile without (NOOPT, like the rest of
@@ -41,29 +42,6 @@ TOL: dict[str, tuple[float, float]] = {
   "jaxexamples_hmm_em": (1e-4, 1e-6),
 }
 DEFAULT_TOL = (2e-5, 1e-6)
-
-# ---- the only rewrite: import lines ------------------------------------------------------------------------------------
-
-_IMPORT = re.compile(r"^(\s*)(import|from)\s+(jax)\b(.*)$")
-
-def _import_item(item: str) -> str:
-  name, _, alias = (p.strip() for p in item.partition(" as "))
-  if not (name == "jax" or name.startswith("jax.")): return item
-  if name == "jax": return f"tinyjax as {alias or 'jax'}"
-  if not alias: raise ValueError(f"'import {name}' without 'as' binds 'jax': not a port of only the imports")
-  return f"tinyjax{name[3:]} as {alias}"
-
-def to_tinyjax(src: str) -> str:
-  """The same source with its jax imports pointed at tinyjax: `import jax` -> `import tinyjax as jax`,
-  `import jax.numpy as jnp` -> `import tinyjax.numpy as jnp`, `from jax.x import y` -> `from tinyjax.x import y`."""
-  out = []
-  for line in src.splitlines():
-    if m := _IMPORT.match(line):
-      indent, kw, _, rest = m.groups()
-      if kw == "from": line = f"{indent}from tinyjax{rest}"
-      else: line = f"{indent}import " + ", ".join(_import_item(i) for i in f"jax{rest}".split(","))
-    out.append(line)
-  return "\n".join(out) + "\n"
 
 def changed_lines(a: str, b: str) -> list[str]:
   la, lb = a.splitlines(), b.splitlines()
@@ -130,7 +108,7 @@ def test_port(path: Path, request):
   assert src.startswith("# "), f"{path.name}: the first lines name the snippet's source"
   ported = to_tinyjax(src)
   changed = changed_lines(src, ported)
-  assert changed and all(_IMPORT.match(line) for line in changed)
+  assert changed and all(IMPORT_LINE.match(line) for line in changed)
   with x64_off():
     want = run(path, src)
     got = run(path, ported)

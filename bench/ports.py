@@ -1,0 +1,201 @@
+"""Every program in examples/ports/ timed under JAX and under tinyjax (its import lines rewritten, as tests/test_ports.py
+runs it): what a user porting JAX code sees, side by side on one machine.
+
+  python -m bench.ports [--only TEXT] [--timeout S] [--quick] [--profile]
+
+Each program runs in a fresh subprocess per library (JAX, tinyjax), one after the other, so every cache starts cold:
+  first   wall time of the whole program, imports excluded: its import statements are executed first (untimed), then the
+          timed exec of the module finds them in sys.modules. Stops after the arrays left in the module's globals are
+          computed (jax.block_until_ready / tinyjax.block_until_ready), so that neither JAX's asynchronous dispatch nor
+          tinygrad's laziness hides work
+  warm    the same program exec'd a second time in the same process, timed the same way: its functions are new objects
+          (so both libraries trace again), but compiled kernels/executables are in the process's caches
+  ratio   tinyjax / JAX (> 1: tinyjax slower)
+The programs' prints are captured (discarded). A run that takes longer than --timeout seconds (default 300) is reported
+as a timeout and counts in the summary at its lower bound (timeout / JAX's time); a run that raises is reported with its
+exception and left out of the summary.
+
+Settings, the same for both sides: JAX_PLATFORMS=cpu; x64 off (both libraries' default, as the ports' own test runs
+them); CCACHE=0, tinygrad's on-disk compile cache off, as bench/run.py does, so a first run really compiles (JAX's
+persistent compilation cache is off by default). Everything else is a user's default: tinygrad's kernel optimizations
+on (not the test suite's NOOPT) and its parallel compile workers (PARALLEL, the number of cores).
+
+--profile adds a third, cProfile'd, run of each tinyjax program and prints where its time goes (the top tinyjax/tinygrad
+functions by cumulative time, and the top functions by own time); the .prof files go to bench/out/prof/.
+Writes the table to bench/out/ports.md (bench/out/ports_quick.md with --quick or --only).
+"""
+from __future__ import annotations
+import argparse, ast, builtins, contextlib, io, json, math, os, platform, signal, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PORTS = ROOT / "examples" / "ports"
+OUT = ROOT / "bench" / "out"
+ENV = {"JAX_PLATFORMS": "cpu", "CCACHE": "0"}
+SIDES = ("jax", "tinyjax")
+
+# ---- one program in this process (the child) -----------------------------------------------------------------------
+
+class _Timeout(Exception): pass
+
+def _alarm(signum, frame): raise _Timeout()
+
+def _arrays(g: dict, lib) -> list:
+  """The arrays the program left in its globals (in lists/tuples/dicts or the library's pytrees)."""
+  from tinygrad import Tensor
+  kind = Tensor if lib.__name__ == "tinyjax" else lib.Array
+  out = []
+  for name, v in g.items():
+    if name.startswith("__"): continue
+    try: leaves = lib.tree_util.tree_leaves(v)
+    except Exception: continue
+    out += [x for x in leaves if isinstance(x, kind)]
+  return out
+
+def _exec(code, path: Path, lib) -> None:
+  g: dict = {"__name__": "__main__", "__file__": str(path), "__builtins__": builtins}
+  with contextlib.redirect_stdout(io.StringIO()):
+    exec(code, g)
+    lib.block_until_ready(_arrays(g, lib))
+
+def _profile_summary(prof, n=12) -> list[str]:
+  import pstats
+  st = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+  def where(k):
+    if k[0] == "~": return k[2]
+    f = k[0][k[0].rindex(m):] if (m := "/tinyjax/") in k[0] or (m := "/tinygrad/") in k[0] else Path(k[0]).name
+    return f"{f.lstrip('/')}:{k[1]} {k[2]}"
+  mine = [(k, v) for k, v in st.items() if "/tinyjax/" in k[0] or "/tinygrad/" in k[0]]
+  cum = sorted(mine, key=lambda kv: -kv[1][3])[:n]
+  own = sorted(st.items(), key=lambda kv: -kv[1][2])[:n]
+  total = max(v[3] for v in st.values())
+  return ([f"  cumulative (of {total:.3f} s):"] + [f"    {v[3]:8.3f} s  {v[1]:7d} calls  {where(k)}" for k, v in cum] +
+          ["  own time:"] + [f"    {v[2]:8.3f} s  {v[1]:7d} calls  {where(k)}" for k, v in own])
+
+def child(side: str, path: Path, timeout: float, result: Path, profile: bool) -> None:
+  import importlib
+  from examples.port_imports import to_tinyjax
+  src = path.read_text()
+  if side == "tinyjax": src = to_tinyjax(src)
+  tree = ast.parse(src, str(path))
+  lib = importlib.import_module(side)
+  imports = ast.Module([s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))], type_ignores=[])
+  exec(compile(imports, str(path), "exec"), {"__name__": "__main__", "__builtins__": builtins})   # untimed
+  code = compile(tree, str(path), "exec")
+  signal.signal(signal.SIGALRM, _alarm)
+  runs = ["first", "warm"] + (["profile"] if profile else [])
+  with result.open("a") as f:
+    for run in runs:
+      rec: dict = {"run": run}
+      prof = None
+      signal.setitimer(signal.ITIMER_REAL, timeout)
+      try:
+        t = time.perf_counter()
+        if run == "profile":
+          import cProfile
+          prof = cProfile.Profile()
+          prof.runcall(_exec, code, path, lib)
+        else: _exec(code, path, lib)
+        rec["s"] = time.perf_counter() - t
+      except _Timeout: rec["timeout"] = timeout
+      except Exception as e: rec["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+      finally: signal.setitimer(signal.ITIMER_REAL, 0)
+      if prof is not None and "s" in rec:
+        (OUT / "prof").mkdir(parents=True, exist_ok=True)
+        prof.dump_stats(p := OUT / "prof" / f"{path.stem}.{side}.prof")
+        rec["profile"] = _profile_summary(str(p))
+      f.write(json.dumps(rec) + "\n")
+      f.flush()
+      if "s" not in rec: break
+
+# ---- all programs (the parent) -------------------------------------------------------------------------------------
+
+def run_one(side: str, path: Path, timeout: float, profile: bool) -> dict:
+  """{run: seconds | 'timeout' | 'error: ...'} for the first and warm runs (and the profile lines)."""
+  with tempfile.TemporaryDirectory() as d:
+    res = Path(d) / "result.jsonl"
+    cmd = [sys.executable, "-m", "bench.ports", "--one", side, str(path), "--timeout", str(timeout), "--result", str(res)]
+    if profile: cmd.append("--profile")
+    env = {**os.environ, **ENV, "PYTHONPATH": str(ROOT)}
+    killed, p = None, None
+    try:
+      p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=(3 if profile else 2) * timeout + 120)
+    except subprocess.TimeoutExpired: killed = "timeout"
+    recs = [json.loads(line) for line in res.read_text().splitlines()] if res.exists() else []
+  out: dict = {}
+  for r in recs:
+    out[r["run"]] = r["s"] if "s" in r else "timeout" if "timeout" in r else r["error"]
+    if "profile" in r: out["profile_lines"] = r["profile"]
+  for run in ("first", "warm"):
+    if run not in out and not any(isinstance(v, str) for v in out.values()):
+      out[run] = killed or (f"error: exit {p.returncode}: {(p.stderr.strip().splitlines() or [''])[-1][:160]}" if p else "error")
+  return out
+
+def fmt(s) -> str:
+  if not isinstance(s, float): return "timeout" if s == "timeout" else "error" if isinstance(s, str) else "-"
+  return f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+def ratio(j, t, timeout: float) -> tuple[float | None, str]:
+  """tinyjax / JAX; a tinyjax timeout counts as its lower bound."""
+  if not isinstance(j, float): return None, "-"
+  if t == "timeout": return timeout / j, f"> {timeout / j:.1f}x"
+  if not isinstance(t, float): return None, "-"
+  return t / j, f"{t / j:.2f}x"
+
+def summary(name: str, rs: list[float]) -> str:
+  if not rs: return f"{name}: -"
+  return (f"{name}: median {statistics.median(rs):.2f}x, geometric mean {math.exp(statistics.fmean(math.log(r) for r in rs)):.2f}x, "
+          f"{sum(r > 3 for r in rs)} of {len(rs)} above 3x, range {min(rs):.2f}x to {max(rs):.2f}x")
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--only", help="programs whose name contains this text")
+  ap.add_argument("--timeout", type=float, default=300, help="seconds per run (default 300)")
+  ap.add_argument("--quick", action="store_true", help="the first 10 programs only")
+  ap.add_argument("--profile", action="store_true", help="a cProfile'd third run of each tinyjax program")
+  ap.add_argument("--one", nargs=2, metavar=("SIDE", "PATH"), help=argparse.SUPPRESS)
+  ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+  a = ap.parse_args()
+  if a.one:
+    return child(a.one[0], Path(a.one[1]), a.timeout, a.result, a.profile)
+
+  files = [f for f in sorted(PORTS.glob("*.py")) if a.only is None or a.only in f.stem]
+  if a.quick: files = files[:10]
+  load0, t0 = os.getloadavg(), time.time()
+  rows, firsts, warms, errors = [], [], [], []
+  head = "| program | JAX first | tinyjax first | ratio | JAX warm | tinyjax warm | ratio |"
+  print(head + "\n|---|---|---|---|---|---|---|", flush=True)
+  for f in files:
+    r = {side: run_one(side, f, a.timeout, a.profile and side == "tinyjax") for side in SIDES}
+    j, t = r["jax"], r["tinyjax"]
+    rf, sf = ratio(j.get("first"), t.get("first"), a.timeout)
+    rw, sw = ratio(j.get("warm"), t.get("warm"), a.timeout)
+    if rf is not None: firsts.append(rf)
+    if rw is not None: warms.append(rw)
+    row = (f"| {f.stem} | {fmt(j.get('first'))} | {fmt(t.get('first'))} | {sf} | {fmt(j.get('warm'))} | {fmt(t.get('warm'))} | {sw} |")
+    rows.append((rw, row))
+    print(row, flush=True)
+    for side in SIDES:
+      for run in ("first", "warm"):
+        v = r[side].get(run)
+        if isinstance(v, str) and v != "timeout": errors.append(f"{f.stem} ({side}, {run} run): {v}")
+    if "profile_lines" in t: print(f"tinyjax warm run of {f.stem}, profiled:\n" + "\n".join(t["profile_lines"]), flush=True)
+  load1 = os.getloadavg()
+  worst = [row.split(" | ")[0][2:] + f" ({r:.1f}x)" for r, row in sorted((x for x in rows if x[0] is not None), key=lambda x: -x[0])[:5]]
+  lines = [summary("first run", firsts), summary("warm run", warms), "5 worst warm ratios: " + ", ".join(worst)] + \
+          [f"failed: {e}" for e in errors]
+  for line in lines: print(line)
+  from importlib.metadata import version
+  git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+  meta = (f"{time.strftime('%Y-%m-%d')}, git {git}, {platform.platform()}, {os.cpu_count()} cores; tinygrad {version('tinygrad')}, "
+          f"jax {version('jax')}; settings {', '.join(f'{k}={v}' for k, v in ENV.items())}, timeout {a.timeout:g} s; load average "
+          f"(1/5/15 min) at start {' '.join(f'{x:.2f}' for x in load0)}, at end {' '.join(f'{x:.2f}' for x in load1)}; "
+          f"wall time {time.time() - t0:.0f} s")
+  OUT.mkdir(parents=True, exist_ok=True)
+  md = OUT / ("ports_quick.md" if a.quick or a.only else "ports.md")
+  md.write_text(f"# Ports against JAX (`python -m bench.ports`)\n\n{meta}\n\n{head}\n|---|---|---|---|---|---|---|\n" +
+                "\n".join(row for _, row in rows) + "\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
+  print(f"wrote {md.relative_to(ROOT)}")
+
+if __name__ == "__main__":
+  main()
