@@ -8,17 +8,23 @@ Each program runs in a fresh subprocess per library (JAX, tinyjax), one after th
           timed exec of the module finds them in sys.modules. Stops after the arrays left in the module's globals are
           computed (jax.block_until_ready / tinyjax.block_until_ready), so that neither JAX's asynchronous dispatch nor
           tinygrad's laziness hides work
-  warm    the same program exec'd a second time in the same process, timed the same way: its functions are new objects
-          (so both libraries trace again), but compiled kernels/executables are in the process's caches
+  warm    the same program exec'd a second time in the same process, timed the same way: its functions are new objects,
+          so both libraries trace again, but what they compiled is found again. tinygrad finds its kernels in its
+          in-process caches (keyed by the kernel's content). JAX's in-memory caches are keyed by the function object, so
+          a re-defined function's jit would compile again: the JAX side runs with its persistent compilation cache on
+          (a user's setting, as tests/conftest.py does; a fresh directory per program, so the first run writes it and
+          the warm run reads it; minimum compile time and entry size 0)
   ratio   tinyjax / JAX (> 1: tinyjax slower)
+  JAX warm, no compile cache   a third JAX run with the persistent cache off (what JAX's default settings give a
+          re-exec'd program: its jitted functions compile again), and tinyjax's warm run against it
 The programs' prints are captured (discarded). A run that takes longer than --timeout seconds (default 300) is reported
 as a timeout and counts in the summary at its lower bound (timeout / JAX's time); a run that raises is reported with its
 exception and left out of the summary.
 
 Settings, the same for both sides: JAX_PLATFORMS=cpu; x64 off (both libraries' default, as the ports' own test runs
 them); CCACHE=0, tinygrad's on-disk compile cache off, as bench/run.py does, so a first run really compiles (JAX's
-persistent compilation cache is off by default). Everything else is a user's default: tinygrad's kernel optimizations
-on (not the test suite's NOOPT) and its parallel compile workers (PARALLEL, the number of cores).
+persistent cache starts empty). Everything else is a user's default: tinygrad's kernel optimizations on (not the test
+suite's NOOPT) and its parallel compile workers (PARALLEL, the number of cores).
 
 --profile adds a third, cProfile'd, run of each tinyjax program and prints where its time goes (the top tinyjax/tinygrad
 functions by cumulative time, and the top functions by own time); the .prof files go to bench/out/prof/.
@@ -83,11 +89,19 @@ def child(side: str, path: Path, timeout: float, result: Path, profile: bool) ->
   exec(compile(imports, str(path), "exec"), {"__name__": "__main__", "__builtins__": builtins})   # untimed
   code = compile(tree, str(path), "exec")
   signal.signal(signal.SIGALRM, _alarm)
-  runs = ["first", "warm"] + (["profile"] if profile else [])
+  if side == "jax":   # its persistent compilation cache, in a fresh directory: cold for the first run, hot for the warm one
+    lib.config.update("jax_compilation_cache_dir", str(result.parent / "jaxcache"))   # the parent's temporary directory
+    lib.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    lib.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+  runs = ["first", "warm"] + (["recompile"] if side == "jax" else []) + (["profile"] if profile else [])
   with result.open("a") as f:
     for run in runs:
       rec: dict = {"run": run}
       prof = None
+      if run == "recompile":   # JAX without its persistent cache: a re-defined function's jit compiles again
+        from jax._src import compilation_cache
+        lib.config.update("jax_enable_compilation_cache", False)
+        compilation_cache.reset_cache()
       signal.setitimer(signal.ITIMER_REAL, timeout)
       try:
         t = time.perf_counter()
@@ -126,7 +140,7 @@ def run_one(side: str, path: Path, timeout: float, profile: bool) -> dict:
   for r in recs:
     out[r["run"]] = r["s"] if "s" in r else "timeout" if "timeout" in r else r["error"]
     if "profile" in r: out["profile_lines"] = r["profile"]
-  for run in ("first", "warm"):
+  for run in ("first", "warm") + (("recompile",) if side == "jax" else ()):
     if run not in out and not any(isinstance(v, str) for v in out.values()):
       out[run] = killed or (f"error: exit {p.returncode}: {(p.stderr.strip().splitlines() or [''])[-1][:160]}" if p else "error")
   return out
@@ -162,27 +176,31 @@ def main():
   files = [f for f in sorted(PORTS.glob("*.py")) if a.only is None or a.only in f.stem]
   if a.quick: files = files[:10]
   load0, t0 = os.getloadavg(), time.time()
-  rows, firsts, warms, errors = [], [], [], []
-  head = "| program | JAX first | tinyjax first | ratio | JAX warm | tinyjax warm | ratio |"
-  print(head + "\n|---|---|---|---|---|---|---|", flush=True)
+  rows, firsts, warms, recompiles, errors = [], [], [], [], []
+  head = "| program | JAX first | tinyjax first | ratio | JAX warm | tinyjax warm | ratio | JAX warm, no compile cache | ratio |"
+  print(head + "\n" + "|---" * 9 + "|", flush=True)
   for f in files:
     r = {side: run_one(side, f, a.timeout, a.profile and side == "tinyjax") for side in SIDES}
     j, t = r["jax"], r["tinyjax"]
     rf, sf = ratio(j.get("first"), t.get("first"), a.timeout)
     rw, sw = ratio(j.get("warm"), t.get("warm"), a.timeout)
+    rr, sr = ratio(j.get("recompile"), t.get("warm"), a.timeout)
     if rf is not None: firsts.append(rf)
     if rw is not None: warms.append(rw)
-    row = (f"| {f.stem} | {fmt(j.get('first'))} | {fmt(t.get('first'))} | {sf} | {fmt(j.get('warm'))} | {fmt(t.get('warm'))} | {sw} |")
+    if rr is not None: recompiles.append(rr)
+    row = (f"| {f.stem} | {fmt(j.get('first'))} | {fmt(t.get('first'))} | {sf} | {fmt(j.get('warm'))} | {fmt(t.get('warm'))} | {sw} "
+           f"| {fmt(j.get('recompile'))} | {sr} |")
     rows.append((rw, row))
     print(row, flush=True)
     for side in SIDES:
-      for run in ("first", "warm"):
+      for run in ("first", "warm", "recompile"):
         v = r[side].get(run)
         if isinstance(v, str) and v != "timeout": errors.append(f"{f.stem} ({side}, {run} run): {v}")
     if "profile_lines" in t: print(f"tinyjax warm run of {f.stem}, profiled:\n" + "\n".join(t["profile_lines"]), flush=True)
   load1 = os.getloadavg()
   worst = [row.split(" | ")[0][2:] + f" ({r:.1f}x)" for r, row in sorted((x for x in rows if x[0] is not None), key=lambda x: -x[0])[:5]]
-  lines = [summary("first run", firsts), summary("warm run", warms), "5 worst warm ratios: " + ", ".join(worst)] + \
+  lines = [summary("first run", firsts), summary("warm run", warms), summary("warm run against JAX without its compile cache", recompiles),
+           "5 worst warm ratios: " + ", ".join(worst)] + \
           [f"failed: {e}" for e in errors]
   for line in lines: print(line)
   from importlib.metadata import version
@@ -193,7 +211,7 @@ def main():
           f"wall time {time.time() - t0:.0f} s")
   OUT.mkdir(parents=True, exist_ok=True)
   md = OUT / ("ports_quick.md" if a.quick or a.only else "ports.md")
-  md.write_text(f"# Ports against JAX (`python -m bench.ports`)\n\n{meta}\n\n{head}\n|---|---|---|---|---|---|---|\n" +
+  md.write_text(f"# Ports against JAX (`python -m bench.ports`)\n\n{meta}\n\n{head}\n" + "|---" * 9 + "|\n" +
                 "\n".join(row for _, row in rows) + "\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
   print(f"wrote {md.relative_to(ROOT)}")
 
