@@ -9,6 +9,7 @@ import jax.scipy.linalg as jsl
 import tinyjax
 import tinyjax.numpy as jnp
 import tinyjax.scipy.linalg as tsl
+from tinyjax.lax import linalg as tll
 from conftest import rnd, assert_close, tg
 from jnp_table import Row, params, run
 
@@ -66,6 +67,11 @@ ROWS = [
       (tri(3), B3), **TOL),
   Row("sp-solve_triangular-T-unit", lambda a, b: tsl.solve_triangular(a, b, trans=1, unit_diagonal=True),
       lambda a, b: jsl.solve_triangular(a, b, trans=1, unit_diagonal=True), (tri(3, lower=False), rnd(3, seed=2)), vmap=False, **TOL),
+  Row("lax-triangular_solve-right-T", lambda a, b: tll.triangular_solve(a, b, left_side=False, transpose_a=True),
+      lambda a, b: jax.lax.linalg.triangular_solve(a, b, left_side=False, transpose_a=True), (tri(3, seed=3, lower=False), B3.T), **TOL),
+  Row("lax-triangular_solve-left-unit", lambda a, b: tll.triangular_solve(a, b, left_side=True, lower=True, unit_diagonal=True),
+      lambda a, b: jax.lax.linalg.triangular_solve(a, b, left_side=True, lower=True, unit_diagonal=True), (tri(3, seed=4), B3),
+      vmap=False, **TOL),
   Row("sp-lu", flat(jnp, tsl.lu), flat(jxn, jsl.lu), (A4,), **TOL),
   Row("sp-lu_factor", lambda a: tsl.lu_factor(a)[0], lambda a: jsl.lu_factor(a)[0], (A4,), **TOL),
   Row("sp-lu_solve", lambda a, b: tsl.lu_solve(tsl.lu_factor(a), b), lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b), (A3, B3),
@@ -95,6 +101,38 @@ def test_batched(i):
   _, f, g, x = BATCHED[i]
   assert_close(f(tg(x)), lambda: g(x), 1e-8, 1e-10)
 
+# ---- the two paths: LAPACK on the host (CPU data, the rows above) and the tinygrad-op algorithms (other devices) ------
+
+ROW = {r.name: r for r in ROWS}
+# LAPACK on the CPU (tll.on_host)
+FACTORIZATIONS = ["cholesky", "eigh", "svd", "svdvals", "qr", "slogdet", "sp-lu", "sp-solve_triangular", "sp-solve-pos"]
+OPS_PATH = ["cholesky", "eigh", "svd", "qr", "slogdet", "sp-lu", "sp-solve_triangular"]   # one row per function
+
+@pytest.mark.parametrize("name", FACTORIZATIONS)
+def test_jit_replays_and_grad_on_the_lapack_path(name):
+  """Under tinyjax.jit: one host call (a few kernels, no unrolled factorization), replayed on new values; and the
+  jitted gradient."""
+  row = ROW[name]
+  f, g = tinyjax.jit(row.tj), tinyjax.jit(tinyjax.grad(lambda *a: (row.tj(*a) ** 2).sum()))
+  for k in range(2):
+    args = tuple(a * (1 + 0.1 * k) for a in row.args)
+    assert_close(f(*tg(args)), lambda: row.jx(*args), row.rtol, row.atol)
+    assert_close(g(*tg(args)), lambda: jax.grad(lambda *a: (row.jx(*a) ** 2).sum())(*args), row.rtol, row.atol)
+  assert len(f.kernels(*tg(row.args))) <= 4
+
+@pytest.fixture
+def tinygrad_ops():
+  """The tinygrad-op algorithms, as on a device without a host LAPACK."""
+  tll.HOST_LAPACK = False
+  try: yield
+  finally: tll.HOST_LAPACK = True
+
+@pytest.mark.parametrize("row,check", [p for p in params([ROW[n] for n in OPS_PATH], vmap_last="none")
+                                       if p.values[1] in ("value", "grad")])
+def test_tinygrad_ops_path(tinygrad_ops, row, check):
+  assert not tll.on_host(tg(row.args[0]))
+  run(row, check)
+
 def test_lstsq_and_rank():
   a, b = rnd(5, 3, seed=1), rnd(5, 2, seed=2)
   x, res, rank, s = jnp.linalg.lstsq(tg(a), tg(b))
@@ -104,8 +142,16 @@ def test_lstsq_and_rank():
   r = rnd(5, 2) @ rnd(2, 4, seed=3)
   assert int(jnp.linalg.matrix_rank(tg(r)).item()) == int(L.matrix_rank(r)) == 2
 
-def test_eigh_vectors_up_to_sign():
-  """The eigenvectors themselves, once aligned to JAX's signs; and tinyjax's normalisation (largest entry positive)."""
+def test_eigh_and_svd_vectors_are_jaxs():
+  """On the CPU the eigenvectors and singular vectors are LAPACK's: JAX's, signs included (both call the same
+  routines: jaxlib calls scipy's LAPACK)."""
+  assert_close(tuple(jnp.linalg.eigh(tg(S4b))), lambda: tuple(L.eigh(S4b)), 1e-12, 1e-14)
+  x = rnd(2, 4, 3, seed=12)
+  assert_close(tuple(jnp.linalg.svd(tg(x))), lambda: tuple(L.svd(x)), 1e-12, 1e-14)
+  assert_close(tuple(jnp.linalg.svd(tg(x), full_matrices=False)), lambda: tuple(L.svd(x, full_matrices=False)), 1e-12, 1e-14)
+
+def test_eigh_vectors_up_to_sign_on_the_tinygrad_op_path(tinygrad_ops):
+  """The Jacobi eigenvectors, once aligned to JAX's signs; and their normalisation (largest entry positive)."""
   w, v = jnp.linalg.eigh(tg(S4b))
   v = v.numpy()
   wj, vj = L.eigh(S4b)
@@ -123,6 +169,8 @@ HESSIANS = {   # one per family: logdet (LU), solve, cholesky, eigh, svd; custom
   "cholesky": (lambda a: jnp.linalg.cholesky(a).sum(), lambda a: L.cholesky(a).sum(), S3),
   "eigh": (lambda a: (jnp.linalg.eigh(a)[0] * tg(_C)).sum(), lambda a: (L.eigh(a)[0] * _C).sum(), S3),
   "svd": (lambda a: jnp.linalg.svd(a, compute_uv=False)[0], lambda a: L.svd(a, compute_uv=False)[0], A3),
+  "solve_triangular": (lambda a: tsl.solve_triangular(a, tg(_B), lower=True) @ tg(_C), lambda a: jsl.solve_triangular(a, _B, lower=True) @ _C,
+                       tri(3, seed=5)),
 }
 
 @pytest.mark.parametrize("name", list(HESSIANS))

@@ -1,26 +1,33 @@
 """lax.linalg: the matrix factorizations and solves the array library is written on, with their derivative rules.
 
-Every function takes batches of matrices (leading axes) and works under vmap, jit and every derivative transform. The
-factorizations are written with tinygrad Tensor ops in static Python loops (docs/linalg.md explains the algorithms);
-their derivatives are JAX's rules (`jax/_src/lax/linalg.py`) as `custom_jvp`s, so the loops are never differentiated.
-A rule only applies custom functions to primal values and keeps the tangent in plain Tensor ops: reverse mode
-transposes the rule, and a custom call on a tangent would have to be transposed through its own rule again. solve and
-inv are one host call of LAPACK (`LapackSolve`). `lu` and `triangular_solve` are JAX's `lax.linalg` functions; the
-other names are tinyjax's kernels, which `tinyjax.numpy.linalg` and `tinyjax.scipy.linalg` wrap in their APIs.
+Every function takes batches of matrices (leading axes) and works under vmap, jit and every derivative transform.
+Which path runs depends on where the data lives (`on_host`, docs/linalg.md): on tinygrad's CPU device each
+factorization is one host call of the LAPACK routine JAX's CPU calls (`LapackCall`: potrf, syevd, gesdd, geqrf/orgqr,
+getrf, trsm, gesv), so the numbers, eigenvector signs included, are JAX's; on every other device it is an algorithm in
+tinygrad Tensor ops in static Python loops. The derivatives are JAX's rules (`jax/_src/lax/linalg.py`), written once
+on the factorization's outputs (the `_*_tangent` functions): the LAPACK rules' `jvp`, transposed for reverse mode, and
+the op path's `custom_jvp`s, so the loops are never differentiated. A custom_jvp rule only applies custom functions to
+primal values and keeps the tangent in plain Tensor ops: reverse mode transposes the rule, and a custom call on a
+tangent would have to be transposed through its own rule again. `lu` and `triangular_solve` are JAX's `lax.linalg`
+functions; the other names are tinyjax's kernels, which `tinyjax.numpy.linalg` and `tinyjax.scipy.linalg` wrap in
+their APIs.
 """
 from __future__ import annotations
 import functools, math, warnings
+from typing import Callable
 from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 from tinygrad import Tensor
-from tinyjax._tg import UOp, dtypes, static_shape as _sh, read_array, write_array
+from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, read_array, write_array, np_dtype
 from tinyjax.call_rule import BatchedCall
 from tinyjax.custom import custom_jvp
-from tinyjax.lax.host_call import HostCallRule, type_of
+from tinyjax.transforms.vjp import vjp
+from tinyjax.lax.host_call import HostCallRule
 
 __all__ = ["lu", "triangular_solve", "tri_inv", "cholesky_lower", "lu_parts", "permutation_matrix", "LapackSolve", "solve",
-           "inv", "det", "slogdet", "householder", "qr_reduced", "eigh_jacobi", "svd_reduced", "svd_full_or_reduced",
+           "inv", "det", "slogdet", "householder", "qr_reduced", "qr_complete", "sym_eigh", "svd_reduced", "svd_full_or_reduced",
+           "HOST_LAPACK", "on_host", "LapackCall", "LapackCholeskySolve",
            "singular_values", "mT", "batch_shape", "eye_like", "const_like", "diag", "embed_diag", "sign1"]
 
 # ---- helpers --------------------------------------------------------------------------------------------------------
@@ -60,6 +67,77 @@ def _swap_last(x: Tensor, i: int, j: int) -> list[int]:
   order[i], order[j] = order[j], order[i]
   return order
 
+# ---- LAPACK on the host ------------------------------------------------------------------------------------------------
+# JAX's CPU factorizations are LAPACK calls (jaxlib calls scipy's LAPACK: the same routines as scipy.linalg.lapack).
+# On the CPU tinyjax runs the same routines as one host call each (lax.host_call.HostCallRule: a node whose lowering is
+# a call into Python, replayed under jit like a loop), so it gets JAX's numbers, signs of eigenvectors included. The
+# tinygrad-op algorithms below stay for every other device. An LU in tinygrad ops unrolls into n steps of kernels
+# (534 kernels and 38 s of compiling for n = 100); one host call runs it at LAPACK's speed.
+
+HOST_LAPACK = True   # False: every device runs the tinygrad-op algorithms (tests pin both paths with it)
+
+def on_host(x: Tensor) -> bool:
+  """Whether a factorization of x runs LAPACK on the host: x lives on tinygrad's CPU device ("CPU", "CPU:LLVM", ...),
+  whose buffers are host memory. Every other device (a GPU, the PYTHON emulator, a multi-device tuple) runs the
+  tinygrad-op algorithm: its data would go to the host and back, and tinygrad's kernels run there anyway."""
+  return HOST_LAPACK and isinstance(x.device, str) and x.device.split(":")[0] == "CPU"
+
+def _routine(name: str, work: type) -> Callable:
+  """The LAPACK routine of this precision: float32 stays float32 (sgesv, spotrf, ...), as JAX."""
+  return getattr(scipy.linalg.lapack, ("d" if work == np.float64 else "s") + name)
+
+class LapackCall(HostCallRule):
+  """One LAPACK routine on the host, per matrix of a batch. A subclass gives the outputs' types for one matrix
+  (`core_types`) and `one(*matrices)`, the routine on one matrix per argument (float64 arrays for float64 data,
+  float32 otherwise: LAPACK has no half precision). Every argument has the same batch axes (leading); the batch loops
+  in numpy (`compute`), vmap moves its axis to the front (`batched`). Failed routines give NaN, as JAX."""
+  name = "lapack"
+  def core_types(self, shapes: list[tuple[int, ...]], dt: DType) -> list[tuple[tuple[int, ...], DType]]: raise NotImplementedError
+  one: Callable[..., tuple[np.ndarray, ...]]   # the routine on one matrix per argument
+
+  def out_types(self, xs):
+    b = batch_shape(xs[0])
+    return [(b + s, d) for s, d in self.core_types([_sh(x)[len(b):] for x in xs], xs[0].dtype)]
+
+  def compute(self, vals: list[np.ndarray], outs: list[np.ndarray]) -> None:
+    for i in np.ndindex(vals[0].shape[:-2]):
+      for o, r in zip(outs, self.one(*(v[i] for v in vals)), strict=True): o[i] = r
+
+  def executor(self, ins, outs):
+    shapes = [s for s, _ in ins]
+    def run(bufs) -> None:
+      vals = [read_array(b, s) for b, s in zip(bufs[len(outs):], shapes, strict=True)]
+      work = np.float64 if vals[0].dtype == np.float64 else np.float32
+      vals = [v.astype(work, copy=False) if np.issubdtype(v.dtype, np.floating) else v for v in vals]
+      res = [np.empty(s, work if dtypes.is_float(d) else np_dtype(d)) for s, d in outs]
+      with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        self.compute(vals, res)
+      for b, r in zip(bufs[:len(outs)], res, strict=True): write_array(b, r)
+    return run
+
+  def batched(self, flags, size):
+    def make(xs: list[Tensor]) -> list[UOp]:
+      xs = [x.unsqueeze(0).expand(size, *x.shape) if f is None else x.permute(f, *(i for i in range(x.ndim) if i != f))
+            for x, f in zip(xs, flags, strict=True)]
+      return [o.uop for o in self.call(xs)]
+    return BatchedCall(self.name, make)
+
+  # the derivatives: `jvp` is JAX's rule for the factorization, the same function of its outputs as the tinygrad-op
+  # path's custom_jvp rule (the `_*_tangent` functions); it calls LAPACK on primal values only and is linear in the
+  # tangents, so reverse mode transposes it, as JAX does (and as custom.py does for a custom_jvp). (The host call is not
+  # wrapped in a custom_jvp: a custom function whose body holds a host call fails under jit when its argument is a
+  # view, as vmap's moved axis or a transpose are.)
+  def vjp(self, xs, cts):
+    outs = self.call(xs)
+    cts = [o.zeros_like() if c is None else c for o, c in zip(outs, cts, strict=True)]
+    _, pullback = vjp(lambda *ts: tuple(self.jvp(xs, list(ts))), *[x.zeros_like() for x in xs])
+    return list(pullback(tuple(cts)))
+
+def _failed(o: np.ndarray) -> np.ndarray: return np.full_like(o, np.nan)
+
+def _host(a: Tensor) -> bool: return on_host(a) and min(_sh(a)[-2:]) > 0   # (empty matrices: the op path's shapes)
+
 # ---- triangular inverse (the building block of every solve) ----------------------------------------------------------
 
 def _tri_inv_lower(t: Tensor) -> Tensor:
@@ -87,22 +165,66 @@ def _tri_inv_impl(t: Tensor, lower: bool, unit: bool) -> Tensor:
   t = t.tril(-1) + eye_like(n, t) if unit else t.tril()
   return _tri_inv_lower(t)
 
-@functools.partial(custom_jvp, nondiff_argnums=(1, 2))
 def tri_inv(t: Tensor, lower: bool, unit: bool) -> Tensor:
+  """The inverse of triangular matrices (the `lower` or upper triangle read; unit: ones assumed on the diagonal)."""
+  if _host(t): return triangular_solve(t, eye_like(_sh(t)[-1], t).expand(*_sh(t)), left_side=True, lower=lower, unit_diagonal=unit)
+  return _tri_inv_ops(t, lower, unit)
+
+@functools.partial(custom_jvp, nondiff_argnums=(1, 2))
+def _tri_inv_ops(t: Tensor, lower: bool, unit: bool) -> Tensor:
   return _tri_inv_impl(t, lower, unit)
 
-@tri_inv.defjvp
+def _triangle(x: Tensor, lower: bool, unit: bool) -> Tensor:
+  """The part of x a triangular solve reads (the strict triangle with a unit diagonal)."""
+  return x.tril(-1 if unit else 0) if lower else x.triu(1 if unit else 0)
+
+@_tri_inv_ops.defjvp
 def _tri_inv_jvp(lower, unit, primals, tangents):
   (t,), (dt,) = primals, tangents
-  x = tri_inv(t, lower, unit)
-  dt = (dt.tril(-1 if unit else 0) if lower else dt.triu(1 if unit else 0))
-  return x, -(x @ (dt @ x))
+  x = _tri_inv_ops(t, lower, unit)
+  return x, -(x @ (_triangle(dt, lower, unit) @ x))
+
+@dataclass(eq=False)
+class LapackTriangularSolve(LapackCall):
+  """x with op(a) x = b (left_side) or x op(a) = b, a triangular: BLAS trsm, as JAX's CPU triangular_solve."""
+  left_side: bool
+  lower: bool
+  transpose_a: bool
+  unit: bool
+  name = "lapack_triangular_solve"
+  def core_types(self, shapes, dt): return [(shapes[1], dt)]
+  def one(self, a, b):
+    trsm = getattr(scipy.linalg.blas, ("d" if a.dtype == np.float64 else "s") + "trsm")
+    return (trsm(1.0, a, b, side=int(not self.left_side), lower=int(self.lower), trans_a=int(self.transpose_a), diag=int(self.unit)),)
+
+  def _solve(self, a: Tensor, b: Tensor, transpose: bool) -> Tensor:
+    return LapackTriangularSolve(self.left_side, self.lower, transpose, self.unit).call([a, b])[0]
+
+  # JAX's rules: they solve with a again, on the tangent and on the cotangent (triangular_solve is linear in b); a
+  # derivative of those goes through these rules again
+  def jvp(self, xs, ts):
+    (a, _), (ta, tb) = xs, ts
+    x = self.call(xs)[0]
+    op = _triangle(ta, self.lower, self.unit)
+    if self.transpose_a: op = mT(op)
+    return [self._solve(a, tb - (op @ x if self.left_side else x @ op), self.transpose_a)]
+
+  def vjp(self, xs, cts):
+    x, ct = self.call(xs)[0], cts[0]
+    if ct is None: return [None, None]
+    ctb = self._solve(xs[0], ct, not self.transpose_a)
+    g = -(ctb @ mT(x) if self.left_side else mT(x) @ ctb)   # the cotangent of op(a)
+    return [_triangle(mT(g) if self.transpose_a else g, self.lower, self.unit), ctb]
 
 def triangular_solve(a: Tensor, b: Tensor, *, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
                      conjugate_a: bool = False, unit_diagonal: bool = False) -> Tensor:
   """jax.lax.linalg.triangular_solve: x with op(a) x = b (left_side) or x op(a) = b, op(a) = a or a^T (transpose_a), for
   triangular a (the `lower` or upper triangle is read; unit_diagonal: ones assumed on it), batched. Real matrices only:
   conjugate_a changes nothing."""
+  if _host(a):
+    batch = tuple(np.broadcast_shapes(batch_shape(a), batch_shape(b)))
+    args = [a.expand(*batch, *_sh(a)[-2:]), b.expand(*batch, *_sh(b)[-2:])]
+    return LapackTriangularSolve(left_side, lower, transpose_a, unit_diagonal).call(args)[0]
   ai = tri_inv(a, lower, unit_diagonal)
   if transpose_a: ai = mT(ai)
   return ai @ b if left_side else b @ ai
@@ -135,21 +257,56 @@ def _chol_impl(a: Tensor) -> Tensor:
   l22 = _chol_impl(a[..., h:, h:] - l21 @ mT(l21))
   return l11.pad(((0, 0),) * nb + ((0, 0), (0, n - h))).cat(l21.cat(l22, dim=-1), dim=-2)
 
-@custom_jvp
+@dataclass(eq=False)
+class LapackCholesky(LapackCall):
+  """The lower Cholesky factor from the lower triangle (LAPACK potrf, as JAX); NaN in the lower triangle of a matrix
+  that is not positive definite, zeros above, as JAX."""
+  name = "lapack_cholesky"
+  def core_types(self, shapes, dt): return [(shapes[0], dt)]
+  def one(self, a):
+    l, info = _routine("potrf", a.dtype.type)(a, lower=1, clean=1)
+    return (np.tril(_failed(l)) if info else l,)
+  def jvp(self, xs, ts): return [_cholesky_tangent(self.call(xs)[0], ts[0])]
+
 def cholesky_lower(a: Tensor) -> Tensor:
-  """Lower Cholesky factor from the lower triangle of a; NaN everywhere for a matrix that is not positive definite."""
+  """Lower Cholesky factor from the lower triangle of a; NaN in the lower triangle of a matrix that is not positive
+  definite, zeros above, as JAX."""
+  return LapackCholesky().call([a])[0] if _host(a) else _cholesky_ops(a)
+
+@custom_jvp
+def _cholesky_ops(a: Tensor) -> Tensor:
   l = _chol_impl(a)
   return _nan_like(l, diag(l).isnan().any(-1)).tril()   # JAX: NaN in the lower triangle, zeros above
 
-@cholesky_lower.defjvp
+@dataclass(eq=False)
+class LapackCholeskySolve(LapackCall):
+  """x = a^-1 b for a symmetric positive definite a given by its lower (or upper) triangle: potrf then potrs
+  (scipy.linalg.solve(assume_a='pos')). Its derivatives are JAX's (lax.custom_linear_solve of the matvec a @ x): all of
+  da counts, not only the triangle read."""
+  lower: bool
+  name = "lapack_cholesky_solve"
+  def core_types(self, shapes, dt): return [(shapes[1], dt)]
+  def one(self, a, b):
+    c, info = _routine("potrf", a.dtype.type)(a, lower=int(self.lower))
+    return (_failed(b) if info else _routine("potrs", a.dtype.type)(c, b, lower=int(self.lower))[0],)
+  def jvp(self, xs, ts):
+    (a, _), (ta, tb) = xs, ts
+    return [self.call([a, tb - ta @ self.call(xs)[0]])[0]]
+  def vjp(self, xs, cts):
+    if cts[0] is None: return [None, None]
+    ctb = self.call([xs[0], cts[0]])[0]
+    return [-(ctb @ mT(self.call(xs)[0])), ctb]
+
+def _cholesky_tangent(l: Tensor, da: Tensor) -> Tensor:
+  """JAX's: dL = L Phi(L^-1 dA L^-T), Phi taking the lower triangle with its diagonal halved."""
+  x = triangular_solve(l, triangular_solve(l, da, left_side=True, lower=True), lower=True, transpose_a=True)
+  return l @ (x.tril() / const_like(1 + np.eye(_sh(l)[-1]), x))
+
+@_cholesky_ops.defjvp
 def _cholesky_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
-  l = cholesky_lower(a)
-  li = tri_inv(l, True, False)
-  x = li @ da @ mT(li)
-  n = _sh(a)[-1]
-  phi = x.tril() / const_like(1 + np.eye(n), x)
-  return l, l @ phi
+  l = _cholesky_ops(a)
+  return l, _cholesky_tangent(l, da)
 
 # ---- LU with partial pivoting -------------------------------------------------------------------------------------
 
@@ -191,55 +348,69 @@ def permutation_matrix(perm: Tensor, like: Tensor) -> Tensor:
   m = _sh(perm)[-1]
   return (perm.unsqueeze(-1) == Tensor.arange(m)).cast(like.dtype)
 
-@custom_jvp
+@dataclass(eq=False)
+class LapackLu(LapackCall):
+  """(lu, pivots, permutation) as lax.linalg.lu: LAPACK getrf (packed L and U, 0-based row interchanges), as JAX."""
+  name = "lapack_lu"
+  def core_types(self, shapes, dt):
+    m, n = shapes[0]
+    return [((m, n), dt), ((min(m, n),), dtypes.int32), ((m,), dtypes.int32)]
+  def one(self, a):
+    lu_, piv, _ = _routine("getrf", a.dtype.type)(a)   # info > 0: an exact zero pivot, the factors are still returned
+    perm = np.arange(a.shape[0])
+    for i, p in enumerate(piv): perm[[i, p]] = perm[[p, i]]
+    return lu_, piv, perm
+  def jvp(self, xs, ts):
+    packed, piv, perm = self.call(xs)
+    return [_lu_tangent(packed, perm, ts[0]), piv.zeros_like(), perm.zeros_like()]
+
 def lu(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+  """jax.lax.linalg.lu: (lu, pivots, permutation) of LU with partial pivoting."""
+  if not _host(a): return _lu_ops(a)
+  packed, piv, perm = LapackLu().call([a])
+  return packed, piv, perm
+
+@custom_jvp
+def _lu_ops(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   return _lu_impl(a)
 
-@lu.defjvp
+@_lu_ops.defjvp
 def _lu_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
-  packed, piv, perm = lu(a)
+  packed, piv, perm = _lu_ops(a)
+  return (packed, piv, perm), (_lu_tangent(packed, perm, da), piv.zeros_like(), perm.zeros_like())
+
+def _lu_tangent(packed: Tensor, perm: Tensor, da: Tensor) -> Tensor:
+  """JAX's (_lu_jvp_inner): L^-1 P dA U^-1 split into its strict lower and upper parts."""
+  a = packed
   m, n = _sh(a)[-2], _sh(a)[-1]
   k = min(m, n)
   l, u = lu_parts(packed)
   # square L (m, m) and U (n, n) completed with identity, as JAX's _lu_jvp_inner
   l = l.pad(((0, 0),) * len(batch_shape(a)) + ((0, 0), (0, m - k))) + const_like(np.diag((np.arange(m) >= k).astype(float)), a)
   u = u.pad(((0, 0),) * len(batch_shape(a)) + ((0, n - k), (0, 0))) + const_like(np.diag((np.arange(n) >= k).astype(float)), a)
-  lau = tri_inv(l, True, True) @ (permutation_matrix(perm, a) @ da) @ tri_inv(u, False, False)
+  la = triangular_solve(l, permutation_matrix(perm, a) @ da, left_side=True, lower=True, unit_diagonal=True)
+  lau = triangular_solve(u, la, lower=False)
   dlu = l @ lau.tril(-1) + lau.triu() @ u
-  return (packed, piv, perm), (dlu[..., :m, :n], piv.zeros_like(), perm.zeros_like())
+  return dlu[..., :m, :n]
 
-# ---- inverse, solve, determinants -------------------------------------------------------------------------------------
-
-# ---- solve and inv: LAPACK on the host ---------------------------------------------------------------------------------
-# JAX's CPU solve is LAPACK's getrf + getrs. An LU in tinygrad ops unrolls into n steps of kernels (534 kernels and 38 s
-# of compiling for n = 100) and inv(a) @ b loses accuracy (4x JAX's error); one host call of LAPACK gives JAX's numbers
-# at once, as lax's loops run on the host (lax.host_call.HostCallRule: a call whose lowering is a host call).
+# ---- solve and inv ----------------------------------------------------------------------------------------------------
 
 @dataclass(eq=False)
-class LapackSolve(HostCallRule):
+class LapackSolve(LapackCall):
   """x = a^-1 b for a (..., n, n) and b (..., n, k) of the same batch shape (numpy.linalg.solve: LAPACK gesv), or
   a^-1 itself with `inverse` (numpy.linalg.inv: gesv on the identity, what JAX's inv does)."""
   inverse: bool
-  name = "lapack"
-  def out_types(self, xs): return [type_of(xs[-1])]
+  name = "lapack_solve"
+  def core_types(self, shapes, dt): return [(shapes[-1], dt)]
 
-  def executor(self, ins, outs):
-    shapes = [s for s, _ in ins]
-    def run(bufs) -> None:
-      vals = [read_array(b, s) for b, s in zip(bufs[1:], shapes, strict=True)]
-      work = np.float64 if vals[0].dtype == np.float64 else np.float32   # LAPACK has no half precision
-      vals = [v.astype(work) for v in vals]
-      try: x = np.linalg.inv(vals[0]) if self.inverse else np.linalg.solve(*vals)
-      except np.linalg.LinAlgError:   # a singular matrix: LAPACK's inf/nan for it, as JAX, instead of an exception
-        a = vals[0]
-        b = np.broadcast_to(np.eye(a.shape[-1], dtype=work), a.shape) if self.inverse else vals[1]
-        x = np.empty(b.shape, dtype=work)
-        with warnings.catch_warnings():
-          warnings.simplefilter("ignore")
-          for i in np.ndindex(a.shape[:-2]): x[i] = scipy.linalg.lu_solve(scipy.linalg.lu_factor(a[i], check_finite=False), b[i], check_finite=False)
-      write_array(bufs[0], x)
-    return run
+  def compute(self, vals, outs) -> None:
+    try: outs[0][...] = np.linalg.inv(vals[0]) if self.inverse else np.linalg.solve(*vals)
+    except np.linalg.LinAlgError:   # a singular matrix: LAPACK's inf/nan for it, as JAX, instead of an exception
+      a = vals[0]
+      b = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape) if self.inverse else vals[1]
+      for i in np.ndindex(a.shape[:-2]):
+        outs[0][i] = scipy.linalg.lu_solve(scipy.linalg.lu_factor(a[i], check_finite=False), b[i], check_finite=False)
 
   # the derivatives (JAX's) apply the LAPACK calls to primal values only: the tangents and cotangents stay in plain
   # ops, and a derivative of a derivative differentiates those calls again through these same rules
@@ -255,13 +426,6 @@ class LapackSolve(HostCallRule):
     if self.inverse: return [-(mT(x) @ ct @ mT(x))]
     ctb = mT(inv(xs[0])) @ ct
     return [-(ctb @ mT(x)), ctb]
-
-  def batched(self, flags, size):
-    def make(xs: list[Tensor]) -> list[UOp]:
-      xs = [x.unsqueeze(0).expand(size, *x.shape) if f is None else x.permute(f, *(i for i in range(x.ndim) if i != f))
-            for x, f in zip(xs, flags, strict=True)]
-      return [self.call(xs)[0].uop]
-    return BatchedCall(self.name, make)
 
 def solve(a: Tensor, b: Tensor) -> Tensor:
   """a^-1 b for matrix stacks of the same batch shape."""
@@ -325,27 +489,63 @@ def householder(a: Tensor, want_q: bool) -> tuple[Tensor | None, Tensor]:
     if q is not None: q = q - (q @ tv) @ mT(v)
   return q, r.triu()
 
-def _qr_thin(a: Tensor) -> tuple[Tensor, Tensor]:
+@dataclass(eq=False)
+class LapackQr(LapackCall):
+  """(q, r), complete (`full`: q (m, m), r (m, n)) or reduced (q (m, k), r (k, n)): LAPACK geqrf then orgqr, as JAX."""
+  full: bool
+  name = "lapack_qr"
+  def core_types(self, shapes, dt):
+    m, n = shapes[0]
+    k = m if self.full else min(m, n)
+    return [((m, k), dt), ((k, n), dt)]
+  def one(self, a):
+    m, n = a.shape
+    r, tau, _, _ = _routine("geqrf", a.dtype.type)(a)
+    # JAX's qr: orgqr on the reflectors of the first m columns (wide), of r padded to m columns (complete), or of r
+    q_in = r[:, :m] if m < n else np.pad(r, ((0, 0), (0, m - n))) if self.full else r
+    q = _routine("orgqr", a.dtype.type)(q_in, tau)[0]
+    return q, np.triu(r if self.full or m < n else r[:n])
+  def jvp(self, xs, ts):
+    if self.full: raise NotImplementedError("qr: derivative of the complete QR of a non-square matrix (JAX has none either)")
+    q, r = self.call(xs)
+    return list(_qr_tangent(q, r, ts[0]))
+
+def qr_complete(a: Tensor) -> tuple[Tensor, Tensor]:
+  """(q (m, m), r (m, n)), not differentiable (JAX's rule raises for complete QR of a non-square matrix too)."""
+  if _host(a):
+    q, r = LapackQr(True).call([a])
+    return q, r
+  q_, r = householder(a, True)
+  assert q_ is not None
+  return q_, r
+
+def qr_reduced(a: Tensor) -> tuple[Tensor, Tensor]:
+  """(q (m, k), r (k, n)), k = min(m, n)."""
+  if not _host(a): return _qr_ops(a)
+  q, r = LapackQr(False).call([a])
+  return q, r
+
+@custom_jvp
+def _qr_ops(a: Tensor) -> tuple[Tensor, Tensor]:
   q, r = householder(a, True)
   assert q is not None
   k = min(_sh(a)[-2], _sh(a)[-1])
   return q[..., :, :k], r[..., :k, :]
 
-@custom_jvp
-def qr_reduced(a: Tensor) -> tuple[Tensor, Tensor]:
-  return _qr_thin(a)
-
-@qr_reduced.defjvp
+@_qr_ops.defjvp
 def _qr_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
-  q, r = qr_reduced(a)
-  m, n = _sh(a)[-2], _sh(a)[-1]
-  if m < n: raise NotImplementedError("qr: derivative of a wide matrix (m < n) is not implemented")
-  dx_rinv = da @ tri_inv(r, False, False)
+  q, r = _qr_ops(a)
+  return (q, r), _qr_tangent(q, r, da)
+
+def _qr_tangent(q: Tensor, r: Tensor, da: Tensor) -> tuple[Tensor, Tensor]:
+  """JAX's (qr_jvp_rule) for m >= n."""
+  if _sh(q)[-2] < _sh(r)[-1]: raise NotImplementedError("qr: derivative of a wide matrix (m < n) is not implemented")
+  dx_rinv = triangular_solve(r, da, lower=False)
   qt = mT(q) @ dx_rinv
   low = qt.tril(-1)
   do = low - mT(low)
-  return (q, r), (q @ (do - qt) + dx_rinv, (qt - do) @ r)
+  return q @ (do - qt) + dx_rinv, (qt - do) @ r
 
 # ---- Jacobi eigensolver and SVD ---------------------------------------------------------------------------------------
 
@@ -428,19 +628,42 @@ def _normalize_signs(v: Tensor) -> Tensor:
   s = sign1(v.gather(-2, big))
   return v * s
 
+@dataclass(eq=False)
+class LapackEigh(LapackCall):
+  """(v, w) of a symmetric matrix from its lower triangle: LAPACK syevd, as JAX (eigenvalues ascending, LAPACK's
+  eigenvector signs); NaN if it fails to converge."""
+  name = "lapack_eigh"
+  def core_types(self, shapes, dt): return [(shapes[0], dt), (shapes[0][-1:], dt)]
+  def one(self, a):
+    w, v, info = _routine("syevd", a.dtype.type)(a, compute_v=1, lower=1)
+    return (_failed(v), _failed(w)) if info else (v, w)
+  def jvp(self, xs, ts):
+    v, w = self.call(xs)
+    return list(_eigh_tangent(v, w, ts[0]))
+
+def sym_eigh(a: Tensor) -> tuple[Tensor, Tensor]:
+  """(eigenvectors v, eigenvalues w ascending) of symmetric matrices, as JAX's lax.linalg.eigh: LAPACK's on the CPU,
+  parallel cyclic Jacobi elsewhere (eigenvectors normalised: largest-magnitude entry positive)."""
+  if not _host(a): return _eigh_ops(a)
+  v, w = LapackEigh().call([a])
+  return v, w
+
 @custom_jvp
-def eigh_jacobi(a: Tensor) -> tuple[Tensor, Tensor]:
+def _eigh_ops(a: Tensor) -> tuple[Tensor, Tensor]:
   return _eigh_impl(a)
 
-@eigh_jacobi.defjvp
+@_eigh_ops.defjvp
 def _eigh_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
-  v, w = eigh_jacobi(a)
-  n = _sh(a)[-1]
-  eye = eye_like(n, a)
+  v, w = _eigh_ops(a)
+  return (v, w), _eigh_tangent(v, w, da)
+
+def _eigh_tangent(v: Tensor, w: Tensor, da: Tensor) -> tuple[Tensor, Tensor]:
+  """JAX's (non-degenerate perturbation theory; the tangent is not symmetrized)."""
+  eye = eye_like(_sh(w)[-1], w)
   fmat = 1 / (eye + w.unsqueeze(-2) - w.unsqueeze(-1)) - eye
   vda = mT(v) @ da @ v
-  return (v, w), (v @ (fmat * vda), diag(vda))
+  return v @ (fmat * vda), diag(vda)
 
 def _svd_square(r: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   """One-sided (Hestenes) Jacobi on a square matrix: s = column norms (descending) of the rotated r, U its normalised
@@ -455,7 +678,35 @@ def _svd_square(r: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   sg = sign1(v.gather(-2, v.abs().argmax(-2, keepdim=True)))
   return u * sg, s, v * sg
 
+@dataclass(eq=False)
+class LapackSvd(LapackCall):
+  """(u, s, vt), or s alone without `uv`, with full or reduced u and vt: LAPACK gesdd, as JAX (singular values
+  descending, LAPACK's signs); NaN if it fails to converge."""
+  full: bool
+  uv: bool
+  name = "lapack_svd"
+  def core_types(self, shapes, dt):
+    m, n = shapes[0]
+    k = min(m, n)
+    s = ((k,), dt)
+    return [((m, m if self.full else k), dt), s, ((n if self.full else k, n), dt)] if self.uv else [s]
+  def one(self, a):
+    u, s, vt, info = _routine("gesdd", a.dtype.type)(a, compute_uv=int(self.uv), full_matrices=int(self.full))
+    out = (u, s, vt) if self.uv else (s,)
+    return tuple(_failed(o) for o in out) if info else out
+  def jvp(self, xs, ts):
+    a, (da,) = xs[0], ts
+    if self.uv and self.full and _sh(a)[-2] != _sh(a)[-1]:
+      raise NotImplementedError("svd: derivative with full_matrices=True of a non-square matrix (JAX has none either)")
+    u, s, vt = self.call(xs) if self.uv else svd_reduced(a)
+    if not self.uv: return [diag(mT(u) @ da @ mT(vt))]
+    return list(_svd_tangent(u, s, vt, da))
+
 def svd_full_or_reduced(a: Tensor, full: bool) -> tuple[Tensor, Tensor, Tensor]:
+  """(u, s, vt), u (m, m) and vt (n, n) if full. Differentiable when reduced or square (svd_reduced: its rule)."""
+  if _host(a):
+    u, s, vt = LapackSvd(full, True).call([a])
+    return u, s, vt
   m, n = _sh(a)[-2], _sh(a)[-1]
   if m < n:
     u, s, vt = svd_full_or_reduced(mT(a), full)
@@ -468,20 +719,29 @@ def svd_full_or_reduced(a: Tensor, full: bool) -> tuple[Tensor, Tensor, Tensor]:
   else: u = qf[..., :, :n] @ ur
   return u, s, mT(v)
 
-@custom_jvp
 def svd_reduced(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+  if _host(a): return svd_full_or_reduced(a, False)
+  u, s, vt = _svd_ops(a)
+  return u, s, vt
+
+@custom_jvp
+def _svd_ops(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   return svd_full_or_reduced(a, False)
 
-@svd_reduced.defjvp
+@_svd_ops.defjvp
 def _svd_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
-  u, s, vt = svd_reduced(a)
+  u, s, vt = _svd_ops(a)
+  return (u, s, vt), _svd_tangent(u, s, vt, da)
+
+def _svd_tangent(u: Tensor, s: Tensor, vt: Tensor, da: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+  """JAX's (svd_jvp_rule), with its terms for m != n."""
   ut, v = mT(u), mT(vt)
   sd = s.unsqueeze(-2)
   ds_mat = ut @ da @ v
   ds = diag(ds_mat)
   k = _sh(s)[-1]
-  eye = eye_like(k, a)
+  eye = eye_like(k, s)
   diffs = (sd + mT(sd)) * (sd - mT(sd))
   f = 1 / (diffs + eye) - eye
   dss, sds = sd * ds_mat, mT(sd) * ds_mat
@@ -490,24 +750,27 @@ def _svd_jvp(primals, tangents):
   dudv_diag = 0.5 * (ds_mat - mT(ds_mat)) * embed_diag(s_inv)
   du = u @ (f * (dss + mT(dss)) + dudv_diag)
   dv = v @ (f * (sds + mT(sds)))
-  m, n = _sh(a)[-2], _sh(a)[-1]
+  m, n = _sh(u)[-2], _sh(vt)[-1]
   if m > n:
     dav = da @ v
     du = du + (dav - u @ (ut @ dav)) / sd
   if n > m:
     dahu = mT(da) @ u
     dv = dv + (dahu - v @ (vt @ dahu)) / sd
-  return (u, s, vt), (du, ds, mT(dv))
+  return du, ds, mT(dv)
+
+def singular_values(a: Tensor) -> Tensor:
+  return LapackSvd(False, False).call([a])[0] if _host(a) else _singular_values_ops(a)
 
 @custom_jvp
-def singular_values(a: Tensor) -> Tensor:
+def _singular_values_ops(a: Tensor) -> Tensor:
   m, n = _sh(a)[-2], _sh(a)[-1]
   r = householder(a if m >= n else mT(a), False)[1]
   k = min(m, n)
   return _svd_square(r[..., :k, :])[1]
 
-@singular_values.defjvp
+@_singular_values_ops.defjvp
 def _svdvals_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
-  u, s, vt = svd_reduced(a)
+  u, s, vt = _svd_ops(a)
   return s, diag(mT(u) @ da @ mT(vt))

@@ -73,8 +73,8 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
 def _symmetrize(a: Tensor) -> Tensor: return (a + mT(a)) / 2
 
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Tensor:
-  """Cholesky factor (lower, or upper with upper=True) of symmetric positive definite matrices (batched); NaN for a
-  matrix that is not positive definite, as JAX."""
+  """Cholesky factor (lower, or upper with upper=True) of symmetric positive definite matrices (batched; LAPACK's potrf
+  on the CPU); NaN for a matrix that is not positive definite, as JAX."""
   a = as_inexact(a)
   if symmetrize_input and a.ndim >= 2 and _sh(a)[-1] != _sh(a)[-2]:   # JAX fails adding a to a^T: a TypeError
     raise TypeError(f"cholesky: last two dimensions of the input must be square, got shape {tuple(a.shape)}")
@@ -83,15 +83,14 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> T
   return mT(l) if upper else l
 
 def qr(a: Any, mode: str = "reduced") -> Any:
-  """QR decomposition by Householder reflections with LAPACK's signs; mode 'reduced', 'complete' or 'r'."""
+  """QR decomposition, mode 'reduced', 'complete' or 'r': LAPACK's geqrf/orgqr on the CPU, as JAX, elsewhere
+  Householder reflections with LAPACK's signs (docs/linalg.md)."""
   a = check_matrix(as_inexact(a), "qr")
   if mode not in ("reduced", "complete", "r", "raw"): raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
   if mode == "raw": raise NotImplementedError("qr: mode='raw' is not implemented")
   m, n = _sh(a)[-2], _sh(a)[-1]
   if mode == "complete" and m > n:
-    q, r = lax_linalg.householder(a, True)   # not differentiable by JAX either (its rule raises for complete, m != n)
-    assert q is not None
-    return QRResult(q, r)
+    return QRResult(*lax_linalg.qr_complete(a))   # not differentiable by JAX either (its rule raises for complete, m != n)
   q, r = lax_linalg.qr_reduced(a)
   return r if mode == "r" else QRResult(q, r)
 
@@ -106,15 +105,16 @@ class EighResult(NamedTuple):
   eigenvectors: Tensor
 
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
-  """Eigenvalues (ascending) and eigenvectors of symmetric matrices (batched), by parallel cyclic Jacobi. Eigenvectors
-  are normalized so their largest-magnitude entry is positive (JAX's are LAPACK's, of arbitrary sign)."""
+  """Eigenvalues (ascending) and eigenvectors of symmetric matrices (batched): LAPACK's syevd on the CPU, as JAX (the
+  same eigenvectors, signs included); elsewhere parallel cyclic Jacobi, whose eigenvectors are normalized so their
+  largest-magnitude entry is positive (docs/linalg.md)."""
   a = check_square(as_inexact(a), "eigh")
   if UPLO not in (None, "L", "U"): raise ValueError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
   if symmetrize_input: a = _symmetrize(a)
   else:   # only the named triangle is read, as LAPACK
     t = a.triu() if UPLO == "U" else a.tril()
     a = t + mT(t) - embed_diag(diag(a))
-  v, w = lax_linalg.eigh_jacobi(a)
+  v, w = lax_linalg.sym_eigh(a)
   return EighResult(w, v)
 
 def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Tensor:
@@ -129,8 +129,9 @@ class SVDResult(NamedTuple):
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: Any = None) -> Any:
-  """Singular value decomposition (batched) by QR then one-sided Jacobi. Singular vectors are normalized so the
-  largest-magnitude entry of each right singular vector is positive (JAX's are LAPACK's, of arbitrary sign)."""
+  """Singular value decomposition (batched): LAPACK's gesdd on the CPU, as JAX (the same singular vectors, signs
+  included); elsewhere QR then one-sided Jacobi, whose singular vectors are normalized so the largest-magnitude entry
+  of each right singular vector is positive (docs/linalg.md)."""
   a = check_matrix(as_inexact(a), "svd")
   if hermitian: raise NotImplementedError("svd: hermitian=True is not implemented")
   if subset_by_index is not None: raise NotImplementedError("svd: subset_by_index is not implemented")

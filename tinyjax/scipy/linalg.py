@@ -9,7 +9,8 @@ from tinyjax.custom import custom_jvp
 from tinyjax.numpy._core import asarray, result_type, as_inexact
 from tinyjax.numpy import linalg as _la
 from tinyjax.numpy.linalg import check_square, check_matrix, solve_shapes
-from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv
+from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv, \
+  on_host, batch_shape, LapackCholeskySolve
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu_factor", "lu_solve", "lu", "solve", "inv", "det",
            "qr", "svd", "eigh", "expm", "block_diag"]
@@ -103,7 +104,10 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwr
   dt = result_type(a, asarray(b))
   a, bt = a.cast(dt), as_inexact(b).cast(dt)
   bm, vec = solve_shapes(a, bt)
-  x = _solve_pos(a, bm, lower)
+  if on_host(a) and _sh(a)[-1]:   # LAPACK potrf + potrs, one host call
+    batch = tuple(np.broadcast_shapes(batch_shape(a), batch_shape(bm)))
+    x = LapackCholeskySolve(lower).call([a.expand(*batch, *_sh(a)[-2:]), bm.expand(*batch, *_sh(bm)[-2:])])[0]
+  else: x = _solve_pos(a, bm, lower)
   return x[..., 0] if vec else x
 
 def _pos_solve_primal(a: Tensor, b: Tensor, lower: bool) -> tuple[Tensor, Tensor]:
