@@ -4,8 +4,9 @@
 
 float32 throughout. For each function and n: the first call (trace + schedule + compile + run) and the steady state
 (median of repeated calls, results realized / block_until_ready) for each variant; writes bench/out/linalg.md.
---quick: n = 8 and 64 only, fewer repeats. Jacobi eigh/svd at n = 512 is skipped (it takes 10^4 rounds; see
-docs/linalg.md).
+--quick: n = 8 and 64 only, fewer repeats. On the CPU the factorizations are LAPACK host calls, as JAX's
+(docs/linalg.md); --ops times the tinygrad-op algorithms instead (other devices' path; its eigh/svd at n = 512 take
+10^4 Jacobi rounds: skipped there).
 """
 from __future__ import annotations
 import argparse, os, statistics, time
@@ -18,6 +19,7 @@ import jax.scipy.linalg as jsl
 import tinyjax
 import tinyjax.numpy as jnp
 import tinyjax.scipy.linalg as tsl
+from tinyjax.lax import linalg as tll
 from tinygrad import Tensor
 
 def _spd(n: int) -> np.ndarray:
@@ -35,8 +37,9 @@ CASES = [
   ("solve_triangular", lambda a: tsl.solve_triangular(a, a, lower=True), lambda a: jsl.solve_triangular(a, a, lower=True),
    lambda n: np.tril(_spd(n)), 512),
   ("qr", lambda a: jnp.linalg.qr(a)[1], lambda a: jxn.linalg.qr(a)[1], _gen, 512),
-  ("eigh", lambda a: jnp.linalg.eigh(a)[0], lambda a: jxn.linalg.eigh(a)[0], _spd, 64),
-  ("svd", lambda a: jnp.linalg.svd(a, compute_uv=False), lambda a: jxn.linalg.svd(a, compute_uv=False), _gen, 64),
+  ("lu_factor", lambda a: tsl.lu_factor(a)[0], lambda a: jsl.lu_factor(a)[0], _gen, 512),
+  ("eigh", lambda a: jnp.linalg.eigh(a)[0], lambda a: jxn.linalg.eigh(a)[0], _spd, 512),
+  ("svd", lambda a: jnp.linalg.svd(a, compute_uv=False), lambda a: jxn.linalg.svd(a, compute_uv=False), _gen, 512),
   ("grad logdet", tinyjax.grad(lambda a: jnp.linalg.slogdet(a)[1]), jax.grad(lambda a: jxn.linalg.slogdet(a)[1]), _gen, 512),
 ]
 
@@ -57,14 +60,16 @@ def main() -> None:
   ap.add_argument("--sizes", default=None)
   ap.add_argument("--only", default=None)
   ap.add_argument("--no-eager", action="store_true", help="skip eager tinyjax (it rebuilds the graph every call: minutes at n = 512)")
+  ap.add_argument("--ops", action="store_true", help="the tinygrad-op algorithms (tinyjax.lax.linalg.HOST_LAPACK = False)")
   args = ap.parse_args()
+  if args.ops: tll.HOST_LAPACK = False
   sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [8, 64] if args.quick else [8, 64, 512]
   reps = 3 if args.quick else 5
   rows = []
   for name, tj, jx, make, nmax in CASES:
     if args.only and name not in args.only.split(","): continue
     for n in sizes:
-      if n > nmax: continue
+      if n > nmax or (args.ops and name in ("eigh", "svd") and n > 64): continue
       x = make(n)
       xt = Tensor(x).realize()
       err = float("nan")
