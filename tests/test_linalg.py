@@ -75,7 +75,7 @@ ROWS = [
   Row("sp-lu", flat(jnp, tsl.lu), flat(jxn, jsl.lu), (A4,), **TOL),
   Row("sp-lu_factor", lambda a: tsl.lu_factor(a)[0], lambda a: jsl.lu_factor(a)[0], (A4,), **TOL),
   Row("sp-lu_solve", lambda a, b: tsl.lu_solve(tsl.lu_factor(a), b), lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b), (A3, B3),
-      diff_args=(1,), vmap=False, **TOL),
+      diff_args=(1,), **TOL),
   Row("sp-solve-pos", lambda a, b: tsl.solve(a, b, assume_a="pos"), lambda a, b: jsl.solve(a, b, assume_a="pos"), (S3, B3), **TOL),
   Row("sp-expm", lambda a: tsl.expm(a), lambda a: jsl.expm(a), (A3 * 0.5,), vmap=False, **TOL),
   Row("sp-expm-big", lambda a: tsl.expm(a), lambda a: jsl.expm(a), (A3 * 4,), vmap=False, diff=False, **TOL),
@@ -242,12 +242,17 @@ def test_unsupported_args():
 
 # ---- lax.linalg: JAX's lax.linalg functions where tinyjax gives one of their names ------------------------------------
 
-def test_lax_linalg_lu_matches_jax():
-  from tinyjax.lax import linalg as tll
-  a = rnd(2, 4, 4, seed=31)
-  got, want = tll.lu(tg(a)), jax.lax.linalg.lu(a)
-  assert_close(got[0], want[0])   # the packed LU
-  for g, w in zip(got[1:], want[1:], strict=True): np.testing.assert_array_equal(g.numpy(), np.asarray(w))   # pivots, permutation
+@pytest.mark.parametrize("host", [True, False], ids=["lapack", "tinygrad_ops"])
+def test_lax_linalg_lu_matches_jax(host):
+  tll.HOST_LAPACK = host
+  try:
+    a = rnd(2, 4, 4, seed=31)
+    got, want = tll.lu(tg(a)), jax.lax.linalg.lu(a)
+    assert_close(got[0], want[0])   # the packed LU
+    for g, w in zip(got[1:], want[1:], strict=True): np.testing.assert_array_equal(g.numpy(), np.asarray(w))   # pivots, permutation
+    piv = np.array([[2, 2, 3], [1, 1, 2]], np.int32)
+    np.testing.assert_array_equal(tll.lu_pivots_to_permutation(tg(piv), 5).numpy(), np.asarray(jax.lax.linalg.lu_pivots_to_permutation(piv, 5)))
+  finally: tll.HOST_LAPACK = True
 
 @pytest.mark.parametrize("left_side", [True, False])
 @pytest.mark.parametrize("lower", [True, False])

@@ -25,7 +25,8 @@ from tinyjax.custom import custom_jvp
 from tinyjax.transforms.vjp import vjp
 from tinyjax.lax.host_call import HostCallRule
 
-__all__ = ["lu", "triangular_solve", "tri_inv", "cholesky_lower", "lu_parts", "permutation_matrix", "LapackSolve", "solve",
+__all__ = ["lu", "lu_pivots_to_permutation", "triangular_solve", "tri_inv", "cholesky_lower", "lu_parts", "permutation_matrix",
+           "LapackSolve", "solve",
            "inv", "det", "slogdet", "householder", "qr_reduced", "qr_complete", "sym_eigh", "svd_reduced", "svd_full_or_reduced",
            "HOST_LAPACK", "on_host", "LapackCall", "LapackCholeskySolve",
            "singular_values", "mT", "batch_shape", "eye_like", "const_like", "diag", "embed_diag", "sign1"]
@@ -92,15 +93,16 @@ class LapackCall(HostCallRule):
   float32 otherwise: LAPACK has no half precision). Every argument has the same batch axes (leading); the batch loops
   in numpy (`compute`), vmap moves its axis to the front (`batched`). Failed routines give NaN, as JAX."""
   name = "lapack"
+  core_ndim = 2   # the arguments are matrices (1: vectors), after the batch axes
   def core_types(self, shapes: list[tuple[int, ...]], dt: DType) -> list[tuple[tuple[int, ...], DType]]: raise NotImplementedError
   one: Callable[..., tuple[np.ndarray, ...]]   # the routine on one matrix per argument
 
   def out_types(self, xs):
-    b = batch_shape(xs[0])
+    b = _sh(xs[0])[:xs[0].ndim - self.core_ndim]
     return [(b + s, d) for s, d in self.core_types([_sh(x)[len(b):] for x in xs], xs[0].dtype)]
 
   def compute(self, vals: list[np.ndarray], outs: list[np.ndarray]) -> None:
-    for i in np.ndindex(vals[0].shape[:-2]):
+    for i in np.ndindex(vals[0].shape[:vals[0].ndim - self.core_ndim]):
       for o, r in zip(outs, self.one(*(v[i] for v in vals)), strict=True): o[i] = r
 
   def executor(self, ins, outs):
@@ -363,6 +365,33 @@ class LapackLu(LapackCall):
   def jvp(self, xs, ts):
     packed, piv, perm = self.call(xs)
     return [_lu_tangent(packed, perm, ts[0]), piv.zeros_like(), perm.zeros_like()]
+
+@dataclass(eq=False)
+class PivotsToPermutation(LapackCall):
+  """The row permutation of LAPACK's 0-based row interchanges (rows i and pivots[i] swapped in turn), on the host:
+  JAX's CPU lu_pivots_to_permutation is a host kernel too."""
+  size: int
+  name = "lu_pivots_to_permutation"
+  core_ndim = 1
+  def core_types(self, shapes, dt): return [((self.size,), dtypes.int32)]
+  def one(self, piv):
+    perm = np.arange(self.size)
+    for i, p in enumerate(piv): perm[[i, p]] = perm[[p, i]]
+    return (perm,)
+  def jvp(self, xs, ts): return [t.zeros_like() for t in self.call(xs)]   # integers: no derivative
+  def vjp(self, xs, cts): return [None]
+
+def lu_pivots_to_permutation(pivots: Tensor, permutation_size: int) -> Tensor:
+  """jax.lax.linalg.lu_pivots_to_permutation: the permutation (int32) that the interchanges produce."""
+  if on_host(pivots) and _sh(pivots)[-1]: return PivotsToPermutation(permutation_size).call([pivots.cast(dtypes.int32)])[0]
+  m, rows = permutation_size, Tensor.arange(permutation_size)
+  perm = rows.expand(*_sh(pivots)[:-1], m)
+  for i in range(_sh(pivots)[-1]):   # one-hot updates: the op path's graph
+    p = pivots[..., i:i + 1]
+    at_p, at_i = rows == p, rows == i
+    val_i, val_p = perm[..., i:i + 1], at_p.where(perm, 0).sum(-1, keepdim=True)
+    perm = at_i.where(val_p, at_p.where(val_i, perm))
+  return perm.cast(dtypes.int32)
 
 def lu(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   """jax.lax.linalg.lu: (lu, pivots, permutation) of LU with partial pivoting."""

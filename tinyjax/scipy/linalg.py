@@ -10,7 +10,7 @@ from tinyjax.numpy._core import asarray, result_type, as_inexact
 from tinyjax.numpy import linalg as _la
 from tinyjax.numpy.linalg import check_square, check_matrix, solve_shapes
 from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv, \
-  on_host, batch_shape, LapackCholeskySolve
+  on_host, batch_shape, LapackCholeskySolve, lu_pivots_to_permutation
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu_factor", "lu_solve", "lu", "solve", "inv", "det",
            "qr", "svd", "eigh", "expm", "block_diag"]
@@ -59,17 +59,6 @@ def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> t
   lu_, piv, _ = lax_lu(a)
   return lu_, piv
 
-def _perm_from_pivots(piv: Tensor, m: int) -> Tensor:
-  """The row permutation the interchanges produce (rows i and piv[i] swapped in turn), as one-hot updates."""
-  rows = Tensor.arange(m)
-  perm = rows.expand(*_sh(piv)[:-1], m)
-  for i in range(_sh(piv)[-1]):
-    p = piv[..., i:i + 1]
-    at_p, at_i = rows == p, rows == i
-    val_i, val_p = perm[..., i:i + 1], at_p.where(perm, 0).sum(-1, keepdim=True)
-    perm = at_i.where(val_p, at_p.where(val_i, perm))
-  return perm
-
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: bool = False, check_finite: bool = True) -> Tensor:
   """Solution of a x = b (trans=0) or a^T x = b (1, 2) from lu_factor's output."""
   lu_, piv = lu_and_piv
@@ -80,7 +69,7 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0, overwrite_b: b
     raise ValueError(f"Incompatible shapes for lu_solve: {tuple(lu_.shape)} and {tuple(b.shape)}")
   bm = b.unsqueeze(-1) if b.ndim == 1 else b
   l, u = lu_parts(lu_)
-  p = permutation_matrix(_perm_from_pivots(piv, m), lu_)
+  p = permutation_matrix(lu_pivots_to_permutation(piv, m), lu_)
   if trans == 0: x = triangular_solve(u, triangular_solve(l, p @ bm, left_side=True, lower=True, unit_diagonal=True), left_side=True, lower=False)
   else:
     y = triangular_solve(u, bm, left_side=True, lower=False, transpose_a=True)
