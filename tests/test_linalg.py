@@ -10,6 +10,7 @@ import tinyjax
 import tinyjax.numpy as jnp
 import tinyjax.scipy.linalg as tsl
 from tinyjax.lax import linalg as tll
+from tinygrad import Tensor
 from conftest import rnd, assert_close, tg
 from jnp_table import Row, params, run
 
@@ -126,6 +127,16 @@ def tinygrad_ops():
   tll.HOST_LAPACK = False
   try: yield
   finally: tll.HOST_LAPACK = True
+
+def test_a_device_without_host_memory_runs_the_tinygrad_ops():
+  """The path is chosen by the device string (tll.on_host): tinygrad's PYTHON emulator factorizes with its own kernels,
+  its data never goes through LAPACK."""
+  a = np.array([[4., 2.], [2., 3.]], np.float32)
+  t = Tensor(a, device="PYTHON")
+  assert not tll.on_host(t) and tll.on_host(Tensor(a))
+  l = jnp.linalg.cholesky(t)
+  assert l.device == "PYTHON"
+  assert_close(l, lambda: L.cholesky(a), 1e-6, 1e-6)
 
 @pytest.mark.parametrize("row,check", [p for p in params([ROW[n] for n in OPS_PATH], vmap_last="none")
                                        if p.values[1] in ("value", "grad")])
@@ -258,7 +269,6 @@ def test_lax_linalg_lu_matches_jax(host):
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("transpose_a,unit_diagonal", [(False, False), (True, False), (False, True)])
 def test_lax_linalg_triangular_solve_matches_jax(left_side, lower, transpose_a, unit_diagonal):
-  from tinyjax.lax import linalg as tll
   a = rnd(3, 3, seed=32) + 3 * np.eye(3)
   b = rnd(3, 2, seed=33) if left_side else rnd(2, 3, seed=33)
   kw = dict(left_side=left_side, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
