@@ -128,6 +128,15 @@ def tinygrad_ops():
   try: yield
   finally: tll.HOST_LAPACK = True
 
+def test_empty_inputs():
+  """An empty batch (no host call: it takes no empty buffer) and 0 x 0 matrices, as JAX."""
+  e, z = np.ones((0, 3, 3)), np.ones((0, 0))
+  for tj, jx, x in [(jnp.linalg.cholesky, L.cholesky, e), (jnp.linalg.cholesky, L.cholesky, z),
+                    (lambda a: tuple(jnp.linalg.eigh(a)), lambda a: tuple(L.eigh(a)), e),
+                    (lambda a: tuple(jnp.linalg.svd(a)), lambda a: tuple(L.svd(a)), e),
+                    (lambda a: tuple(jnp.linalg.slogdet(a)), lambda a: tuple(L.slogdet(a)), e)]:
+    assert_close(tj(tg(x)), lambda: jx(x))
+
 def test_a_device_without_host_memory_runs_the_tinygrad_ops():
   """The path is chosen by the device string (tll.on_host): tinygrad's PYTHON emulator factorizes with its own kernels,
   its data never goes through LAPACK."""

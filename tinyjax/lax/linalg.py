@@ -101,6 +101,12 @@ class LapackCall(HostCallRule):
     b = _sh(xs[0])[:xs[0].ndim - self.core_ndim]
     return [(b + s, d) for s, d in self.core_types([_sh(x)[len(b):] for x in xs], xs[0].dtype)]
 
+  def call(self, xs: list[Tensor]) -> list[Tensor]:
+    types = self.out_types(xs)
+    if all(0 in s for s, _ in types):   # an empty batch: nothing to compute (and a host call takes no empty buffer)
+      return [Tensor.zeros(*s, dtype=d, device=xs[0].device) for s, d in types]
+    return super().call(xs)
+
   def compute(self, vals: list[np.ndarray], outs: list[np.ndarray]) -> None:
     for i in np.ndindex(vals[0].shape[:vals[0].ndim - self.core_ndim]):
       for o, r in zip(outs, self.one(*(v[i] for v in vals)), strict=True): o[i] = r
@@ -273,6 +279,7 @@ class LapackCholesky(LapackCall):
 def cholesky_lower(a: Tensor) -> Tensor:
   """Lower Cholesky factor from the lower triangle of a; NaN in the lower triangle of a matrix that is not positive
   definite, zeros above, as JAX."""
+  if not _sh(a)[-1]: return a   # 0 x 0
   return LapackCholesky().call([a])[0] if _host(a) else _cholesky_ops(a)
 
 @custom_jvp
