@@ -154,12 +154,12 @@ def ratio(j, t, timeout: float) -> tuple[float | None, str]:
   if not isinstance(j, float): return None, "-"
   if t == "timeout": return timeout / j, f"> {timeout / j:.1f}x"
   if not isinstance(t, float): return None, "-"
-  return t / j, f"{t / j:.2f}x"
+  return t / j, f"{t / j:.2f}x" if t / j >= 0.1 else f"{t / j:.3f}x"
 
 def summary(name: str, rs: list[float]) -> str:
   if not rs: return f"{name}: -"
   return (f"{name}: median {statistics.median(rs):.2f}x, geometric mean {math.exp(statistics.fmean(math.log(r) for r in rs)):.2f}x, "
-          f"{sum(r > 3 for r in rs)} of {len(rs)} above 3x, range {min(rs):.2f}x to {max(rs):.2f}x")
+          f"{sum(r > 3 for r in rs)} of {len(rs)} above 3x, range {min(rs):.2g}x to {max(rs):.3g}x")
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
