@@ -158,8 +158,8 @@ def ratio(j, t, timeout: float) -> tuple[float | None, str]:
 
 def summary(name: str, rs: list[float]) -> str:
   if not rs: return f"{name}: -"
-  return (f"{name}: median {statistics.median(rs):.2f}x, geometric mean {math.exp(statistics.fmean(math.log(r) for r in rs)):.2f}x, "
-          f"{sum(r > 3 for r in rs)} of {len(rs)} above 3x, range {min(rs):.2g}x to {max(rs):.3g}x")
+  return (f"{name}: median {statistics.median(rs):.3g}x, geometric mean {math.exp(statistics.fmean(math.log(r) for r in rs)):.3g}x, "
+          f"{sum(r > 3 for r in rs)} of {len(rs)} above 3x, range {min(rs):.3g}x to {max(rs):.3g}x")
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
