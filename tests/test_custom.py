@@ -604,3 +604,19 @@ def test_which_functions_run(transform):
     (tj_log, tj_val), (jx_log, jx_val) = logs
     assert tj_log == jx_log, (k, tj_log, jx_log)
     assert_close(tj_val, jx_val, dtype=False)
+
+
+def test_custom_function_holding_a_host_call_on_a_view():
+  # tinygrad moves a view argument's movement ops into the call's body, onto the host call's arguments (a loop takes
+  # buffers): "UOp verification failed ... PERMUTE" under jit and vmap, before CallRule.node made them contiguous
+  def mk(lib):
+    @lib.custom_jvp
+    def f(x): return lib.lax.fori_loop(0, 3, lambda i, c: c * 1.5 + x, x)
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * 2))
+    return f
+  f, fj = mk(tinyjax), mk(jax)
+  x = np.arange(6.0).reshape(2, 3)
+  got = (tinyjax.jit(lambda x: f(x.T))(Tensor(x)), tinyjax.vmap(lambda x: f(x.T))(Tensor(np.stack([x, -x]))),
+         tinyjax.grad(lambda x: f(x.T).sum())(Tensor(x)))
+  assert_close(got, lambda: (jax.jit(lambda x: fj(x.T))(x), jax.vmap(lambda x: fj(x.T))(np.stack([x, -x])),
+                             jax.grad(lambda x: fj(x.T).sum())(x)))

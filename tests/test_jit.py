@@ -1,5 +1,6 @@
 """tinyjax.jit: signatures, non-aliasing outputs, nesting and composition with the transforms, checked with numbers."""
 import gc, weakref
+from functools import partial
 import numpy as np
 import pytest
 import jax
@@ -346,6 +347,51 @@ def test_the_function_runs_once_per_signature_as_in_jax():
   np.testing.assert_allclose(got, [9.0, 12.0, 16.0, 9.0])
   assert runs == [(3,), (4,)]
 
+def test_reading_constants_and_closed_over_arrays_under_jit():
+  # a value that depends on no argument reads as its numbers under jit (JAX stages it and raises instead: tinyjax is
+  # more permissive here, never wrong). jit's trace realizes no side effect (an assign, a host call); a value without
+  # one is computed: it used to read as zeros
+  w = Tensor(np.arange(3.0, dtype=np.float32)).realize()
+  seen = []
+  def f(x):
+    seen.append((np.asarray(tinyjax.numpy.arange(4.0) * 2), np.asarray(w * 3), (tinyjax.numpy.arange(5).sum()).item()))
+    return x * 2
+  tinyjax.jit(f)(Tensor(np.ones(2, np.float32)))
+  (a, b, c), = seen
+  np.testing.assert_array_equal(a, np.arange(4.0) * 2)
+  np.testing.assert_array_equal(b, np.arange(3.0) * 3)
+  assert c == 10
+
+def test_reading_a_value_that_writes_state_under_jit_raises():
+  # computing it in jit's trace would write into the Tensor for real, where the trace puts its graph back
+  t = Tensor([0.0]).realize()
+  def f(x):
+    t.assign(t + 1)
+    return x * t.item()
+  with pytest.raises(tinyjax.errors.ConcretizationTypeError, match=r"\.item\(\) was called on a Tensor of shape \(1,\)"):
+    tinyjax.jit(f)(Tensor([1.0]))
+  assert t.item() == 0.0
+
+def test_functions_with_loops_and_lapack_under_jit():
+  # a static fori_loop (a scan over a constant arange), a while_loop and LAPACK's solve. A constant argument of a host
+  # call is computed when the node is built: in jit's trace, whose realizes did nothing, that read an unwritten buffer,
+  # and the fori_loop's counter was all zeros (0.9**5 for the first value below). A function holding host calls still
+  # runs twice on its first call (the trace, then the capture: see _Entry)
+  def mk(np_, lax, runs):
+    def f(x, a, n):
+      runs.append(n)
+      y = lax.fori_loop(0, n, lambda i, c: c * x + np_.sin(i * c), x)
+      z = lax.while_loop(lambda c: c < 10 * x, lambda c: c * 2 + 1, x)
+      return y + z + np_.linalg.solve(a, np_.ones(3)).sum()
+    return f
+  runs: list = []
+  jf = tinyjax.jit(mk(tinyjax.numpy, tinyjax.lax, runs), static_argnums=2)
+  a = np.array([[3.0, 1, 0], [1, 4, 1], [0, 1, 5]], np.float32)
+  got = [jf(Tensor(np.array(x, np.float32)), Tensor(a), n).item() for x, n in ((0.9, 4), (0.5, 4), (0.9, 5), (0.7, 4))]
+  jx = mk(jnp, jax.lax, [])
+  np.testing.assert_allclose(got, [jx(np.float32(x), a, n) for x, n in ((0.9, 4), (0.5, 4), (0.9, 5), (0.7, 4))], rtol=1e-6)
+  assert runs == [4, 4, 5, 5]
+
 
 def test_the_traces_belong_to_the_function():
   # jit(f) made twice of the same f shares its traces (JAX's cache is keyed on the function, weakly); other static
@@ -396,3 +442,33 @@ def test_aot_stages_as_jax():
     with pytest.raises(TypeError) as ej: call_j(cj)
     with pytest.raises(TypeError) as et: call_t(ct)
     assert str(et.value).split(":")[0] in str(ej.value) or str(et.value)[:40] == str(ej.value)[:40]
+
+
+def test_a_mutated_static_argument_finds_its_entry_as_in_jax():
+  # JAX compares static arguments by equality as they are now: after `c.mul = False` (its hash changed) c, and an
+  # equal new object, still find the entry c made (the stale value of JAX's "broken" example)
+  def run(lib):
+    class C:
+      def __init__(self, x, mul): self.x, self.mul = x, mul
+      @partial(lib.jit, static_argnums=0)
+      def calc(self, y): return self.x * y if self.mul else y
+      def __hash__(self): return hash((self.x, self.mul))
+      def __eq__(self, o): return isinstance(o, C) and (self.x, self.mul) == (o.x, o.mul)
+    c = C(2, True)
+    out = [c.calc(3)]
+    c.mul = False
+    out += [c.calc(3), C(2, False).calc(3), C(2, True).calc(3), C(5, False).calc(3)]
+    return [float(np.asarray(o)) for o in out]
+  assert run(tinyjax) == run(jax) == [6.0, 6.0, 6.0, 6.0, 3.0]
+
+
+def test_a_lazy_argument_is_computed_once_not_at_every_call():
+  # JAX's arrays are values: a lazy Tensor passed to a jitted function is computed as itself, once. It used to be
+  # passed as a new Tensor over its graph and computed again at every call (121x JAX in a port's training loop)
+  xs = tinyjax.random.normal(tinyjax.random.PRNGKey(0), (64,))
+  ys = xs * 3 + 1
+  f = tinyjax.jit(lambda w, x, y: ((w * x - y) ** 2).mean())
+  w = Tensor(np.array(1.0, np.float32))
+  first = f(w, xs, ys).item()
+  assert kernel_count(lambda: f(w, xs, ys).realize()) == kernel_count(lambda: f(w, xs + 0, ys).realize()) - 1
+  np.testing.assert_allclose(first, np.mean((xs.numpy() - ys.numpy()) ** 2), rtol=1e-6)

@@ -25,7 +25,7 @@ tinygrad's lowerings), `lax.host_call.HostCallRule` (a call run by a host execut
 """
 from __future__ import annotations
 from typing import Callable
-from tinyjax._tg import Tensor, UOp, dtypes, custom_call, unfilled, const_value
+from tinyjax._tg import Tensor, UOp, dtypes, custom_call, unfilled, const_value, holds_host_call, is_view
 
 
 class CallRule:
@@ -45,7 +45,10 @@ class CallRule:
     return [Tensor(fn.gettuple(i)) for i in range(len(fn.src[0].src))]
 
   def node(self, body: list[UOp], args: list[UOp]) -> UOp:
-    """The FUNCTION of this rule: body over PARAMs, called on args."""
+    """The FUNCTION of this rule: body over PARAMs, called on args. tinygrad moves a view argument's movement ops into
+    the callee, where a host call (a loop, LAPACK) would get a view instead of a buffer: such a body gets them
+    contiguous."""
+    if holds_host_call(body): args = [Tensor(a).contiguous().uop if is_view(a) else a for a in args]
     return custom_call(body, args, self, self.grad_fxn)
 
   def jvp(self, xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:

@@ -128,8 +128,13 @@ def _check_read(method: str, tensors: Sequence[Tensor]) -> list[Tensor]:
   active = trace_state().active
   # jit's abstract trace realizes nothing: a realize there would run the function's side effects for real (an
   # optimizer's step count), which the trace then undoes in the graphs but not in the buffers (also when the function
-  # takes no arguments, and so no placeholders)
-  if method == "realize" and active and active[-1][0] == "jit": return list(tensors)
+  # takes no arguments, and so no placeholders). A read of data (numpy(), item()) of a value that depends on no
+  # argument computes it (JAX would raise: it stages the value), unless computing it writes state or runs a host call:
+  # that raises. (Skipped, such reads used to give unwritten buffers: zeros.)
+  if active and active[-1][0] == "jit":
+    if method == "realize" and not _tg.in_read(): return list(tensors)
+    if method != "realize" and (effects := [t for t in tensors if _tg.has_effects(t.uop)]) and traced_by(effects[0]) is None:
+      raise ConcretizationTypeError("jit", method, effects[0])
   if not traced_nodes and not pending: return []
   skip = []
   for t in tensors:

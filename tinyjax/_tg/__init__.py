@@ -13,10 +13,10 @@ from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode
 from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, sharding, shard_like, \
   placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, read_array, write_array, jit_input, plain_buffer
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
-  custom_rule_of, param_like, set_items, unfilled, const_value, is_data, mop, rop, broadcast_to, move_axis, param, assign_into
+  custom_rule_of, param_like, set_items, unfilled, const_value, is_data, is_view, has_effects, mop, rop, broadcast_to, move_axis, param, assign_into
 from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, replay_buffers, \
   jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \
-  add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, \
+  add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, in_read, \
   canonical_key, Step, Replay, scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar, realize_lazy, \
   live_tensors, is_lazy, GraphMemo
 from tinyjax._tg.patches import add_tensor_methods, install
@@ -26,10 +26,11 @@ __all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradie
            "static_shape", "placeholder", "allocated_buffer", "assign_into", "sharding", "shard_like", "placeholder_like",
            "default_device", "np_dtype", "np_dtype_of", "host_buffer", "read_array", "write_array", "jit_input", "plain_buffer",
            "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",
-           "param_like", "set_items", "unfilled", "const_value", "is_data", "mop", "rop", "broadcast_to", "move_axis", "param",
+           "param_like", "set_items", "unfilled", "const_value", "is_data", "is_view", "has_effects", "mop", "rop", "broadcast_to", "move_axis",
+           "param",
            "jit_capturing", "kernel_search", "capturing_tinyjit", "captured_replay", "replay_buffers", "jit_kernel_names", "jit_captured",
            "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read",
-           "add_concrete_stand_in", "concrete_stand_in", "host_call", "holds_host_call",
+           "add_concrete_stand_in", "concrete_stand_in", "host_call", "holds_host_call", "in_read",
            "canonical_key", "Step", "Replay", "scratch_like", "constant_array", "filled_buffer", "copy_buffer", "read_scalar",
            "realize_lazy", "live_tensors", "is_lazy", "GraphMemo",
            "add_tensor_methods", "install"]

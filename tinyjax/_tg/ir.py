@@ -5,7 +5,7 @@ import types
 import numpy as np
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
-from tinygrad.uop.ops import UOp, Ops, KernelInfo
+from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo
 from tinyjax._tg.buffers import _new_buffer, sharding, static_shape
 
 # ---- gather: out[k] = src.flatten()[idx[k]] as one kernel ------------------------------------------------------------
@@ -116,6 +116,16 @@ def const_value(u: UOp):
   """The Python number of a (broadcast) CONST, else None."""
   b = u.base
   return b.arg if b.op is Ops.CONST else None
+
+def is_view(u: UOp) -> bool:
+  """u is movement ops over a value (a transpose, a broadcast), not a buffer or a computed value itself."""
+  return u.op in GroupOp.Movement and not u.has_buffer_identity()
+
+def has_effects(u: UOp) -> bool:
+  """Computing u would change state: write into a buffer that holds data (an assign to a realized Tensor; not the new
+  buffer of a copy) or run a host call."""
+  return any(x.op is Ops.CUSTOM_FUNCTION or (x.op is Ops.STORE and any(is_data(b) for b in x.src[0].toposort()))
+             for x in u.toposort())
 
 def is_data(u: UOp) -> bool:
   """u is a buffer holding data (a realized Tensor's, or numpy's): an input of any graph that uses it."""

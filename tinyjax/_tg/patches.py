@@ -2,7 +2,7 @@
 listed in `APPLIED` (name -> reason; docs/design.md, "What importing tinyjax changes in tinygrad", lists the same, and
 tests/test_patches.py fails when the two or the real changes differ). Moving the tinygrad pin starts here."""
 from __future__ import annotations
-import functools, types
+import contextlib, functools, types
 from typing import Callable
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType, strong_dtype
@@ -17,7 +17,7 @@ from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy, np_dtype
-from tinyjax._tg.runtime import TINYGRAD_LOCK, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
+from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
@@ -111,8 +111,10 @@ def _guard(method: str, orig: Callable):
       check_read(method, tensors)
       if method == "numpy" and (fast := _host_copy(self)) is not None: return fast
       # outside a capture, lazy values are computed by programs found again by their structure (runtime.realize_lazy)
-      if not jit_capturing() and (lazy := [t for t in tensors if is_lazy(t)]): realize_lazy(lazy)
-      return orig(self, *args, **kwargs)
+      # a read's realizes are part of the read (runtime.in_read)
+      with contextlib.nullcontext() if method == "realize" else reading(method):
+        if not jit_capturing() and (lazy := [t for t in tensors if is_lazy(t)]): realize_lazy(lazy)
+        return orig(self, *args, **kwargs)
   return guarded
 
 def _array(self, dtype=None, copy=None):

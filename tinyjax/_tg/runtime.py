@@ -121,6 +121,18 @@ def concrete_stand_in(method: str, t: Tensor) -> Tensor | None:
     if (c := stand_in(method, t)) is not None: return c
   return None
 
+_reading: list[str] = []   # the data reads (numpy, item, ...) running: the realizes they make are part of them
+
+@contextlib.contextmanager
+def reading(method: str):
+  _reading.append(method)
+  try: yield
+  finally: _reading.pop()
+
+def in_read() -> bool:
+  """A realize made by a read of data (numpy(), item(), ...), not asked for by itself."""
+  return bool(_reading)
+
 def check_read(method: str, tensors: tuple) -> list:
   """Raise if one of `tensors` is traced; else the tensors a realize leaves alone."""
   skip: list = []

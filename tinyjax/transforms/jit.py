@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, allocated_buffer, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
-  Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors, holds_host_call
+  Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
 from tinyjax import tree_util as tu
@@ -80,8 +80,10 @@ class _Entry:
     self.out_specs = [(static_shape(o), o.dtype, device if o.device is None else o.device, sharding(o) if o.device is not None else None)
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
-    # and one whose trace holds a host call (a loop, LAPACK) runs again too: substituted into, such a trace computed a
-    # static fori_loop's body with its counter stuck at 0 (test_control_flow.py::test_fori_loop; cause not found yet)
+    # and one whose trace holds a host call (a loop, LAPACK) runs again too: substituted into, such a trace can make
+    # tinygrad's scheduler find a cycle in its assign graph (research_lagrangian_dblpend: pinv's svd under a jitted
+    # hessian; cause not found). (The first reason for this, a static fori_loop's counter stuck at 0, was the jit
+    # trace's skipped realizes: fixed in core._check_read.)
     self.rerun = call if self.state or holds_host_call([o.uop for o in outs]) else None
     # else the traced graphs, held as Tensors until the capture (realizing what they read rebinds them to its buffers)
     self.traced: tuple | None = None if self.rerun else ([p.uop for p in phs], [o for o, f in zip(outs, self.filled, strict=True) if f])
@@ -148,6 +150,16 @@ def _caches(fun: Callable, options: tuple) -> tuple[dict[Any, _Entry], dict[tupl
   try: per_fun = _CACHES.setdefault(fun, {})
   except TypeError: per_fun = {}   # not weakly referenceable (a builtin): a cache of this jit's own
   return per_fun.setdefault(options, ({}, {}))
+
+def _equal_key(cache: dict, key: tuple):
+  """The entry whose key equals `key` as the static arguments are now, found by equality where the hash missed: a
+  static argument mutated after its first call (its hash changed) still finds the entry it made, as in JAX (the doc's
+  "broken" jit of a method with `self` static returns the stale value)."""
+  for k, e in cache.items():
+    try:
+      if k == key: return e
+    except Exception: continue   # a static argument whose __eq__ fails against another's
+  return None
 
 class jit:
   """jax.jit for tinygrad: `tinyjax.jit(f)(*args)` traces f once per signature and replays its kernels with TinyJit.
@@ -218,6 +230,9 @@ class jit:
     static = tuple((i, args[i]) for i in sorted(nums)) + tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
     dyn = ([a for i, a in enumerate(args) if i not in nums], {k: v for k, v in kwargs.items() if k not in self.static_argnames})
     leaves, treedef = tu.tree_flatten(dyn)
+    # a lazy argument is computed as itself (JAX's arrays are values): jit_input would pass a new Tensor over its graph,
+    # computed again at every call (a random draw made once and passed to a jitted step 100 times: 121x JAX)
+    if lazy := [x for x in leaves if isinstance(x, Tensor) and is_lazy(x)]: Tensor.realize(*lazy)
     device = _device(leaves)
     # every array leaf as a TinyJit input (a realized buffer of its own; TinyJit refuses duplicates: the same Tensor
     # passed twice is one input, another view of a buffer already passed gets a copy) and the weak dtype it is traced with
@@ -251,7 +266,7 @@ class jit:
     try: hash(key)
     except TypeError as e: raise ValueError(f"jit: static arguments must be hashable (they are part of the cache key): {e}") from None
 
-    if (entry := self._cache.get(key)) is None:
+    if (entry := self._cache.get(key)) is None and (entry := _equal_key(self._cache, key)) is None:
       dyn_pos = set(pos)
       template = [None if i in dyn_pos else l for i, l in enumerate(leaves)]   # not the arrays: the cache must not keep them
       nargs, static_pos, static_kw = len(args), {i: args[i] for i in nums}, dict(static[len(nums):])
