@@ -160,9 +160,6 @@ FAST_EXCEPT = {
   "test_jit.py::test_jitted_training_step_with_tinygrad_optimizers": "whole training steps (20 s), no count checked",
   "test_jit.py::test_transforms_of_a_jitted_function": "numbers of compositions (12 s), no count checked",
   "test_jit.py::test_jit_of_each_transform": "numbers of compositions, no count checked",
-  # linalg functions built on iterative decompositions: 1.5-5 s of kernels each (the others of the table stay)
-  **{f"test_linalg.py::test_table[{n}-value]": "an iterative decomposition (1.5-5 s)"
-     for n in ("eigh", "svd", "svdvals", "pinv", "cond", "det", "sp-lu_solve", "sp-expm", "sp-solve-pos")},
 }
 
 SLOW = {
