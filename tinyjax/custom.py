@@ -204,8 +204,6 @@ class CustomRule(CallRule):
     traced body; the user's rules still close over `hidden`, which is replaced in what they return by the values passed
     for it (the same values when a transform runs them on this node; vmap passes new ones)."""
     n, context = len(params) - len(hidden), _traced_now()
-    def fun(xs: list[Tensor]) -> list[Tensor]:
-      return [Tensor(u) for u in substitute(body, {p: x.uop for p, x in zip(params, xs, strict=True)})]
     def closed(f: Callable, vals: list[Tensor], *a):
       token = _rule_closure.set(_rule_closure.get() | set(hidden))
       try: out = f(*a)
@@ -221,7 +219,8 @@ class CustomRule(CallRule):
       def bwd(res, cts):
         r, vals = res
         return list(closed(ubwd, vals, r, cts)) + [None] * len(hidden)
-    return dataclasses.replace(self, fun=fun, jvp_fun=jvp, fwd=fwd, bwd=bwd, nuser=nuser, user_rules=False, jvp_pair=None)
+    return dataclasses.replace(self, fun=_substituting(params, body), jvp_fun=jvp, fwd=fwd, bwd=bwd, nuser=nuser, user_rules=False,
+                               jvp_pair=None)
 
   def batched(self, flags: list[int | None], size: int) -> "CustomRule":
     """The rule of this custom function vmapped over arguments with batch dims `flags` (0 or None): what vmap
