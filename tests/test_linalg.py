@@ -219,6 +219,19 @@ def test_solve_and_inv_are_one_lapack_call():
   np.testing.assert_array_equal(jnp.linalg.solve(tg(s), tg(np.ones(2, np.float32))).numpy(), np.asarray(L.solve(s, np.ones(2, np.float32))))
   np.testing.assert_array_equal(jnp.linalg.inv(tg(s)).numpy(), np.asarray(L.inv(s)))
 
+def test_eager_calls_run_lapack_at_once():
+  """Outside transforms a factorization runs at the call, as JAX dispatches it: its results are computed buffers (a host
+  call node would be scheduled and compiled anew at every eager call), JAX's numbers, float32 kept float32."""
+  from tinyjax._tg import is_lazy
+  a = spd(4, 3).astype(np.float32)
+  w, v = jnp.linalg.eigh(tg(a))
+  lu_, piv = tsl.lu_factor(tg(a) * 2)   # a lazy argument
+  for x in (w, v, lu_, piv): assert not is_lazy(x)
+  assert w.dtype == jnp.float32 and piv.dtype == jnp.int32
+  np.testing.assert_array_equal(w.numpy(), np.asarray(L.eigh(a)[0]))
+  np.testing.assert_array_equal(np.abs(v.numpy()), np.abs(np.asarray(L.eigh(a)[1])))
+  np.testing.assert_array_equal(lu_.numpy(), np.asarray(jsl.lu_factor(a * 2)[0]))
+
 def test_host_call_under_a_rewritten_derivative_graph():
   # jvp rewrites abs for JAX's derivative at 0; the primal and tangent graphs then held two copies of the LAPACK call,
   # which write the same buffers: realizing both together failed ("cycle detected in assign graph")
