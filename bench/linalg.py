@@ -40,6 +40,9 @@ CASES = [
   ("lu_factor", lambda a: tsl.lu_factor(a)[0], lambda a: jsl.lu_factor(a)[0], _gen, 512),
   ("eigh", lambda a: jnp.linalg.eigh(a)[0], lambda a: jxn.linalg.eigh(a)[0], _spd, 512),
   ("svd", lambda a: jnp.linalg.svd(a, compute_uv=False), lambda a: jxn.linalg.svd(a, compute_uv=False), _gen, 512),
+  ("lstsq", lambda a: jnp.linalg.lstsq(a, a[:, 0])[0], lambda a: jxn.linalg.lstsq(a, a[:, 0])[0], _gen, 512),
+  ("pinv", lambda a: jnp.linalg.pinv(a), lambda a: jxn.linalg.pinv(a), _gen, 512),
+  ("expm", lambda a: tsl.expm(a), lambda a: jsl.expm(a), lambda n: _gen(n) / n, 512),
   ("grad logdet", tinyjax.grad(lambda a: jnp.linalg.slogdet(a)[1]), jax.grad(lambda a: jxn.linalg.slogdet(a)[1]), _gen, 512),
 ]
 

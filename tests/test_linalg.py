@@ -78,7 +78,7 @@ ROWS = [
   Row("sp-lu_solve", lambda a, b: tsl.lu_solve(tsl.lu_factor(a), b), lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b), (A3, B3),
       diff_args=(1,), **TOL),
   Row("sp-solve-pos", lambda a, b: tsl.solve(a, b, assume_a="pos"), lambda a, b: jsl.solve(a, b, assume_a="pos"), (S3, B3), **TOL),
-  Row("sp-expm", lambda a: tsl.expm(a), lambda a: jsl.expm(a), (A3 * 0.5,), vmap=False, **TOL),
+  Row("sp-expm", lambda a: tsl.expm(a), lambda a: jsl.expm(a), (A3 * 0.5,), **TOL),
   Row("sp-expm-big", lambda a: tsl.expm(a), lambda a: jsl.expm(a), (A3 * 4,), vmap=False, diff=False, **TOL),
   Row("sp-block_diag", lambda a, b: tsl.block_diag(a, b), lambda a, b: jsl.block_diag(a, b), (A3, B3)),
 ]
@@ -106,8 +106,8 @@ def test_batched(i):
 
 ROW = {r.name: r for r in ROWS}
 # LAPACK on the CPU (tll.on_host)
-FACTORIZATIONS = ["cholesky", "eigh", "svd", "svdvals", "qr", "slogdet", "sp-lu", "sp-solve_triangular", "sp-solve-pos"]
-OPS_PATH = ["cholesky", "eigh", "svd", "qr", "slogdet", "sp-lu", "sp-solve_triangular"]   # one row per function
+FACTORIZATIONS = ["cholesky", "eigh", "svd", "svdvals", "qr", "slogdet", "sp-lu", "sp-solve_triangular", "sp-solve-pos", "sp-expm"]
+OPS_PATH = ["cholesky", "eigh", "svd", "qr", "slogdet", "sp-lu", "sp-solve_triangular", "sp-expm"]   # one row per function
 
 @pytest.mark.parametrize("name", FACTORIZATIONS)
 def test_jit_replays_and_grad_on_the_lapack_path(name):
@@ -187,6 +187,7 @@ HESSIANS = {   # one per family: logdet (LU), solve, cholesky, eigh, svd; custom
   "slogdet": (lambda a: jnp.linalg.slogdet(a)[1], lambda a: L.slogdet(a)[1], A3 + 3 * np.eye(3)),
   "solve": (lambda a: jnp.linalg.solve(a, tg(_B)) @ tg(_C), lambda a: L.solve(a, _B) @ _C, A3 + 3 * np.eye(3)),
   "cholesky": (lambda a: jnp.linalg.cholesky(a).sum(), lambda a: L.cholesky(a).sum(), S3),
+  "expm": (lambda a: (tsl.expm(a) * tg(A3)).sum(), lambda a: (jsl.expm(a) * A3).sum(), A3 * 0.5),   # Frechet blocks, twice
   "eigh": (lambda a: (jnp.linalg.eigh(a)[0] * tg(_C)).sum(), lambda a: (L.eigh(a)[0] * _C).sum(), S3),
   "svd": (lambda a: jnp.linalg.svd(a, compute_uv=False)[0], lambda a: L.svd(a, compute_uv=False)[0], A3),
   "solve_triangular": (lambda a: tsl.solve_triangular(a, tg(_B), lower=True) @ tg(_C), lambda a: jsl.solve_triangular(a, _B, lower=True) @ _C,

@@ -29,7 +29,7 @@ from tinyjax.lax.host_call import HostCallRule
 __all__ = ["lu", "lu_pivots_to_permutation", "triangular_solve", "tri_inv", "cholesky_lower", "lu_parts", "permutation_matrix",
            "LapackSolve", "solve",
            "inv", "det", "slogdet", "householder", "qr_reduced", "qr_complete", "sym_eigh", "svd_reduced", "svd_full_or_reduced",
-           "HOST_LAPACK", "on_host", "LapackCall", "LapackCholeskySolve",
+           "HOST_LAPACK", "on_host", "LapackCall", "LapackCholeskySolve", "expm",
            "singular_values", "mT", "batch_shape", "eye_like", "const_like", "diag", "embed_diag", "sign1"]
 
 # ---- helpers --------------------------------------------------------------------------------------------------------
@@ -830,3 +830,69 @@ def _svdvals_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
   u, s, vt = _svd_ops(a)
   return s, diag(mT(u) @ da @ mT(vt))
+
+
+# ---- expm -------------------------------------------------------------------------------------------------------------
+
+# JAX's scaling and squaring (jax.scipy.linalg.expm): Pade coefficients, the L1-norm thresholds of each degree and the
+# largest norm of the scaled matrix, float64 and float32 (degrees 3, 5, 7 only)
+PADE = {3: (120., 60., 12., 1.), 5: (30240., 15120., 3360., 420., 30., 1.),
+        7: (17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.),
+        9: (17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880., 3960., 90., 1.),
+        13: (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000.,
+             10559470521600., 670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.)}
+EXPM_F64 = (5.371920351148152, [1.495585217958292e-002, 2.539398330063230e-001, 9.504178996162932e-001, 2.097847961257068e+000], [3, 5, 7, 9, 13])
+EXPM_F32 = (3.925724783138660, [4.258730016922831e-001, 1.880152677804762e+000], [3, 5, 7])
+
+def _pade_np(a: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+  """(U, V) of the Pade approximant of degree m, the products grouped as JAX's _pade3 ... _pade13."""
+  b, eye = PADE[m], np.eye(a.shape[-1], dtype=a.dtype)
+  a2 = a @ a
+  if m == 13:
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+    return u, a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+  ev = [eye, a2]
+  while len(ev) < m // 2 + 1: ev.append(ev[-1] @ a2 if len(ev) < 4 else ev[3] @ a2)   # a4 = a2 a2, a6 = a4 a2, a8 = a6 a2
+  return a @ sum(b[2 * i + 1] * p for i, p in enumerate(ev)), sum(b[2 * i] * p for i, p in enumerate(ev))
+
+@dataclass(eq=False)
+class LapackExpm(LapackCall):
+  """The matrix exponential by JAX's algorithm (the Pade degree and the squarings chosen per matrix by its L1 norm,
+  `solve(Q, P)`: LAPACK gesv, or trsm for `upper` triangular input), on the host with BLAS products: JAX runs only the
+  selected degree and squarings (lax.switch, lax.cond in a scan), which tinygrad ops can only select with `where` after
+  computing all of them. NaN beyond max_squarings, as JAX. The derivative is the Frechet derivative, from the
+  exponential of the block matrix [[A, E], [0, A]] (jvp) and of [[A^T, C], [0, A^T]] (vjp)."""
+  upper: bool
+  max_squarings: int
+  name = "lapack_expm"
+  def core_types(self, shapes, dt): return [(shapes[0], dt)]
+  def one(self, a):
+    maxnorm, conds, degrees = EXPM_F64 if a.dtype == np.float64 else EXPM_F32
+    l1 = np.abs(a).sum(0).max()
+    n_sq = max(0.0, np.floor(np.log2(l1 / maxnorm))) if np.isfinite(l1) else np.inf
+    if n_sq > self.max_squarings or not np.isfinite(l1): return (np.full_like(a, np.nan),)
+    a = a / a.dtype.type(2 ** n_sq)
+    u, v = _pade_np(a, degrees[int(np.digitize(l1, conds))])
+    p, q = u + v, v - u
+    trsm = getattr(scipy.linalg.blas, ("d" if a.dtype == np.float64 else "s") + "trsm")
+    r = trsm(1.0, q, p, lower=0) if self.upper else np.linalg.solve(q, p)
+    for _ in range(int(n_sq)): r = r @ r
+    return (r,)
+
+  def _frechet(self, a: Tensor, e: Tensor) -> Tensor:
+    """L(a, e), the derivative of expm at a in the direction e: the upper right block of expm([[a, e], [0, a]]). e is
+    scaled to a's size first (the block's norm sets its squarings), and the block may take more squarings than a."""
+    n = _sh(a)[-1]
+    def big(x: Tensor) -> Tensor: return x.abs().max((-2, -1), keepdim=True)
+    scale = (big(e) / big(a).maximum(1e-30)).detach()
+    scale = (scale == 0).where(1, scale).cast(a.dtype)
+    block = a.cat(e / scale, dim=-1).cat(a.zeros_like().cat(a, dim=-1), dim=-2)
+    return LapackExpm(False, self.max_squarings + 64).call([block])[0][..., :n, n:] * scale
+  def jvp(self, xs, ts): return [self._frechet(xs[0], ts[0])]
+  def vjp(self, xs, cts): return [None if cts[0] is None else self._frechet(mT(xs[0]), cts[0])]
+
+def expm(a: Tensor, upper_triangular: bool, max_squarings: int) -> Tensor:
+  """expm of CPU data (LapackExpm)."""
+  return LapackExpm(upper_triangular, max_squarings).call([a])[0]

@@ -10,7 +10,8 @@ from tinyjax.numpy._core import asarray, result_type, as_inexact
 from tinyjax.numpy import linalg as _la
 from tinyjax.numpy.linalg import check_square, check_matrix, solve_shapes
 from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv, \
-  on_host, batch_shape, LapackCholeskySolve, lu_pivots_to_permutation
+  on_host, batch_shape, LapackCholeskySolve, lu_pivots_to_permutation, \
+  expm as lapack_expm, PADE
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu_factor", "lu_solve", "lu", "solve", "inv", "det",
            "qr", "svd", "eigh", "expm", "block_diag"]
@@ -142,11 +143,7 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False, 
 
 # ---- expm ------------------------------------------------------------------------------------------------------------
 
-_PADE = {3: (120., 60., 12., 1.), 5: (30240., 15120., 3360., 420., 30., 1.),
-         7: (17297280., 8648640., 1995840., 277200., 25200., 1512., 56., 1.),
-         9: (17643225600., 8821612800., 2075673600., 302702400., 30270240., 2162160., 110880., 3960., 90., 1.),
-         13: (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000.,
-              10559470521600., 670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.)}
+_PADE = PADE   # JAX's coefficients (tinyjax.lax.linalg: the host path's too)
 
 def _pade(a: Tensor, m: int, powers: dict[int, Tensor]) -> tuple[Tensor, Tensor]:
   """(U, V) of JAX's Pade approximant of degree m (odd and even parts), with JAX's grouping of the products."""
@@ -160,11 +157,13 @@ def _pade(a: Tensor, m: int, powers: dict[int, Tensor]) -> tuple[Tensor, Tensor]
   return a @ sum((b[2 * i + 1] * p for i, p in enumerate(ev)), a.zeros_like()), sum((b[2 * i] * p for i, p in enumerate(ev)), a.zeros_like())
 
 def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> Tensor:
-  """Matrix exponential by JAX's Pade scaling and squaring; the degree and the number of squarings depend on the
-  data, so every candidate is computed and selected with where (traced or concrete), max_squarings squarings applied
-  conditionally. NaN beyond max_squarings, as JAX."""
+  """Matrix exponential by JAX's Pade scaling and squaring. On the CPU one host call runs only the degree and the
+  squarings each matrix needs (lax.linalg.LapackExpm); on other devices the degree and the number of squarings depend
+  on the data, so every candidate is computed and selected with where (traced or concrete), max_squarings squarings
+  applied conditionally. NaN beyond max_squarings, as JAX."""
   a = as_inexact(A)
   if a.ndim < 2 or _sh(a)[-1] != _sh(a)[-2]: raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={tuple(a.shape)}.")
+  if on_host(a) and _sh(a)[-1]: return lapack_expm(a, upper_triangular, max_squarings)   # CPU: one host call
   f64 = a.dtype == dtypes.float64
   l1 = a.abs().sum(-2).max(-1).reshape(*_sh(a)[:-2], 1, 1)
   maxnorm = 5.371920351148152 if f64 else 3.925724783138660
