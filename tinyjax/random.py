@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, DType, dtypes, np_dtype, jit_capturing
+from tinyjax._tg import Tensor, DType, Ops, UOp, Step, param_like, dtypes, np_dtype, jit_capturing, host_buffer, allocated_buffer, \
+  placeholder, static_shape, is_data, read_array, default_device
 from tinyjax.config import config
 from tinyjax.core import as_tensor, is_tracing, trace_state
+from tinyjax.call_rule import CallRule
 from tinyjax.custom import custom_jvp
 from tinyjax.dtypes import default_float, default_int, to_dtype, KeyTy
 from tinyjax import tree_util
@@ -32,23 +34,25 @@ __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "key_dtype
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
-def _rotl(x: Tensor, r: int) -> Tensor: return (x << r) | (x >> (32 - r))
+def _same(x: Any) -> Any: return x
 
-def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor | int, x2: Tensor | int) -> tuple[Tensor, Tensor]:
-  """The Threefry-2x32 hash of the counters (x1, x2) under the key (k1, k2), 20 rounds: XLA's unrolled lowering."""
+def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any, wrap: Any = _same) -> tuple[Any, Any]:
+  """The Threefry-2x32 hash of the counters (x1, x2) under the key (k1, k2), 20 rounds: XLA's unrolled lowering. On
+  uint32 Tensors; or on the host, on Python ints (or uint64 arrays) with `wrap` keeping the low 32 bits."""
   ks = (k1, k2, k1 ^ k2 ^ 0x1BD11BDA)
-  a, b = x1 + ks[0], x2 + ks[1]
+  a, b = wrap(x1 + ks[0]), wrap(x2 + ks[1])
   for i in range(5):
     for r in _ROTATIONS[i % 2]:
-      a = a + b
-      b = _rotl(b, r) ^ a
-    a, b = a + ks[(i + 1) % 3], b + ks[(i + 2) % 3] + (i + 1)
+      a = wrap(a + b)
+      b = (wrap(b << r) | (b >> (32 - r))) ^ a   # rotate left by r
+    a, b = wrap(a + ks[(i + 1) % 3]), wrap(b + ks[(i + 2) % 3] + (i + 1))
   return a, b
 
 # ---- keys -------------------------------------------------------------------------------------------------------------
 
-def _seed_words(seed: Any) -> Tensor:
-  """JAX's threefry_seed: the seed's 64 bits as (high, low) uint32 words; a 32-bit seed has a zero high word."""
+def _seed_words(seed: Any) -> Tensor | np.ndarray:
+  """JAX's threefry_seed: the seed's 64 bits as (high, low) uint32 words; a 32-bit seed has a zero high word. A Python
+  or numpy seed gives the words on the host (numpy)."""
   if isinstance(seed, Tensor):
     if seed.shape != (): raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
     if not dtypes.is_int(seed.dtype): raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
@@ -62,20 +66,26 @@ def _seed_words(seed: Any) -> Tensor:
     raise OverflowError(f"Python int {seed} too large to convert to int32")
   v = int(s)
   wide = config.jax_enable_x64 and (isinstance(seed, int) or s.dtype.itemsize == 8)   # x64 off: every seed is 32-bit
-  words = ((v >> 32) & 0xFFFFFFFF if wide else 0, v & 0xFFFFFFFF)
-  return Tensor(np.array(words, np.uint32))
+  return np.array(((v >> 32) & 0xFFFFFFFF if wide else 0, v & 0xFFFFFFFF), np.uint32)
 
 class PRNGKeyArray:
   """Typed PRNG keys (JAX's key arrays): `shape` is the keys' shape, `dtype` is `key<fry>`, the data a uint32 Tensor of
-  shape (*shape, 2). Indexing, reshape, len, iteration and == act on the keys; arithmetic is refused, as in JAX."""
-  __slots__ = ("data",)
-  def __init__(self, data: Tensor): self.data = data
+  shape (*shape, 2). Indexing, reshape, len, iteration and == act on the keys; arithmetic is refused, as in JAX.
+  Keys made eagerly (outside transforms) keep their words on the host and get a device Tensor only when one is asked
+  for (`data`): a key chain (`key, sub = split(key)` in a Python loop) then never touches the device."""
+  __slots__ = ("_data", "_host")
+  def __init__(self, data: Tensor | None = None, host: np.ndarray | None = None): self._data, self._host = data, host
   @property
-  def shape(self) -> tuple[int, ...]: return tuple(int(d) for d in self.data.shape[:-1])
+  def data(self) -> Tensor:
+    if self._data is None: self._data = _device_words(self._host)
+    return self._data
+  @property
+  def shape(self) -> tuple[int, ...]:
+    return self._host.shape[:-1] if self._host is not None else tuple(int(d) for d in self.data.shape[:-1])
   @property
   def dtype(self) -> KeyTy: return KeyTy()
   @property
-  def ndim(self) -> int: return self.data.ndim - 1
+  def ndim(self) -> int: return len(self.shape)
   @property
   def size(self) -> int: return math.prod(self.shape)
   def __len__(self) -> int:
@@ -87,9 +97,12 @@ class PRNGKeyArray:
   def __getitem__(self, idx) -> PRNGKeyArray:
     idx = idx if isinstance(idx, tuple) else (idx,)
     if any(i is Ellipsis for i in idx): idx = idx + (slice(None),)   # the key's words stay whole
+    if self._host is not None and all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in idx):
+      return PRNGKeyArray(host=self._host[idx])
     return PRNGKeyArray(self.data[idx])
   def reshape(self, *shape) -> PRNGKeyArray:
     s = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else shape
+    if self._host is not None: return PRNGKeyArray(host=self._host.reshape(*s, 2))
     return PRNGKeyArray(self.data.reshape(*s, 2))
   def __eq__(self, other) -> Tensor:   # type: ignore[override]
     if not isinstance(other, PRNGKeyArray): return NotImplemented
@@ -98,19 +111,31 @@ class PRNGKeyArray:
     if not isinstance(other, PRNGKeyArray): return NotImplemented
     return (self.data != other.data).any(-1)
   __hash__ = None   # type: ignore[assignment]
-  def __repr__(self) -> str: return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self.data.numpy()}"
+  def __repr__(self) -> str:
+    words = self._host if self._host is not None else self.data.numpy()
+    return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{words}"
 
 tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k.data,), None), lambda _, data: PRNGKeyArray(data[0]))
+
+def _device_words(words: Any, device: Any = None) -> Tensor:
+  """Host words as a Tensor: a new device buffer when eager; under a transform, a constant of the traced graph."""
+  if not _concrete(): return Tensor(words)
+  t = host_buffer(words, device or default_device())
+  assert t is not None
+  return t
 
 def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
   """A typed PRNG key from an integer seed (jax.random.key): shape (), dtype key<fry>, over the data PRNGKey gives."""
   _check_impl(impl)
-  return PRNGKeyArray(_seed_words(seed))
+  words = _seed_words(seed)
+  if isinstance(words, Tensor): return PRNGKeyArray(words)
+  return PRNGKeyArray(host=words) if _concrete() else PRNGKeyArray(Tensor(words))
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> Tensor:  # noqa: N802 (JAX's name)
   """A legacy PRNG key from an integer seed: its raw data, uint32 of shape (2,), as jax.random.PRNGKey."""
   _check_impl(impl)
-  return _seed_words(seed)
+  words = _seed_words(seed)
+  return words if isinstance(words, Tensor) else _device_words(words)
 
 def key_data(keys: Any) -> Tensor:
   """The uint32 data of keys (shape (*keys.shape, 2)); a raw key array is its own data."""
@@ -150,10 +175,118 @@ def _key_array(k: Any, name: str, batched: bool = False) -> Tensor:
   if t.dtype != dtypes.uint32 or not t.shape or t.shape[-1] != 2:
     raise TypeError(f"{name}: a PRNG key is a uint32 array of shape (2,) (from tinyjax.random.key or PRNGKey), "
                     f"got {t.dtype} of shape {t.shape}")
-  if not batched and t.ndim != 1:
-    raise ValueError(f"{name} accepts a single key, but was given a key array of shape {t.shape[:-1]} != (). "
-                     "Use jax.vmap for batching.")
+  if not batched: _check_single(tuple(t.shape), name)
   return t
+
+def _check_single(shape: tuple, name: str) -> None:
+  if len(shape) != 1:
+    raise ValueError(f"{name} accepts a single key, but was given a key array of shape {shape[:-1]} != (). "
+                     "Use jax.vmap for batching.")
+
+def _check_key(key: Any, name: str) -> None:
+  """The checks of _key_array, without making a device Tensor of host keys."""
+  if isinstance(key, PRNGKeyArray) and key._host is not None: _check_single(key._host.shape, name)
+  else: _key_array(key, name)
+
+# ---- eager calls: JAX's dispatch of one compiled computation per call ---------------------------------------------------
+# Outside transforms, building the threefry graph (~200 Tensor ops) and having tinygrad schedule it again on every call
+# cost 10-20 ms per split or draw. Keys are small: an eager split or fold_in hashes the key's words on the host (Python
+# ints, the same threefry2x32), and a sampler runs a program compiled once per (sampler, static arguments) on them.
+
+def _concrete() -> bool:
+  """Values are computed now: no transform traces, no TinyJit captures (whose replays must compute the keys again)."""
+  return not (is_tracing() or jit_capturing() or trace_state().running_jit)
+
+_MOVES = frozenset({Ops.RESHAPE, Ops.SHRINK, Ops.PERMUTE, Ops.EXPAND, Ops.FLIP})
+_HOST_MAX = 1 << 16   # words read on the host at most (a key array)
+
+def _host_value(t: Tensor) -> np.ndarray | None:
+  """t's value read on the host if it is a small realized buffer or movement ops over one (a row of split's keys: the
+  tuple unpacking `key, sub = split(key)`), else None."""
+  moves, u = [], t.uop
+  while u.op in _MOVES:
+    moves.append(u)
+    u = u.src[0]
+  if not is_data(u) or not isinstance(u.device, str) or u.shape[0] > _HOST_MAX: return None
+  a = read_array(u, static_shape(u))
+  for v in reversed(moves):   # tinygrad's movement ops, on numpy (EXPAND adds leading axes; SHRINK: (offset, size))
+    m = v.marg
+    match v.op:
+      case Ops.RESHAPE: a = a.reshape(m)
+      case Ops.SHRINK: a = a[tuple(slice(o, o + n) for o, n in m)]
+      case Ops.PERMUTE: a = a.transpose(m)
+      case Ops.EXPAND: a = np.broadcast_to(a, tuple(m) + a.shape)
+      case Ops.FLIP: a = np.flip(a, tuple(i for i, f in enumerate(m) if f))
+  return a
+
+def _host_words(key: Any, name: str, batched: bool = False) -> np.ndarray | None:
+  """The key's words on the host (uint32, shape (..., 2)) for an eager call on a concrete key, else None (the call
+  builds its Tensor graph). Bad keys raise as `_key_array`."""
+  if not _concrete(): return None
+  if isinstance(key, PRNGKeyArray) and key._host is not None:
+    if not batched: _check_single(key._host.shape, name)
+    return key._host
+  if isinstance(key, (PRNGKeyArray, Tensor)): return _host_value(_key_array(key, name, batched))
+  return None
+
+def _mask32(x: Any) -> Any: return x & 0xFFFFFFFF
+
+def _hash_host(words: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+  """_hash_shape's keys (split) on the host: the words of threefry2x32(key, (0, i)) for each flat index i of shape."""
+  k1, k2, n = int(words[0]), int(words[1]), math.prod(shape)
+  if n <= 16: out = np.array([threefry2x32(k1, k2, 0, i, _mask32) for i in range(n)], np.uint32).reshape(*shape, 2)
+  else: out = np.stack(threefry2x32(k1, k2, 0, np.arange(n, dtype=np.uint64), _mask32), -1).astype(np.uint32).reshape(*shape, 2)
+  return out
+
+def _like_host(key: Any, words: np.ndarray) -> Any:
+  """New keys of the kind of `key` from host words: typed keys keep them on the host, raw ones are a device buffer."""
+  if isinstance(key, PRNGKeyArray): return PRNGKeyArray(host=words)
+  return _device_words(words, key.device if isinstance(key, Tensor) and isinstance(key.device, str) else None)
+
+_STATIC = (int, float, bool, str, tuple, type(None), DType, np.generic)
+
+class _Sampler(CallRule):
+  """A sampler on a key as one call: its body (threefry and the transform of the bits) is built once per sampler,
+  static arguments and kind of key, so a trace (jit, vmap, grad) adds one node instead of ~200 and tinygrad's
+  scheduler inlines it into one kernel as before. vmap over keys is the same call on the batch (the body takes keys of
+  any leading shape, as JAX's batching rule of random_bits), and no derivative flows through a key."""
+  structural = True
+  def __init__(self, impl: Any, args: tuple):
+    self.impl, self.args, self.name = impl, args, f"random.{impl.__name__.lstrip('_')}"
+    self.bodies: dict[UOp, UOp] = {}
+  def call_node(self, xs: list[Tensor]) -> UOp:
+    u = xs[0].uop
+    if (body := self.bodies.get(p := param_like(u, 0))) is None:
+      k = Tensor(p)
+      body = self.bodies[p] = self.impl((k[..., 0], k[..., 1]), *self.args).uop
+    return self.node([body], [u])
+  def jvp(self, xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]: return [self.call(xs)[0].zeros_like()]
+  def vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]: return [None]
+  def batched(self, flags: list[int | None], size: int) -> CallRule: return self   # the batch of keys leads the output
+
+_samplers: dict[tuple, tuple[_Sampler, dict]] = {}   # (impl, static args) -> the rule, its eager programs
+
+def _draw(impl: Any, key: Any, name: str, *args: Any) -> Tensor:
+  """impl(k, *args) as JAX dispatches it: for a concrete key outside transforms, a program compiled once per (impl,
+  args) run on the key's words; else one call node (static args) or impl's graph (array args: minval, maxval...)."""
+  if not all(isinstance(a, _STATIC) for a in args): return impl(_key_array(key, name), *args)
+  ck = (impl, tuple((type(a), a) for a in args))   # 0.5 and np.float32(0.5) draw in different dtypes
+  if (found := _samplers.get(ck)) is None:
+    if len(_samplers) >= 256: _samplers.clear()
+    found = _samplers[ck] = (_Sampler(impl, args), {})
+  rule, programs = found
+  if (words := _host_words(key, name)) is None: return rule.call([_key_array(key, name)])[0]
+  device = key.device if isinstance(key, Tensor) and isinstance(key.device, str) else default_device()
+  if (prog := programs.get(device)) is None:
+    probe = rule.call([placeholder((2,), dtypes.uint32, device)])[0]
+    shape, dt = static_shape(probe), probe.dtype
+    prog = programs[device] = (Step(rule.call, [((2,), dtypes.uint32, None)], [(shape, dt, None)], device), shape, dt)
+  step, shape, dt = prog
+  k = host_buffer(words, device)
+  assert k is not None
+  buf, out = allocated_buffer(shape, dt, device)
+  step.run([k.uop.base, buf])
+  return out
 
 def _iota_2x32(shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
   """The flat index of each element of `shape` as (high, low) uint32 words (JAX's iota_2x32_shape)."""
@@ -181,15 +314,21 @@ def _split2(k: Tensor) -> tuple[Tensor, Tensor]:
 
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
   """`num` new keys (a leading axis, or the shape `num`), as jax.random.split."""
+  if (words := _host_words(key, "split")) is not None: return _like_host(key, _hash_host(words, _shape(num)))
   k = _key_array(key, "split")
   b1, b2 = _hash_shape(k, _shape(num))
   return _like(key, _eager(Tensor.stack(b1, b2, dim=-1)))
 
 def fold_in(key: Any, data: Any) -> Any:
   """A new key from a key and a 32-bit integer, as jax.random.fold_in."""
-  k = _key_array(key, "fold_in")
+  words = _host_words(key, "fold_in")
+  if words is None: _key_array(key, "fold_in")   # the key is checked before the data, as in JAX
   if np.ndim(data) if not isinstance(data, Tensor) else data.ndim:
     raise TypeError(f"fold_in accepts a scalar, but was given an array of shape {np.shape(data)} != (). Use jax.vmap for batching.")
+  if words is not None and not isinstance(data, Tensor):
+    w = threefry2x32(int(words[0]), int(words[1]), 0, int(np.asarray(data, np.uint32)), _mask32)   # -3: OverflowError
+    return _like_host(key, np.array(w, np.uint32))
+  k = _key_array(key, "fold_in")
   d = data.cast(dtypes.uint32) if isinstance(data, Tensor) else Tensor(np.asarray(data, np.uint32))   # -3: OverflowError
   b1, b2 = threefry2x32(k[0], k[1], d * 0, d)   # the hash of the counter pair (0, data): JAX's threefry_seed(data)
   return _like(key, _eager(Tensor.stack(b1, b2)))
@@ -202,8 +341,7 @@ def _eager(t: Tensor) -> Tensor:
   """t computed now unless traced, as JAX dispatches: a key chain (`rng, k = split(rng)` in a Python loop) or a
   permutation indexed many times would otherwise stay a lazy graph growing with the loop, scheduled again at each use
   (seconds per minibatch in Flax's MNIST epoch loop)."""
-  if is_tracing() or jit_capturing() or trace_state().running_jit: return t
-  return t.realize()
+  return t.realize() if _concrete() else t
 
 # ---- samplers ---------------------------------------------------------------------------------------------------------
 
@@ -216,10 +354,10 @@ def _random_bits(k: Tensor | Words, bit_width: int, shape: tuple[int, ...]) -> T
 
 def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Uniform random bits as unsigned integers (uint32 by default; uint64 with x64), as jax.random.bits."""
-  k = _key_array(key, "bits")
+  _check_key(key, "bits")
   dt = to_dtype(dtype) if dtype is not None else (dtypes.uint64 if config.jax_enable_x64 else dtypes.uint32)
   if dt is None or not dtypes.is_unsigned(dt): raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
-  return _random_bits(k, 8 * dt.itemsize, _shape(shape))
+  return _draw(_random_bits, key, "bits", 8 * dt.itemsize, _shape(shape))
 
 _MANT = {dtypes.float16: 10, dtypes.bfloat16: 7, dtypes.float32: 23, dtypes.float64: 52}
 
@@ -241,12 +379,13 @@ def _uniform(k: Tensor | Words, shape: tuple[int, ...], dt: DType, minval: Any, 
 
 def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0, maxval: Any = 1.0) -> Tensor:
   """Uniform values in [minval, maxval), as jax.random.uniform (the same bits, so the same numbers)."""
-  k = _key_array(key, "uniform")
-  return _uniform(k, _shape(shape), _float_dtype(dtype, "uniform"), minval, maxval)
+  _check_key(key, "uniform")
+  return _draw(_uniform, key, "uniform", _shape(shape), _float_dtype(dtype, "uniform"), minval, maxval)
 
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Standard normal values, as jax.random.normal: sqrt(2) erfinv(u), u uniform in (-1, 1)."""
-  return _normal(_key_array(key, "normal"), _shape(shape), _float_dtype(dtype, "normal"))
+  _check_key(key, "normal")
+  return _draw(_normal, key, "normal", _shape(shape), _float_dtype(dtype, "normal"))
 
 def _normal(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
   np_dt = np_dtype(dt) or np.dtype(np.float32)   # bfloat16 (no numpy dtype) fails later in tinygrad's backend anyway
@@ -261,9 +400,14 @@ def bernoulli(key: Any, p: Any = np.float32(0.5), shape: Sequence[int] | None = 
   """True with probability p, as jax.random.bernoulli: uniform(key, shape, p's dtype) < p (mode 'low')."""
   if mode not in ("high", "low"): raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
   if mode == "high": raise NotImplementedError("tinyjax.random.bernoulli(mode='high')")
-  k, pt = _key_array(key, "bernoulli"), as_tensor(p)
+  _check_key(key, "bernoulli")
+  pt = as_tensor(p)
   if not dtypes.is_float(pt.dtype): raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {pt.dtype}.")
-  return _uniform(k, _shape(pt.shape) if shape is None else _shape(shape), pt.dtype, 0.0, 1.0) < pt
+  return _draw(_bernoulli, key, "bernoulli", p, _shape(pt.shape) if shape is None else _shape(shape))
+
+def _bernoulli(k: Tensor | Words, p: Any, shape: tuple[int, ...]) -> Tensor:
+  pt = as_tensor(p)
+  return _uniform(k, shape, pt.dtype, 0.0, 1.0) < pt
 
 def _int_dtype(dtype: Any) -> DType:
   """dtype, or JAX's default integer (int64 with x64 on, else int32)."""
@@ -271,49 +415,63 @@ def _int_dtype(dtype: Any) -> DType:
 
 def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """-1 or 1 with equal probability, as jax.random.rademacher (2 bernoulli(0.5) - 1)."""
-  dt = _int_dtype(dtype)
-  b = bernoulli(key, np.float32(0.5), shape).cast(dt)
+  _check_key(key, "rademacher")
+  return _draw(_rademacher, key, "rademacher", _shape(shape), _int_dtype(dtype))
+
+def _rademacher(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
+  b = _bernoulli(k, np.float32(0.5), shape).cast(dt)
   return (2 * b - 1).cast(dt)
 
 def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Exponential(1) values, as jax.random.exponential: -log1p(-u)."""
-  dt = _float_dtype(dtype, "exponential")
-  return -special.log1p(-_uniform(_key_array(key, "exponential"), _shape(shape), dt, 0.0, 1.0))
+  _check_key(key, "exponential")
+  return _draw(_exponential, key, "exponential", _shape(shape), _float_dtype(dtype, "exponential"))
+
+def _exponential(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
+  return -special.log1p(-_uniform(k, shape, dt, 0.0, 1.0))
 
 def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Laplace(0, 1) values, as jax.random.laplace: sign(u) log1p(-|u|), u uniform in (-1, 1)."""
-  dt = _float_dtype(dtype, "laplace")
-  lo = -1.0 + float(np.finfo(np_dtype(dt) or np.float32).epsneg)
-  u = _uniform(_key_array(key, "laplace"), _shape(shape), dt, lo, 1.0)
+  _check_key(key, "laplace")
+  return _draw(_laplace, key, "laplace", _shape(shape), _float_dtype(dtype, "laplace"))
+
+def _laplace(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
+  u = _uniform(k, shape, dt, -1.0 + float(np.finfo(np_dtype(dt) or np.float32).epsneg), 1.0)
   return u.sign() * special.log1p(-u.abs())
 
 def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   """Logistic values, as jax.random.logistic: log(u) - log1p(-u), u uniform in [tiny, 1)."""
-  dt = _float_dtype(dtype, "logistic")
-  u = _uniform(_key_array(key, "logistic"), _shape(shape), dt, _tiny(dt), 1.0)
+  _check_key(key, "logistic")
+  return _draw(_logistic, key, "logistic", _shape(shape), _float_dtype(dtype, "logistic"))
+
+def _logistic(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
+  u = _uniform(k, shape, dt, _tiny(dt), 1.0)
   return u.log() - special.log1p(-u)
 
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Tensor:
   """Gumbel values, as jax.random.gumbel (mode 'low'): -log(-log(u)), u uniform in [tiny, 1)."""
   if mode not in (None, "low"): raise NotImplementedError(f"tinyjax.random.gumbel(mode={mode!r})")
-  return _gumbel(_key_array(key, "gumbel"), _shape(shape), _float_dtype(dtype, "gumbel"))
+  _check_key(key, "gumbel")
+  return _draw(_gumbel, key, "gumbel", _shape(shape), _float_dtype(dtype, "gumbel"))
 
 # ---- integers and permutations (bit for bit: the same bits, JAX's integer arithmetic) ---------------------------------
 
 def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Tensor:
   """Integers in [minval, maxval), as jax.random.randint: two words of random bits per value reduced modulo the span
   (JAX's construction, with its slight bias when the span is not a power of 2)."""
-  k = _key_array(key, "randint")
+  _check_key(key, "randint")
   dt = _int_dtype(dtype)
   if not dtypes.is_int(dt) or dt == dtypes.bool: raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
+  return _draw(_randint, key, "randint", _shape(shape), minval, maxval, dt)
+
+def _randint(k: Tensor | Words, shp: tuple[int, ...], minval: Any, maxval: Any, dt: DType) -> Tensor:
   nbits = 8 * dt.itemsize
   info = np.iinfo(np_dtype(dt))
   lo_in, hi_in = as_tensor(minval), as_tensor(maxval)
   hi_out_of_range = hi_in > int(info.max)   # randint(0, 256, uint8): the span is one larger than the dtype holds
   lo, hi = (v.maximum(int(info.min)).minimum(int(info.max)).cast(dt) for v in (lo_in, hi_in))
-  ks = split(k)
-  k1, k2 = ks[0], ks[1]
-  shp = _shape(shape)
+  b1, b2 = _hash_shape(k, (2,))   # split(k), as a graph (an eager split is computed on the host)
+  k1, k2 = (b1[..., 0], b2[..., 0]), (b1[..., 1], b2[..., 1])
   higher, lower = _random_bits(k1, nbits, shp), _random_bits(k2, nbits, shp)
   u = _UINT[nbits]
   span = (hi - lo).cast(u)
@@ -425,7 +583,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
   idx = sorting.top_k(g.permute(*[i for i in range(g.ndim) if i != ax], ax), n)[1]   # moveaxis(ax, -1)
   return idx.permute(idx.ndim - 1, *range(idx.ndim - 1)).reshape(shp)
 
-def _gumbel(k: Tensor, shape: tuple[int, ...], dt: DType) -> Tensor:
+def _gumbel(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
   return -(-_uniform(k, shape, dt, _tiny(dt), 1.0).log()).log()
 
 def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None, axis: int = 0,
