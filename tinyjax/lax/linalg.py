@@ -30,14 +30,34 @@ __all__ = ["lu", "lu_pivots_to_permutation", "triangular_solve", "tri_inv", "cho
            "LapackSolve", "solve",
            "inv", "det", "slogdet", "householder", "qr_reduced", "qr_complete", "sym_eigh", "svd_reduced", "svd_full_or_reduced",
            "HOST_LAPACK", "on_host", "LapackCall", "LapackCholeskySolve", "expm",
-           "singular_values", "mT", "batch_shape", "eye_like", "const_like", "diag", "embed_diag", "sign1"]
+           "singular_values", "mT", "batch_shape", "eye_like", "const_like", "tril", "triu", "diag", "embed_diag", "sign1"]
 
 # ---- helpers --------------------------------------------------------------------------------------------------------
 
 def mT(x: Tensor) -> Tensor: return x.transpose(-2, -1)
 def batch_shape(x: Tensor) -> tuple[int, ...]: return tuple(_sh(x)[:-2])
-def eye_like(n: int, like: Tensor) -> Tensor: return Tensor.eye(n, dtype=like.dtype)
-def const_like(a: np.ndarray, like: Tensor) -> Tensor: return Tensor(np.asarray(a, dtype=np.float64), device=like.device).cast(like.dtype)
+
+# The constant matrices the rules use, built once per shape: tinygrad builds an identity or a triangle mask from
+# aranges (a cumsum through pooling), ~10 ms of Python each, and numpy data through a copy, ~1 ms; a derivative rule
+# builds several per call. The cached graphs are the same nodes tinygrad builds (the same kernels).
+@functools.lru_cache(maxsize=512)
+def _eye(n: int, dt: DType) -> UOp: return Tensor.eye(n, dtype=dt).uop
+@functools.lru_cache(maxsize=512)
+def _tri(r: int, c: int, d: int) -> UOp: return Tensor._tri(r, c, d).uop
+@functools.lru_cache(maxsize=512)
+def _const(data: bytes, shape: tuple[int, ...], device, dt: DType) -> UOp:
+  return Tensor(np.frombuffer(data, np.float64).reshape(shape), device=device).cast(dt).uop
+
+def eye_like(n: int, like: Tensor) -> Tensor: return Tensor(_eye(n, like.dtype))
+def const_like(a: np.ndarray, like: Tensor) -> Tensor:
+  a = np.ascontiguousarray(a, dtype=np.float64)
+  return Tensor(_const(a.tobytes(), a.shape, like.device, like.dtype))
+def tril(x: Tensor, k: int = 0) -> Tensor:
+  """x.tril(k), its mask built once per shape."""
+  return Tensor(_tri(_sh(x)[-2], _sh(x)[-1], k + 1)).where(x.const_like(0), x)
+def triu(x: Tensor, k: int = 0) -> Tensor:
+  """x.triu(k), its mask built once per shape."""
+  return Tensor(_tri(_sh(x)[-2], _sh(x)[-1], k)).where(x, x.const_like(0))
 
 def diag(x: Tensor) -> Tensor:
   """The diagonal of the last two (square) axes."""
@@ -185,7 +205,7 @@ def _tri_inv_lower(t: Tensor) -> Tensor:
 def _tri_inv_impl(t: Tensor, lower: bool, unit: bool) -> Tensor:
   if not lower: return mT(_tri_inv_impl(mT(t), True, unit))
   n = _sh(t)[-1]
-  t = t.tril(-1) + eye_like(n, t) if unit else t.tril()
+  t = tril(t, -1) + eye_like(n, t) if unit else tril(t)
   return _tri_inv_lower(t)
 
 def tri_inv(t: Tensor, lower: bool, unit: bool) -> Tensor:
@@ -199,7 +219,7 @@ def _tri_inv_ops(t: Tensor, lower: bool, unit: bool) -> Tensor:
 
 def _triangle(x: Tensor, lower: bool, unit: bool) -> Tensor:
   """The part of x a triangular solve reads (the strict triangle with a unit diagonal)."""
-  return x.tril(-1 if unit else 0) if lower else x.triu(1 if unit else 0)
+  return tril(x, -1 if unit else 0) if lower else triu(x, 1 if unit else 0)
 
 @_tri_inv_ops.defjvp
 def _tri_inv_jvp(lower, unit, primals, tangents):
@@ -290,6 +310,13 @@ class LapackCholesky(LapackCall):
     l, info = _routine("potrf", a.dtype.type)(a, lower=1, clean=1)
     return (np.tril(_failed(l)) if info else l,)
   def jvp(self, xs, ts): return [_cholesky_tangent(self.call(xs)[0], ts[0])]
+  def vjp(self, xs, cts):
+    """The jvp's transpose, written out (tracing the transposition of the jvp cost ~0.2 s per gradient trace):
+    dA-bar = L^-T Phi(L^T L-bar) L^-1."""
+    if cts[0] is None: return [None]
+    l = self.call(xs)[0]
+    p = tril(mT(l) @ cts[0]) / const_like(1 + np.eye(_sh(l)[-1]), l)
+    return [triangular_solve(l, triangular_solve(l, p, lower=True), left_side=True, lower=True, transpose_a=True)]
 
 def cholesky_lower(a: Tensor) -> Tensor:
   """Lower Cholesky factor from the lower triangle of a; NaN in the lower triangle of a matrix that is not positive
@@ -300,7 +327,7 @@ def cholesky_lower(a: Tensor) -> Tensor:
 @custom_jvp
 def _cholesky_ops(a: Tensor) -> Tensor:
   l = _chol_impl(a)
-  return _nan_like(l, diag(l).isnan().any(-1)).tril()   # JAX: NaN in the lower triangle, zeros above
+  return tril(_nan_like(l, diag(l).isnan().any(-1)))   # JAX: NaN in the lower triangle, zeros above
 
 @dataclass(eq=False)
 class LapackCholeskySolve(LapackCall):
@@ -324,7 +351,7 @@ class LapackCholeskySolve(LapackCall):
 def _cholesky_tangent(l: Tensor, da: Tensor) -> Tensor:
   """JAX's: dL = L Phi(L^-1 dA L^-T), Phi taking the lower triangle with its diagonal halved."""
   x = triangular_solve(l, triangular_solve(l, da, left_side=True, lower=True), lower=True, transpose_a=True)
-  return l @ (x.tril() / const_like(1 + np.eye(_sh(l)[-1]), x))
+  return l @ (tril(x) / const_like(1 + np.eye(_sh(l)[-1]), x))
 
 @_cholesky_ops.defjvp
 def _cholesky_jvp(primals, tangents):
@@ -364,8 +391,8 @@ def lu_parts(lu: Tensor) -> tuple[Tensor, Tensor]:
   """Unit lower L (m, k) and upper U (k, n) of a packed LU."""
   m, n = _sh(lu)[-2], _sh(lu)[-1]
   k = min(m, n)
-  l = lu[..., :, :k].tril(-1) + const_like(np.eye(m, k), lu)
-  return l, lu[..., :k, :].triu()
+  l = tril(lu[..., :, :k], -1) + const_like(np.eye(m, k), lu)
+  return l, triu(lu[..., :k, :])
 
 def permutation_matrix(perm: Tensor, like: Tensor) -> Tensor:
   """P with (P @ x) = x[perm]: P[i, perm[i]] = 1."""
@@ -442,7 +469,7 @@ def _lu_tangent(packed: Tensor, perm: Tensor, da: Tensor) -> Tensor:
   u = u.pad(((0, 0),) * len(batch_shape(a)) + ((0, n - k), (0, 0))) + const_like(np.diag((np.arange(n) >= k).astype(float)), a)
   la = triangular_solve(l, permutation_matrix(perm, a) @ da, left_side=True, lower=True, unit_diagonal=True)
   lau = triangular_solve(u, la, lower=False)
-  dlu = l @ lau.tril(-1) + lau.triu() @ u
+  dlu = l @ tril(lau, -1) + triu(lau) @ u
   return dlu[..., :m, :n]
 
 # ---- solve and inv ----------------------------------------------------------------------------------------------------
@@ -538,7 +565,7 @@ def householder(a: Tensor, want_q: bool) -> tuple[Tensor | None, Tensor]:
     tv = tau.reshape(*tau.shape, 1, 1) * v
     r = r - tv @ (mT(v) @ r)
     if q is not None: q = q - (q @ tv) @ mT(v)
-  return q, r.triu()
+  return q, triu(r)
 
 @dataclass(eq=False)
 class LapackQr(LapackCall):
@@ -597,7 +624,7 @@ def _qr_tangent(q: Tensor, r: Tensor, da: Tensor) -> tuple[Tensor, Tensor]:
   if _sh(q)[-2] < _sh(r)[-1]: raise NotImplementedError("qr: derivative of a wide matrix (m < n) is not implemented")
   dx_rinv = triangular_solve(r, da, lower=False)
   qt = mT(q) @ dx_rinv
-  low = qt.tril(-1)
+  low = tril(qt, -1)
   do = low - mT(low)
   return q @ (do - qt) + dx_rinv, (qt - do) @ r
 

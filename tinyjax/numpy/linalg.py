@@ -112,7 +112,7 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
   if UPLO not in (None, "L", "U"): raise ValueError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
   if symmetrize_input: a = _symmetrize(a)
   else:   # only the named triangle is read, as LAPACK
-    t = a.triu() if UPLO == "U" else a.tril()
+    t = lax_linalg.triu(a) if UPLO == "U" else lax_linalg.tril(a)
     a = t + mT(t) - embed_diag(diag(a))
   v, w = lax_linalg.sym_eigh(a)
   return EighResult(w, v)
