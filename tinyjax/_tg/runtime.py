@@ -2,18 +2,21 @@
 abstract trace puts back, host calls (loops, LAPACK) and their compiled steps, replaying a compiled linear."""
 from __future__ import annotations
 import contextlib, hashlib, itertools, re, threading, weakref
-from typing import Any, Callable
+from typing import Any, Callable, cast
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
 from tinygrad.dtype import DType
+from tinygrad.device import Buffer
 from tinygrad.helpers import GlobalCounters
 import tinygrad.helpers as _helpers
 import tinygrad.engine.realize as _realize
 from tinygrad.tensor import all_tensors as _all_tensors
 from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, buffers, CallInfo as _CallInfo
+from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
 from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer
+from tinyjax._tg import cpu_graph
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
 
@@ -230,12 +233,54 @@ class Step:
     """One step on these buffers (the types the step was compiled for) at this index."""
     self.replay.run(bufs, {self.VAR: index})
 
+  def batch(self) -> _Batch | None:
+    """The step's kernels as one run of CPU kernels (cpu_graph), if that is all it is."""
+    plan = self.replay.plan
+    return plan[0] if len(plan) == 1 and isinstance(plan[0], _Batch) else None
+
+StepBuffers = tuple[list[UOp], list[UOp], list[UOp]]   # a step's buffers at step 0, at later even steps, at odd steps
+
+def run_steps(body: Any, bufs: StepBuffers, steps: int, index: tuple[int, int] = (0, 1),
+              cond: tuple[Any, StepBuffers, UOp] | None = None) -> int | None:
+  """Run the step `body` `steps` times in compiled code (cpu_graph), without returning to Python between steps: step j
+  on the buffers `bufs` give for it (a carry swapped between two sets by pointer) at index index[0] + index[1] * j. With
+  `cond` (a step, its buffers, its boolean output): before each step, stop if it computes False. The steps run, or None
+  where they cannot run in compiled code (not a CPU device, a step holding a host call): the caller loops."""
+  steps_bufs = [(body, bufs)] + ([] if cond is None else [(cond[0], cond[1])])
+  batches = [s.batch() if isinstance(s, Step) else None for s, _ in steps_bufs]
+  if any(b is None for b in batches): return None
+  parts = [(b, sb) for b, (_, sb) in zip(batches, steps_bufs, strict=True) if b is not None]
+  width = max(1 + len(a) for b, _ in parts for _, a in b.table().launches)
+  tables = [cpu_graph.Commands(b.table().launches, b.table().kernels, width) for b, _ in parts]
+  patches: list[tuple[int, int, int, int, int]] = []
+  offset = 0
+  for t, (b, (first, even, odd)) in zip(tables, parts, strict=True):
+    a0, ae, ao = (_addresses(x, b.device) for x in (first, even, odd))
+    for w, s in t.slot_words:
+      if a0[s] == ae[s] == ao[s]: t.table[w] = a0[s]
+      else: patches.append((offset + w, 1, ae[s], ao[s], a0[s]))
+    for w, v in t.var_words:
+      assert v == Step.VAR, f"a loop step's kernel takes the variable {v}"
+      patches.append((offset + w, 0, *index, 0))
+    offset += t.table.size
+  device = parts[0][0].device
+  pred = 0 if cond is None else _addresses([cond[2]], device)[0]
+  done = cpu_graph.run_loop(device, tables[0], steps, patches, tables[1] if cond is not None else None, pred)
+  GlobalCounters.kernel_count += done * tables[0].kernels + (0 if cond is None else min(done + 1, steps) * tables[1].kernels)
+  return done
+
 class Replay:
   """A compiled linear (a Step's, a captured TinyJit's) replayed on new input buffers. Kernels are launched straight
   from a plan made once: run_linear's and TinyJit's per-call work (resolving PARAMs, rewriting input views, stats,
   multi-device lanes) is most of the time of a small program. Host calls run their executor; any other call (a copy, a
   graph) goes through run_linear."""
-  def __init__(self, linear: UOp): self.plan = [self._kernel(c) for c in linear.src]
+  def __init__(self, linear: UOp):
+    self.plan: list = []
+    for item in (self._kernel(c) for c in linear.src):   # runs of kernels on a CPU device: one call into cpu_graph
+      if isinstance(item, tuple) and len(item) == 5 and _batchable(item):
+        if self.plan and isinstance(self.plan[-1], _Batch) and self.plan[-1].device == item[3]: self.plan[-1].kernels.append(item)
+        else: self.plan.append(_Batch(item[3], [item]))
+      else: self.plan.append(item)
 
   @staticmethod
   def _kernel(call: UOp) -> tuple | UOp:
@@ -256,6 +301,9 @@ class Replay:
     real: dict[int, Any] = {}
     n = 0
     for item in self.plan:
+      if isinstance(item, _Batch):
+        n += item.run(bufs, var_vals)
+        continue
       if isinstance(item, UOp):
         _realize.run_linear(UOp(Ops.LINEAR, src=(item,)), var_vals, input_uops=bufs, jit=True)
         continue
@@ -273,6 +321,41 @@ class Replay:
       rt(*launch, global_size=gs, local_size=ls, vals=vals)
       n += 1
     GlobalCounters.kernel_count += n
+
+def _batchable(kernel: tuple) -> bool:
+  rt, _, info, device, _ = kernel
+  return cpu_graph.executor(device) is not None and isinstance(rt, _CPUProgram) and not rt.lvp and \
+    all(isinstance(s, int) for s in info.global_size)
+
+class _Batch:
+  """A run of kernels of a Replay's plan on one CPU device, launched by one call into cpu_graph's executor. Its command
+  table is made on the first run (the fixed buffers are allocated by then)."""
+  def __init__(self, device: str, kernels: list[tuple]):
+    self.device, self.kernels, self.commands = device, kernels, cast(cpu_graph.Commands | None, None)
+
+  def table(self) -> cpu_graph.Commands:
+    if self.commands is None:
+      launches = []
+      for rt, args, info, device, _ in self.kernels:
+        words: list = [("slot", a) if isinstance(a, int) else a.get_buf(device).va_addr for a in args]
+        words += [None if k.expr in info.runtimevars else ("var", k.expr) for k in info.vars]
+        cores = info.global_size[0] if "core_id" in rt.runtimevars else 1
+        for tid in range(cores):   # one row per core, as CPUProgram launches them
+          row = list(words)
+          if "core_id" in rt.runtimevars: row[rt.runtimevars["core_id"]] = tid
+          launches.append((rt.addr, row))
+      self.commands = cpu_graph.Commands(launches, len(self.kernels))
+    return self.commands
+
+  def run(self, bufs: list[UOp], var_vals: dict[str, int]) -> int:
+    c = self.table()
+    c.fill(_addresses(bufs, self.device), var_vals)
+    cpu_graph.run(self.device, c)
+    return c.kernels
+
+def _addresses(bufs: list[UOp], device: str) -> list[int]:
+  # `buffers` first: UOp.buffer, which also makes views' Buffers, costs ~2 us per call
+  return [cast(Buffer, buffers.get(b) or _one(b)).get_buf(device).va_addr for b in bufs]
 
 def _sliced(t: Tensor, nested: bool) -> Tensor:
   # a slice at the step index cannot be an argument of a call inside the step (tinygrad moves the argument's movement

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, UOp, Ops, jit_capturing, dtypes, scratch_like, copy_buffer, read_scalar, static_shape
+from tinyjax._tg import Tensor, UOp, Ops, jit_capturing, dtypes, scratch_like, copy_buffer, read_scalar, static_shape, run_steps
 from tinyjax.core import as_tensor, traced_by, enclosing_inputs
 from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
@@ -52,6 +52,10 @@ class Scan(HostCallRule):
       carry_out, ys, ins = bufs[:nc], bufs[nc:n_out], bufs[n_out:]
       init, rest = ins[:nc], ins[nc:]
       other = [scratch_like(b) for b in carry_out]
+      # in compiled code where it can (CPU): step j reads the carry step j - 1 wrote, the last step writes the output's
+      even, odd = (carry_out, other) if (L - 1) % 2 == 0 else (other, carry_out)   # where steps 0, 2, ... / 1, 3, ... write
+      if run_steps(step(bufs[0].device), (init + rest + even + ys, odd + rest + even + ys, even + rest + odd + ys), L,
+                   (L - 1, -1) if rev else (0, 1)) is not None: return
       cur = init
       for j in range(L):   # the carry goes back and forth between two sets of buffers, the last step writes the output's
         dst = carry_out if (L - 1 - j) % 2 == 0 else other
@@ -163,6 +167,13 @@ class While(HostCallRule):
       out, init, ks = bufs[:nc], bufs[nc:2 * nc], bufs[2 * nc:]
       device = bufs[0].device
       pred, other = scratch_like(UOp.new_buffer(device, 1, dtypes.bool)), [scratch_like(b) for b in out]
+      # in compiled code where it can (CPU): steps 0, 2, ... write `out`, steps 1, 3, ... `other`
+      done = run_steps(body(device), (init + ks + out, other + ks + out, out + ks + other), 1 << 62,
+                       cond=(cond(device), (init + ks + [pred], other + ks + [pred], out + ks + [pred]), pred))
+      if done is not None:
+        if (cur := init if done == 0 else out if done % 2 == 1 else other) is not out:
+          for d, c in zip(out, cur, strict=True): copy_buffer(d, c)
+        return
       cur = init
       while True:   # the stop is read back each iteration: a data-dependent trip count, even in a TinyJit's replay
         cond(device).run(cur + ks + [pred])
