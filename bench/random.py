@@ -1,8 +1,11 @@
-"""Throughput of tinyjax.random.uniform and normal against jax.random, 10^6 and 10^7 float32 numbers, in one run.
+"""Throughput of tinyjax.random against jax.random, in one run: jitted uniform and normal of 10^6 and 10^7 float32
+numbers, and eager (un-jitted) calls: split and normal of 10^3 and 10^6 numbers.
 
   python -m bench.random
 
-Each sampler jitted with its key traced (tinyjax.jit / jax.jit), median of 5 calls after warm-up, device synchronized.
+Jitted: each sampler with its key traced (tinyjax.jit / jax.jit), median of 5 calls after warm-up, device synchronized.
+Eager: the call as a program writes it (`key, sub = split(key)`; `normal(sub, (n,))`) on a computed key, median of 20
+calls (5 at 10^6) after warm-up, its result computed (realize + synchronize / block_until_ready).
 """
 from __future__ import annotations
 import time
@@ -20,7 +23,13 @@ def median(fn, reps: int = 5) -> float:
     ts.append(time.perf_counter() - t0)
   return float(np.median(ts))
 
-def main():
+def sync(t):
+  t.realize()
+  Device[Device.DEFAULT].synchronize()
+
+def fmt(s: float) -> str: return f"{s * 1e3:.1f} ms" if s >= 1e-3 else f"{s * 1e6:.0f} us"
+
+def jitted():
   print("| sampler | n | tinyjax | JAX | tinyjax / JAX | tinyjax numbers/s |\n|---|--:|--:|--:|--:|--:|")
   for name in ("uniform", "normal"):
     for n in (10 ** 6, 10 ** 7):
@@ -28,9 +37,29 @@ def main():
       jj = jax.jit(lambda k, n=n, name=name: getattr(jr, name)(k, (n,)))
       kt, kj = tr.PRNGKey(0), jr.PRNGKey(0)
       for _ in range(2): tj(kt).realize(), jj(kj).block_until_ready()
-      t = median(lambda: (tj(kt).realize(), Device[Device.DEFAULT].synchronize()))
+      t = median(lambda: sync(tj(kt)))
       j = median(lambda: jj(kj).block_until_ready())
-      print(f"| {name} | 10^{int(np.log10(n))} | {t * 1e3:.1f} ms | {j * 1e3:.1f} ms | {t / j:.2f}x | {n / t / 1e6:.0f} M |")
+      print(f"| {name} | 10^{int(np.log10(n))} | {fmt(t)} | {fmt(j)} | {t / j:.2f}x | {n / t / 1e6:.0f} M |")
+
+def eager():
+  print("\n| eager call | tinyjax | JAX | tinyjax / JAX |\n|---|--:|--:|--:|")
+  cases = [("split(PRNGKey), unpacked", tr.PRNGKey, jr.PRNGKey, lambda r, k: r.split(k), 20),
+           ("split(key), unpacked", tr.key, jr.key, lambda r, k: r.split(k), 20),
+           ("normal(key, (10^3,))", tr.key, jr.key, lambda r, k: r.normal(k, (10 ** 3,)), 20),
+           ("normal(key, (10^6,))", tr.key, jr.key, lambda r, k: r.normal(k, (10 ** 6,)), 5)]
+  for name, mk_t, mk_j, call, reps in cases:
+    def tj_call(st={"k": tr.split(mk_t(1))[0]}):   # a computed key, as in a program's loop
+      out = call(tr, st["k"])
+      if name.startswith("split"): st["k"], _ = out
+      else: sync(out)
+    def jj_call(st={"k": jr.split(mk_j(1))[0]}):
+      out = call(jr, st["k"])
+      if name.startswith("split"): st["k"], _ = out
+      else: out.block_until_ready()
+    for _ in range(3): tj_call(), jj_call()
+    t, j = median(tj_call, reps), median(jj_call, reps)
+    print(f"| {name} | {fmt(t)} | {fmt(j)} | {t / j:.2f}x |")
 
 if __name__ == "__main__":
-  main()
+  jitted()
+  eager()

@@ -209,3 +209,27 @@ def test_rejection_samplers_match_jax():
     with pytest.raises(NotImplementedError, match="derivative with respect to the shape parameter"):
       tinyjax.grad(lambda aa: tr.gamma(t, aa, (3,)).sum())(2.0)
     with pytest.raises(ValueError, match="dtype argument to `poisson` must be an int dtype"): tr.poisson(t, 2.0, (2,), np.float32)
+
+def test_eager_key_chains_and_draws_are_jax_numbers_without_graphs():
+  """Outside transforms, split/fold_in hash a concrete key on the host (also a row of a key array: the tuple unpacking
+  `key, sub = split(key)`) and a sampler runs one compiled kernel on it: JAX's numbers, computed (no lazy graph)."""
+  from tinygrad.helpers import GlobalCounters
+  from tinyjax._tg import is_lazy
+  with x64_off():
+    for mk_t, mk_j in ((tr.PRNGKey, jr.PRNGKey), (tr.key, jr.key)):
+      kt, kj = mk_t(7), mk_j(7)
+      for i in range(3):
+        kt, st = tr.split(kt)
+        kj, sj = jr.split(kj)
+        before = GlobalCounters.kernel_count
+        draws = [tr.normal(st, (3,)), tr.uniform(st, (1,)), tr.randint(st, (), 0, 2 + i)]
+        assert GlobalCounters.kernel_count - before == 3 and not any(is_lazy(d) for d in draws)
+        assert ulps(draws[0], jr.normal(sj, (3,))) <= 3
+        same(draws[1], jr.uniform(sj, (1,)))
+        same(draws[2], jr.randint(sj, (), 0, 2 + i))
+        kt, kj = tr.fold_in(kt, i), jr.fold_in(kj, i)
+      same(tr.key_data(tr.split(kt, 43)), jr.key_data(jr.split(kj, 43)))   # many keys: hashed as numpy arrays
+      same(tr.key_data(tr.split(tr.split(kt, 4)[::-1][1], (2, 2))), jr.key_data(jr.split(jr.split(kj, 4)[::-1][1], (2, 2))))
+      keys_t, keys_j = tr.split(kt, 3), jr.split(kj, 3)
+      assert ulps(tinyjax.vmap(lambda k: tr.normal(k, (2,)))(keys_t), jax.vmap(lambda k: jr.normal(k, (2,)))(keys_j)) <= 3
+      assert ulps(tinyjax.jit(lambda k: tr.normal(k, (2,)))(kt), jax.jit(lambda k: jr.normal(k, (2,)))(kj)) <= 3
