@@ -37,14 +37,19 @@ def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
   return None if jit.captured is None else (Replay(jit.captured.linear), jit.captured._written_uops)
 
 
-def replay_buffers(tensors: list[Tensor], outs: list[UOp], written: set[UOp]) -> list[UOp] | None:
+def replay_buffers(tensors: list[Tensor], outs: list[UOp], written: set[UOp], plain: bool = False) -> list[UOp] | None:
   """The input buffers TinyJit would pass for these Tensors (realized first) and the output buffers, or None where
-  only TinyJit's own call will do: a multi-device input, or one the captured kernels write (TinyJit copies it first)."""
-  def ready(u: UOp) -> bool: return u.op is Ops.BUFFER and (b := buffers.get(u)) is not None and b.is_allocated()
-  if lazy := [t for t in tensors if not ready(t.uop.base)]: Tensor.realize(*lazy)
-  bufs = [t.uop.base for t in tensors] + [o.base for o in outs]
-  if any(b.op is not Ops.BUFFER or not isinstance(b.device, str) or b in written for b in bufs): return None
-  return bufs
+  only TinyJit's own call will do: a multi-device input, or one the captured kernels write (TinyJit copies it first).
+  `plain`: the inputs are known to be realized whole buffers on one device (jit's `plain_buffer`s)."""
+  if plain:
+    if any(o.op is not Ops.BUFFER for o in outs): return None   # a sharded output
+    bufs = [t.uop.base for t in tensors] + outs
+  else:
+    def ready(u: UOp) -> bool: return u.op is Ops.BUFFER and (b := buffers.get(u)) is not None and b.is_allocated()
+    if lazy := [t for t in tensors if not ready(t.uop.base)]: Tensor.realize(*lazy)
+    bufs = [t.uop.base for t in tensors] + [o.base for o in outs]
+    if any(b.op is not Ops.BUFFER or not isinstance(b.device, str) for b in bufs): return None
+  return None if written and any(b in written for b in bufs) else bufs
 
 def jit_captured(jit) -> bool:
   """The TinyJit has captured its kernels (its first calls run eagerly, then it captures)."""

@@ -110,7 +110,7 @@ class _Entry:
     writes = [t for t in state if t is not None and not t.uop.has_buffer_identity() and not t.uop.is_virtual]
     return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs, strict=True)) + tuple(writes)
 
-  def __call__(self, tensors: list[Tensor]):
+  def __call__(self, tensors: list[Tensor], plain: bool = False):
     # fresh output buffers as TinyJit inputs (flat ones are cheap for it to prepare), shaped views of them as the results
     made = [allocated_buffer(*spec) if f else (None, placeholder(*spec[:3])) for spec, f in zip(self.out_specs, self.filled, strict=True)]
     if (ins := [i for i, _ in made if i is not None]) or self.state:
@@ -120,7 +120,7 @@ class _Entry:
         # TinyJit captures on the first call; then its kernels are replayed straight from a plan (_tg.Replay), without
         # TinyJit's per-call preparation of its inputs, unless an input needs it (multi-device, written by the kernels)
         if self.replay is None: self.replay = captured_replay(self.tinyjit)
-        if self.replay is not None and (bufs := replay_buffers(tensors, ins, self.replay[1])) is not None: self.replay[0].run(bufs, {})
+        if self.replay is not None and (bufs := replay_buffers(tensors, ins, self.replay[1], plain)) is not None: self.replay[0].run(bufs, {})
         else:
           with kernel_search(self.beam): self.tinyjit(*tensors, *[Tensor(i) for i in ins])   # the capture compiles
           if jit_captured(self.tinyjit): self.traced = None   # its placeholders and the state it read go
@@ -193,7 +193,7 @@ class jit:
       entry, tensors = self._entry(args, kwargs)
       return entry(tensors)
     if (plain := self._plain.get(fast)) is None: plain = self._plain[fast] = self._entry(args, kwargs)[0]
-    return plain(tensors)
+    return plain(tensors, all(k[0] is not np.ndarray for k in fast))
 
   @staticmethod
   def _plain_key(args: tuple) -> tuple | None:
