@@ -9,7 +9,8 @@ from tinygrad import Tensor, GlobalCounters
 import tinyjax
 import tinyjax.numpy as tnp
 from tinyjax import lax as tl
-from tinyjax._tg import cpu_graph, runtime
+import tinyjax._tg.cpu_graph
+from tinyjax._tg import Step
 from conftest import assert_close, ref
 
 RNG = np.random.default_rng(0)
@@ -33,7 +34,7 @@ def test_loops_in_compiled_code_match_jax(n0, monkeypatch):
   assert_close(f(Tensor(A), Tensor(Y0), n0), want)
   # the replay runs no loop step from Python
   steps = []
-  monkeypatch.setattr(runtime.Step, "run", lambda self, *a: steps.append(a))
+  monkeypatch.setattr(Step, "run", lambda self, *a: steps.append(a))
   assert_close(f(Tensor(A), Tensor(Y0), n0), want)
   assert steps == []
 
@@ -46,7 +47,7 @@ def test_loop_grad_and_vmap_in_compiled_code_match_jax():
   assert_close(tinyjax.jit(g(tnp, tl))(Tensor(A), Tensor(ys)), ref(lambda: jax.jit(g(jnp, jax.lax))(A, ys)))
 
 def test_without_the_executor_the_same_values(monkeypatch):
-  monkeypatch.setattr(cpu_graph, "executor", lambda device: None)
+  monkeypatch.setattr("tinyjax._tg.cpu_graph.executor", lambda device: None)
   a, y0 = RNG.standard_normal((5, 5)) / 2, RNG.standard_normal(5)   # shapes no test compiled before: new steps
   f = tinyjax.jit(loops(tnp, tl))
   assert_close(f(Tensor(a), Tensor(y0), 7.0), ref(lambda: jax.jit(loops(jnp, jax.lax))(a, y0, 7.0)))
@@ -56,8 +57,8 @@ def test_one_launch_per_replay(monkeypatch):
   a, y = Tensor(A.astype(np.float32)).realize(), Tensor(Y0.astype(np.float32)).realize()
   f(a, y)
   calls = []
-  real = cpu_graph.run
-  monkeypatch.setattr(cpu_graph, "run", lambda device, c: (calls.append(c.kernels), real(device, c)))
+  real = tinyjax._tg.cpu_graph.run
+  monkeypatch.setattr("tinyjax._tg.cpu_graph.run", lambda device, c: (calls.append(c.kernels), real(device, c)))
   GlobalCounters.reset()
   out = f(a, y).numpy()
   assert len(calls) == 1 and calls[0] == GlobalCounters.kernel_count > 1
