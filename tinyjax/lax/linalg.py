@@ -46,7 +46,11 @@ def _eye(n: int, dt: DType) -> UOp: return Tensor.eye(n, dtype=dt).uop
 def _tri(r: int, c: int, d: int) -> UOp: return Tensor._tri(r, c, d).uop
 @functools.lru_cache(maxsize=512)
 def _const(data: bytes, shape: tuple[int, ...], device, dt: DType) -> UOp:
-  return Tensor(np.frombuffer(data, np.float64).reshape(shape), device=device).cast(dt).uop
+  a = np.frombuffer(data, np.float64).reshape(shape)
+  # a buffer filled from the host (Tensor(array) is a copy node, which eager values cannot take: every eager graph
+  # holding one was scheduled by tinygrad anew, ~50 ms)
+  if (npdt := np_dtype(dt)) is not None and (t := host_buffer(a.astype(npdt), device)) is not None: return t.uop
+  return Tensor(a, device=device).cast(dt).uop
 
 def eye_like(n: int, like: Tensor) -> Tensor: return Tensor(_eye(n, like.dtype))
 def const_like(a: np.ndarray, like: Tensor) -> Tensor:
