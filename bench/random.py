@@ -43,19 +43,21 @@ def jitted():
 
 def eager():
   print("\n| eager call | tinyjax | JAX | tinyjax / JAX |\n|---|--:|--:|--:|")
-  cases = [("split(PRNGKey), unpacked", tr.PRNGKey, jr.PRNGKey, lambda r, k: r.split(k), 20),
-           ("split(key), unpacked", tr.key, jr.key, lambda r, k: r.split(k), 20),
-           ("normal(key, (10^3,))", tr.key, jr.key, lambda r, k: r.normal(k, (10 ** 3,)), 20),
-           ("normal(key, (10^6,))", tr.key, jr.key, lambda r, k: r.normal(k, (10 ** 6,)), 5)]
-  for name, mk_t, mk_j, call, reps in cases:
-    def tj_call(st={"k": tr.split(mk_t(1))[0]}):   # a computed key, as in a program's loop
-      out = call(tr, st["k"])
-      if name.startswith("split"): st["k"], _ = out
-      else: sync(out)
-    def jj_call(st={"k": jr.split(mk_j(1))[0]}):
-      out = call(jr, st["k"])
-      if name.startswith("split"): st["k"], _ = out
-      else: out.block_until_ready()
+  cases = [("split(k), k = PRNGKey(1)", tr.PRNGKey, jr.PRNGKey, "split", False, 20),
+           ("k, sub = split(k), k raw", tr.PRNGKey, jr.PRNGKey, "split", True, 20),
+           ("k, sub = split(k), k = key(1) typed", tr.key, jr.key, "split", True, 20),
+           ("normal(k, (10^3,))", tr.key, jr.key, "normal3", False, 20),
+           ("normal(k, (10^6,))", tr.key, jr.key, "normal6", False, 5)]
+  for name, mk_t, mk_j, what, chain, reps in cases:
+    def make(r, mk, done):
+      st = {"k": r.split(mk(1))[0] if chain or what != "split" else mk(1)}   # a computed key, as in a program's loop
+      def call():
+        out = r.split(st["k"]) if what == "split" else r.normal(st["k"], (10 ** 3 if what == "normal3" else 10 ** 6,))
+        if chain: st["k"], _ = out
+        done(out)
+      return call
+    tj_call = make(tr, mk_t, lambda out: sync(out) if what != "split" else None)
+    jj_call = make(jr, mk_j, lambda out: out.block_until_ready())
     for _ in range(3): tj_call(), jj_call()
     t, j = median(tj_call, reps), median(jj_call, reps)
     print(f"| {name} | {fmt(t)} | {fmt(j)} | {t / j:.2f}x |")

@@ -233,3 +233,21 @@ def test_eager_key_chains_and_draws_are_jax_numbers_without_graphs():
       keys_t, keys_j = tr.split(kt, 3), jr.split(kj, 3)
       assert ulps(tinyjax.vmap(lambda k: tr.normal(k, (2,)))(keys_t), jax.vmap(lambda k: jr.normal(k, (2,)))(keys_j)) <= 3
       assert ulps(tinyjax.jit(lambda k: tr.normal(k, (2,)))(kt), jax.jit(lambda k: jr.normal(k, (2,)))(kj)) <= 3
+
+def test_normal_float32_transform_at_every_uniform_value():
+  """float32 normal is a function of 23 random bits: at all 2^23 values its branch-free transform gives the numbers of
+  sqrt(2) erf_inv(u) (the float64 path's formula; what normal computed before) and is within 3 ulps of JAX's."""
+  import math
+  from jax import lax
+  from tinyjax._tg import dtypes
+  from tinyjax.lax import special
+  bits = np.arange(2 ** 23, dtype=np.uint32) << 9
+  lo = np.nextafter(np.float32(-1), np.float32(0))
+  u = lambda b: tr._from_bits(b, dtypes.float32, float(lo), 1.0)   # noqa: E731
+  fast = tinyjax.jit(lambda b: tr._normal_of(u(b), dtypes.float32))(Tensor(bits))
+  general = tinyjax.jit(lambda b: special.erf_inv(u(b)) * float(np.float32(math.sqrt(2))))(Tensor(bits))
+  same(fast, general)
+  def jax_normal(b):   # jax.random's _uniform and _normal_real after the bits
+    f = lax.bitcast_convert_type(lax.shift_right_logical(b, np.uint32(9)) | np.uint32(0x3F800000), np.float32) - np.float32(1)
+    return np.float32(np.sqrt(2)) * lax.erf_inv(lax.max(lo, f * (np.float32(1) - lo) + lo))
+  assert ulps(fast, jax.jit(jax_normal)(bits)) <= 3

@@ -369,9 +369,13 @@ def _float_dtype(dtype: Any, name: str) -> DType:
 def _uniform(k: Tensor | Words, shape: tuple[int, ...], dt: DType, minval: Any, maxval: Any) -> Tensor:
   """JAX's construction: random mantissa bits under the exponent of 1.0, minus 1, scaled to [minval, maxval)."""
   nbits, nmant = 8 * dt.itemsize, _MANT[dt]
+  return _from_bits(_random_bits(k, 8 if nmant < 8 else nbits, shape), dt, minval, maxval)
+
+def _from_bits(bits: Tensor, dt: DType, minval: Any, maxval: Any) -> Tensor:
+  nbits, nmant = 8 * dt.itemsize, _MANT[dt]
   rng_bits = 8 if nmant < 8 else nbits
   u = _UINT[nbits]
-  b = _random_bits(k, rng_bits, shape).cast(u)
+  b = bits.cast(u)
   one = 0x3F80 if dt == dtypes.bfloat16 else int(np.array(1.0, np_dtype(dt)).view(f"uint{nbits}"))   # 1.0's bits
   floats = ((b >> (rng_bits - nmant)) | one).bitcast(dt) - 1.0
   lo, hi = (as_tensor(v).cast(dt) for v in (minval, maxval))
@@ -388,9 +392,51 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
   return _draw(_normal, key, "normal", _shape(shape), _float_dtype(dtype, "normal"))
 
 def _normal(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
+  return _normal_of(_uniform(k, shape, dt, _open_below(dt), 1.0), dt)
+
+def _open_below(dt: DType) -> float:
+  """The largest value above -1, normal's minval: erfinv(-1) = -inf is never drawn."""
   np_dt = np_dtype(dt) or np.dtype(np.float32)   # bfloat16 (no numpy dtype) fails later in tinygrad's backend anyway
-  lo = float(np.nextafter(np_dt.type(-1.0), np_dt.type(0.0)))   # the largest value above -1: erfinv(-1) = -inf is never drawn
-  return special.erf_inv(_uniform(k, shape, dt, lo, 1.0)) * float(np_dt.type(np.sqrt(2)))
+  return float(np.nextafter(np_dt.type(-1.0), np_dt.type(0.0)))
+
+def _normal_of(u: Tensor, dt: DType) -> Tensor:
+  """sqrt(2) erfinv(u) for u uniform in (-1, 1)."""
+  if dt == dtypes.float32: return _normal_of_f32(u)
+  np_dt = np_dtype(dt) or np.dtype(np.float32)
+  return special.erf_inv(u) * float(np_dt.type(np.sqrt(2)))
+
+_ERFINV_W_LT_5 = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                  -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_W_GE_5 = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                  0.00943887047, 1.00167406, 2.83297682)
+
+def _select(c: Tensor, a: Tensor, b: Tensor) -> Tensor:
+  """c.where(a, b) on the bits: tinygrad renders a where as C's `?:`, and clang compiles one whose operands are long
+  expressions as branches, which keeps the kernel from being vectorized."""
+  m = c.cast(dtypes.int32) * -1
+  return ((a.bitcast(dtypes.int32) & m) | (b.bitcast(dtypes.int32) & (m ^ -1))).bitcast(dtypes.float32)
+
+def _normal_of_f32(x: Tensor) -> Tensor:
+  """special.erf_inv(x) * sqrt(2) for float32 x in (-1, 1), the same operations in the same order (so the same numbers:
+  XLA's ErfInv32, w = -log1p(-x^2) by tinygrad's log2 decomposition and log1p's log(u) x / (u - 1) as tinygrad folds
+  them), without the branches: log2's cases for inf, 0, nan and negative inputs never arise (0 < 1 - x^2 <= 1), the
+  two polynomials are one with selected coefficients (XLA's form), the other wheres select bits."""
+  x2 = x * x
+  u = 1 - x2
+  small = u < 1e-4   # log2's scaling of small inputs by 2^64
+  a = small.where(u * 2.0 ** 64, u)
+  e = ((((a * (1 / 0.75)).bitcast(dtypes.int32) >> 23) & 255) - 127).cast(dtypes.float32)
+  m = (a.bitcast(dtypes.int32) + ((-e).cast(dtypes.int32) << 23)).bitcast(dtypes.float32)
+  t = (m - 1.0) / (m + 1.0)
+  t2 = t * t
+  log2_u = ((0.4374550283 * t2 + 0.5764790177) * t2 + 0.9618012905120) * t * t2 + small.where(e - 64, e) + \
+    t * 2.8853900432586669922 + t * 3.2734474483568488616e-08
+  w = -_select(u != 1, x.reciprocal() / x * x2 * log2_u * math.log(2), -x2)
+  lt = w < 5
+  ww = _select(lt, lt.where(w, 5.0) - 2.5, lt.where(6.25, w).sqrt() - 3)
+  p = lt.where(_ERFINV_W_LT_5[0], _ERFINV_W_GE_5[0])
+  for cl, cg in zip(_ERFINV_W_LT_5[1:], _ERFINV_W_GE_5[1:], strict=True): p = p * ww + lt.where(cl, cg)
+  return p * x * float(np.float32(np.sqrt(2)))
 
 # ---- samplers that transform one uniform draw (JAX's formulas in jax/_src/random/core.py, so JAX's numbers) ----------
 
