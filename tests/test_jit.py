@@ -48,6 +48,25 @@ def test_kept_outputs_of_every_call_stay_distinct():
     np.testing.assert_array_equal(o["b"].numpy(), np.full(2, 3.0 * i))
 
 
+def test_output_buffers_are_reused_only_when_nothing_refers_to_them():
+  """Output buffers go back to the jitted function when nothing can read them (_tg.OutputBuffers): a result, a view
+  of it, a lazy graph over it or a Tensor holding the view keeps its data from every later call."""
+  jf = tinyjax.jit(lambda x: (x * 2 + 1).reshape(2, 2))
+  addr = lambda t: t.uop.base.buffer._buf.va_addr   # noqa: E731
+  jf(fresh(np.zeros(4))), jf(fresh(np.zeros(4)))   # capture, then the first replay
+  first = addr(jf(fresh(np.zeros(4))))
+  assert addr(jf(fresh(np.zeros(4)))) == first   # dropped: its buffer is used again
+  kept = jf(fresh(np.full(4, 1.0)))
+  view = jf(fresh(np.full(4, 2.0))).reshape(4)
+  lazy = jf(fresh(np.full(4, 3.0))) * 10
+  sliced = jf(fresh(np.full(4, 4.0)))[1]
+  for i in range(5): jf(fresh(np.full(4, 100.0 + i)))
+  np.testing.assert_array_equal(kept.numpy(), np.full((2, 2), 3.0))
+  np.testing.assert_array_equal(view.numpy(), np.full(4, 5.0))
+  np.testing.assert_array_equal(lazy.numpy(), np.full((2, 2), 70.0))
+  np.testing.assert_array_equal(sliced.numpy(), np.full(2, 9.0))
+
+
 def test_new_shapes_trace_again_instead_of_failing():
   jf = tinyjax.jit(lambda x: x.sum(0) * 2)
   for shape in [(3, 2), (3, 2), (3, 2), (5, 4), (5, 4), (5, 4), (3, 2)]:

@@ -1,7 +1,7 @@
 """Buffers and host data: placeholders, new and shaped buffers, numpy in and out without COPY programs, jit inputs."""
 
 from __future__ import annotations
-import functools, weakref
+import functools, sys, weakref
 import numpy as np
 from tinygrad import Tensor, Device, dtypes
 from tinygrad.dtype import DType, strong_dtype, _from_np_dtype, _to_np_dtype
@@ -44,6 +44,30 @@ def _new_buffer(shape: tuple, dtype: DType, device, axis: int | None, allocate: 
     for x in _device_buffers(b): x.allocate()
   view = buf if shard == (n,) else UOp(Ops.RESHAPE, dtype, src=(buf, _shape_arg(shard)))
   return buf, tensor_of(view) if axis is None else Tensor(view.unshard(axis))
+
+class OutputBuffers:
+  """A jitted function's output buffers, reused by its next call when nothing refers to them any more: a new buffer per
+  output per call (allocate, free, its BUFFER and view UOps) was a third of a small jitted call's dispatch. A result is
+  never overwritten while it is alive: anything that can read the buffer (the result Tensor, a Tensor viewing it, a
+  lazy graph over it) holds its UOp, which shows in its reference count. Outputs over `POOLED_BYTES` get new buffers
+  (their allocation is cheap next to computing them, and holding them after the caller dropped them is not)."""
+  POOLED_BYTES = 1 << 20
+  def __init__(self, specs: list[tuple]):
+    self.specs = specs
+    self.held: list[tuple[UOp, UOp, int] | None] = [None] * len(specs)   # (flat buffer, shaped view, free refcount)
+
+  def take(self, i: int) -> tuple[UOp, Tensor]:
+    """Output i's (TinyJit input, shaped Tensor), as allocated_buffer gives them."""
+    if (h := self.held[i]) is not None and sys.getrefcount(h[1]) == h[2]: return h[0], tensor_of(h[1])
+    shape, dtype, device, axis = self.specs[i]
+    buf, t = allocated_buffer(shape, dtype, device, axis)
+    if axis is None and _prod(shape) * dtype.itemsize <= self.POOLED_BYTES:
+      self.held[i] = (buf, t.uop, 0)
+      # the view's count when only the pool refers to it, as take counts it: now, less the Tensor and the local `buf`
+      # (counted on a line of its own: a tuple being built holds its items on the stack)
+      free = sys.getrefcount(t.uop) - 1 - (buf is t.uop)
+      self.held[i] = (buf, t.uop, free)
+    return buf, t
 
 _REGISTERING = _Metadata(name="tinyjax.tensor_of")
 

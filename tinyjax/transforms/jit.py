@@ -13,7 +13,7 @@ import functools, inspect, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
-  jit_captured, allocated_buffer, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
+  jit_captured, OutputBuffers, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
   Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
@@ -80,6 +80,7 @@ class _Entry:
     self.out_specs = [(static_shape(o), o.dtype, device if o.device is None else o.device, sharding(o) if o.device is not None else None)
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
+    self.out_buffers = OutputBuffers(self.out_specs)
     # and one whose trace holds a host call (a loop, LAPACK) runs again too: substituted into, such a trace can make
     # tinygrad's scheduler find a cycle in its assign graph (research_lagrangian_dblpend: pinv's svd under a jitted
     # hessian; cause not found). (The first reason for this, a static fori_loop's counter stuck at 0, was the jit
@@ -112,7 +113,8 @@ class _Entry:
 
   def __call__(self, tensors: list[Tensor], plain: bool = False):
     # fresh output buffers as TinyJit inputs (flat ones are cheap for it to prepare), shaped views of them as the results
-    made = [allocated_buffer(*spec) if f else (None, placeholder(*spec[:3])) for spec, f in zip(self.out_specs, self.filled, strict=True)]
+    made = [self.out_buffers.take(i) if f else (None, placeholder(*spec[:3]))
+            for i, (spec, f) in enumerate(zip(self.out_specs, self.filled, strict=True))]
     if (ins := [i for i, _ in made if i is not None]) or self.state:
       running = trace_state().running_jit
       running.append(self)   # jitted functions it calls are inlined
