@@ -8,7 +8,10 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, dtypes, static_shape as _sh
+import functools
+from tinyjax._tg import Tensor, dtypes, static_shape as _sh, jit_capturing, plain_buffer
+from tinyjax.core import is_tracing
+from tinyjax.transforms.jit import jit
 from tinyjax.lax import linalg as lax_linalg
 from tinyjax.lax.linalg import mT, batch_shape, eye_like, diag, embed_diag
 from tinyjax.numpy._core import asarray, result_type, as_inexact, canonicalize_axes
@@ -17,6 +20,23 @@ from tinyjax.numpy import _products
 __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv",
            "lstsq", "matrix_power", "matrix_rank", "multi_dot", "cond", "matrix_norm", "vector_norm", "outer", "matmul",
            "matrix_transpose", "trace", "diagonal", "tensordot", "vecdot", "cross"]
+
+def jitted(*static: str):
+  """JAX's jnp.linalg functions are jitted, and so are these: called on arrays outside transforms, a call replays the
+  function compiled once per signature (the host call and the few kernels around it: ~0.2 ms) instead of building its
+  graph op by op in Python and computing it (1-15 ms). Inside a transform's trace or a jit it is the function itself,
+  and with other arguments (lists, as JAX's jit would not take them)."""
+  def wrap(fun):
+    fast = jit(fun, static_argnames=static)
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+      if is_tracing() or jit_capturing() or not lax_linalg.HOST_LAPACK or not all(isinstance(x, (Tensor, np.ndarray)) for x in args):
+        return fun(*args, **kwargs)   # (HOST_LAPACK off: not a jit's key, so not jitted)
+      # views and lazy values computed first (by a program found again by their structure): a jit copies them into
+      # new buffers through tinygrad's scheduler at every call
+      return fast(*(x.contiguous().realize() if isinstance(x, Tensor) and plain_buffer(x) is None else x for x in args), **kwargs)
+    return call
+  return wrap
 
 def check_square(x: Tensor, name: str) -> Tensor:
   if x.ndim < 2: raise ValueError(f"{name}: input must have at least 2 dimensions, got shape {tuple(x.shape)}")
@@ -28,6 +48,7 @@ def check_matrix(x: Tensor, name: str) -> Tensor:
   if x.ndim < 2: raise ValueError(f"{name}: input must have at least 2 dimensions, got shape {tuple(x.shape)}")
   return x
 
+@jitted()
 def inv(a: Any) -> Tensor:
   """Inverse of square matrices (batched), via LU with partial pivoting."""
   return lax_linalg.inv(check_square(as_inexact(a), "inv"))
@@ -42,6 +63,7 @@ def solve_shapes(a: Tensor, b: Tensor) -> tuple[Tensor, bool]:
     raise ValueError(f"solve: incompatible shapes {tuple(a.shape)} and {tuple(b.shape)}")
   return bm, vec
 
+@jitted()
 def solve(a: Any, b: Any) -> Tensor:
   """Solution of a x = b (b a vector or a stack of matrices, broadcast over batch axes) by LAPACK's LU with partial
   pivoting on the host, as JAX on the CPU; its derivative is JAX's (dx = a^-1 (db - da x))."""
@@ -53,6 +75,7 @@ def solve(a: Any, b: Any) -> Tensor:
   x = lax_linalg.solve(a.expand(*batch, *_sh(a)[-2:]), bm.expand(*batch, *_sh(bm)[-2:]))
   return x[..., 0] if vec else x
 
+@jitted()
 def det(a: Any) -> Tensor:
   """Determinant (batched), from LU; its derivative is det(a) * tr(a^-1 da) (JAX's cofactor rule for singular a is not
   reproduced: at a singular matrix the gradient is NaN here)."""
@@ -63,6 +86,7 @@ class SlogdetResult(NamedTuple):
   sign: Tensor
   logabsdet: Tensor
 
+@jitted("method")
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
   """(sign, log|det|) of square matrices (batched), from LU."""
   if method not in (None, "lu"): raise NotImplementedError(f"slogdet: method={method!r} (only 'lu')")
@@ -72,6 +96,7 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
 
 def _symmetrize(a: Tensor) -> Tensor: return (a + mT(a)) / 2
 
+@jitted("upper", "symmetrize_input")
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Tensor:
   """Cholesky factor (lower, or upper with upper=True) of symmetric positive definite matrices (batched; LAPACK's potrf
   on the CPU); NaN for a matrix that is not positive definite, as JAX."""
@@ -82,6 +107,7 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> T
   l = lax_linalg.cholesky_lower(_symmetrize(a) if symmetrize_input else a)
   return mT(l) if upper else l
 
+@jitted("mode")
 def qr(a: Any, mode: str = "reduced") -> Any:
   """QR decomposition, mode 'reduced', 'complete' or 'r': LAPACK's geqrf/orgqr on the CPU, as JAX, elsewhere
   Householder reflections with LAPACK's signs (docs/linalg.md)."""
@@ -104,6 +130,7 @@ class EighResult(NamedTuple):
   eigenvalues: Tensor
   eigenvectors: Tensor
 
+@jitted("UPLO", "symmetrize_input")
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
   """Eigenvalues (ascending) and eigenvectors of symmetric matrices (batched): LAPACK's syevd on the CPU, as JAX (the
   same eigenvectors, signs included); elsewhere parallel cyclic Jacobi, whose eigenvectors are normalized so their
@@ -127,6 +154,7 @@ class SVDResult(NamedTuple):
   S: Tensor
   Vh: Tensor
 
+@jitted("full_matrices", "compute_uv", "hermitian", "subset_by_index")
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: Any = None) -> Any:
   """Singular value decomposition (batched): LAPACK's gesdd on the CPU, as JAX (the same singular vectors, signs
@@ -148,6 +176,7 @@ def svdvals(x: Any) -> Tensor:
 
 def _eps(dt) -> float: return float(np.finfo(np.float64 if dt == dtypes.float64 else np.float32 if dt != dtypes.float16 else np.float16).eps)
 
+@jitted("hermitian")
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Tensor:
   """Moore-Penrose pseudo-inverse from the SVD; singular values below rtol * largest are dropped (rtol default
   10 * max(m, n) * eps, as JAX). Its derivative is that of the SVD (JAX has a custom rule; they agree at full rank)."""
@@ -164,6 +193,7 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
   sinv = keep.where(1 / keep.where(s, 1), 0)
   return mT(vt) @ (sinv.unsqueeze(-1) * mT(u))
 
+@jitted("rcond", "numpy_resid")
 def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
   """Least squares by SVD, JAX's 4-tuple (x, residuals, rank, singular values); residuals are empty unless a is
   tall with full rank (numpy's convention with numpy_resid=True; JAX's default returns them always... see docs)."""

@@ -8,7 +8,7 @@ from tinyjax._tg import Tensor, dtypes, static_shape as _sh
 from tinyjax.custom import custom_jvp
 from tinyjax.numpy._core import asarray, result_type, as_inexact
 from tinyjax.numpy import linalg as _la
-from tinyjax.numpy.linalg import check_square, check_matrix, solve_shapes
+from tinyjax.numpy.linalg import check_square, check_matrix, solve_shapes, jitted
 from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv, \
   on_host, batch_shape, LapackCholeskySolve, lu_pivots_to_permutation, \
   expm as lapack_expm, PADE
@@ -16,6 +16,7 @@ from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_pa
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu_factor", "lu_solve", "lu", "solve", "inv", "det",
            "qr", "svd", "eigh", "expm", "block_diag"]
 
+@jitted("lower", "overwrite_a", "check_finite")
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Tensor:
   """Cholesky factor, upper by default (scipy's convention); reads only the lower (lower=True) or upper triangle."""
   a = check_square(as_inexact(a), "cholesky")
@@ -39,6 +40,7 @@ def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False, 
 
 _TRANS = {0: False, 1: True, 2: True, "N": False, "T": True, "C": True}
 
+@jitted("trans", "lower", "unit_diagonal", "overwrite_b", "debug", "check_finite")
 def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False, unit_diagonal: bool = False,
                      overwrite_b: bool = False, debug: Any = None, check_finite: bool = True) -> Tensor:
   """Solution of op(a) x = b for triangular a (op per trans: 0/'N', 1/'T', 2/'C'); b a vector or matrix (batched)."""
@@ -54,6 +56,7 @@ def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False, 
   x = triangular_solve(a, bm, left_side=True, lower=lower, transpose_a=_TRANS[trans], unit_diagonal=unit_diagonal)
   return x[..., 0] if vec else x
 
+@jitted("overwrite_a", "check_finite")
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Tensor, Tensor]:
   """(lu, pivots): packed LU with partial pivoting and LAPACK's 0-based row interchanges (int32)."""
   a = check_matrix(as_inexact(a), "lu_factor")
@@ -156,6 +159,7 @@ def _pade(a: Tensor, m: int, powers: dict[int, Tensor]) -> tuple[Tensor, Tensor]
   ev = [eye, a2, a4, a6, powers[8]][:m // 2 + 1]
   return a @ sum((b[2 * i + 1] * p for i, p in enumerate(ev)), a.zeros_like()), sum((b[2 * i] * p for i, p in enumerate(ev)), a.zeros_like())
 
+@jitted("upper_triangular", "max_squarings")
 def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = 16) -> Tensor:
   """Matrix exponential by JAX's Pade scaling and squaring. On the CPU one host call runs only the degree and the
   squarings each matrix needs (lax.linalg.LapackExpm); on other devices the degree and the number of squarings depend
