@@ -12,7 +12,7 @@ import math
 from typing import Any, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, DType, Ops, UOp, Step, param_like, dtypes, np_dtype, jit_capturing, host_buffer, allocated_buffer, \
-  placeholder, static_shape, is_data, read_array, default_device
+  placeholder, static_shape, is_data, read_array, default_device, plain_buffer
 from tinyjax.config import config
 from tinyjax.core import as_tensor, is_tracing, trace_state
 from tinyjax.call_rule import CallRule
@@ -275,18 +275,27 @@ def _draw(impl: Any, key: Any, name: str, *args: Any) -> Tensor:
     if len(_samplers) >= 256: _samplers.clear()
     found = _samplers[ck] = (_Sampler(impl, args), {})
   rule, programs = found
-  if (words := _host_words(key, name)) is None: return rule.call([_key_array(key, name)])[0]
-  device = key.device if isinstance(key, Tensor) and isinstance(key.device, str) else default_device()
-  if (prog := programs.get(device)) is None:
+  if (kb := _key_buffer(key, name)) is None: return rule.call([_key_array(key, name)])[0]
+  if (prog := programs.get(device := kb.device)) is None:
     probe = rule.call([placeholder((2,), dtypes.uint32, device)])[0]
     shape, dt = static_shape(probe), probe.dtype
     prog = programs[device] = (Step(rule.call, [((2,), dtypes.uint32, None)], [(shape, dt, None)], device), shape, dt)
   step, shape, dt = prog
-  k = host_buffer(words, device)
-  assert k is not None
   buf, out = allocated_buffer(shape, dt, device)
-  step.run([k.uop.base, buf])
+  step.run([kb, buf])
   return out
+
+def _key_buffer(key: Any, name: str) -> UOp | None:
+  """A concrete key's words in a device buffer, for an eager draw: the key's own buffer, or its host words copied in
+  (a typed key keeps that buffer as its data); None outside eager calls or for a lazy key."""
+  if not _concrete(): return None
+  if isinstance(key, PRNGKeyArray) and key._host is not None:
+    _check_single(key._host.shape, name)
+    return key.data.uop.base
+  t = _key_array(key, name)
+  if (b := plain_buffer(t)) is not None: return b
+  if (words := _host_value(t)) is None: return None
+  return _device_words(words, t.device if isinstance(t.device, str) else None).uop.base
 
 def _iota_2x32(shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
   """The flat index of each element of `shape` as (high, low) uint32 words (JAX's iota_2x32_shape)."""
