@@ -291,7 +291,10 @@ def _key_buffer(key: Any, name: str) -> UOp | None:
   if not _concrete(): return None
   if isinstance(key, PRNGKeyArray) and key._host is not None:
     _check_single(key._host.shape, name)
-    return key.data.uop.base
+    if (b := plain_buffer(key.data)) is None:   # data made under a transform: a constant of its graph
+      key._data = _device_words(key._host)
+      b = plain_buffer(key._data)
+    return b
   t = _key_array(key, name)
   if (b := plain_buffer(t)) is not None: return b
   if (words := _host_value(t)) is None: return None
