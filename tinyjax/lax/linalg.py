@@ -484,6 +484,15 @@ def _lu_tangent(packed: Tensor, perm: Tensor, da: Tensor) -> Tensor:
 
 # ---- solve and inv ----------------------------------------------------------------------------------------------------
 
+def _lu_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+  """a^-1 b as JAX's LU solve on the CPU: getrf, b's rows permuted, trsm with L (unit diagonal), then with U."""
+  t = a.dtype.type
+  lu_, piv, _ = _routine("getrf", t)(a)
+  perm = np.arange(a.shape[0])
+  for i, p in enumerate(piv): perm[[i, p]] = perm[[p, i]]
+  trsm = getattr(scipy.linalg.blas, ("d" if t == np.float64 else "s") + "trsm")
+  return trsm(1.0, lu_, trsm(1.0, lu_, b[perm], lower=1, diag=1), lower=0)
+
 @dataclass(eq=False)
 class LapackSolve(LapackCall):
   """x = a^-1 b for a (..., n, n) and b (..., n, k) of the same batch shape (LAPACK getrf, then BLAS trsm, as JAX), or
@@ -496,13 +505,7 @@ class LapackSolve(LapackCall):
     # JAX's LU solve: getrf, the rows of b permuted, then trsm with L (unit diagonal) and U (jnp.linalg.inv is a solve
     # on the identity). An exactly singular matrix gives LAPACK's inf/nan, as JAX, not an exception. (numpy.linalg's
     # own LAPACK build took 3x longer at n = 512.)
-    t = a.dtype.type
-    lu_, piv, _ = _routine("getrf", t)(a)
-    perm = np.arange(a.shape[0])
-    for i, p in enumerate(piv): perm[[i, p]] = perm[[p, i]]
-    x = (np.eye(a.shape[-1], dtype=a.dtype) if self.inverse else b)[perm]
-    trsm = getattr(scipy.linalg.blas, ("d" if t == np.float64 else "s") + "trsm")
-    return (trsm(1.0, lu_, trsm(1.0, lu_, x, lower=1, diag=1), lower=0),)
+    return (_lu_solve(a, np.eye(a.shape[-1], dtype=a.dtype) if self.inverse else b),)
 
   # the derivatives (JAX's) apply the LAPACK calls to primal values only: the tangents and cotangents stay in plain
   # ops, and a derivative of a derivative differentiates those calls again through these same rules
@@ -918,7 +921,7 @@ class LapackExpm(LapackCall):
     u, v = _pade_np(a, degrees[int(np.digitize(l1, conds))])
     p, q = u + v, v - u
     trsm = getattr(scipy.linalg.blas, ("d" if a.dtype == np.float64 else "s") + "trsm")
-    r = trsm(1.0, q, p, lower=0) if self.upper else np.linalg.solve(q, p)
+    r = trsm(1.0, q, p, lower=0) if self.upper else _lu_solve(q, p)
     for _ in range(int(n_sq)): r = r @ r
     return (r,)
 
