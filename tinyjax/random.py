@@ -14,7 +14,7 @@ import numpy as np
 from tinyjax._tg import Tensor, DType, Ops, UOp, Step, param_like, dtypes, np_dtype, jit_capturing, host_buffer, allocated_buffer, \
   placeholder, static_shape, is_data, read_array, default_device, plain_buffer
 from tinyjax.config import config
-from tinyjax.core import as_tensor, is_tracing, trace_state
+from tinyjax.core import as_tensor, is_tracing, trace_state, serialized
 from tinyjax.call_rule import CallRule
 from tinyjax.custom import custom_jvp
 from tinyjax.dtypes import default_float, default_int, to_dtype, KeyTy
@@ -117,6 +117,7 @@ class PRNGKeyArray:
 
 tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k.data,), None), lambda _, data: PRNGKeyArray(data[0]))
 
+@serialized
 def _device_words(words: Any, device: Any = None) -> Tensor:
   """Host words as a Tensor: a new device buffer when eager; under a transform, a constant of the traced graph."""
   if not _concrete(): return Tensor(words)
@@ -200,6 +201,7 @@ def _concrete() -> bool:
 _MOVES = frozenset({Ops.RESHAPE, Ops.SHRINK, Ops.PERMUTE, Ops.EXPAND, Ops.FLIP})
 _HOST_MAX = 1 << 16   # words read on the host at most (a key array)
 
+@serialized
 def _host_value(t: Tensor) -> np.ndarray | None:
   """t's value read on the host if it is a small realized buffer or movement ops over one (a row of split's keys: the
   tuple unpacking `key, sub = split(key)`), else None."""
@@ -266,6 +268,7 @@ class _Sampler(CallRule):
 
 _samplers: dict[tuple, tuple[_Sampler, dict]] = {}   # (impl, static args) -> the rule, its eager programs
 
+@serialized   # tinygrad's buffers and programs, one thread at a time
 def _draw(impl: Any, key: Any, name: str, *args: Any) -> Tensor:
   """impl(k, *args) as JAX dispatches it: for a concrete key outside transforms, a program compiled once per (impl,
   args) run on the key's words; else one call node (static args) or impl's graph (array args: minval, maxval...)."""
