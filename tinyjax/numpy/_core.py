@@ -68,10 +68,17 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
   if dt is not None and (npdt := _tg.np_dtype(dt)) is not None:
     if is_weak_scalar(a) or isinstance(a, (list, tuple)):
       # Python data goes straight to the requested dtype, without a 64-bit detour (JAX checks int ranges the same way)
-      return Tensor(np.asarray(a, dtype=npdt))
-    return Tensor(np.asarray(canonical_array(a)).astype(npdt))
-  t = Tensor(canonical_array(a))
+      return _from_host(np.asarray(a, dtype=npdt))
+    return _from_host(np.asarray(canonical_array(a)).astype(npdt))
+  t = _from_host(canonical_array(a))
   return t if dt is None or t.dtype == dt else t.cast(dt)
+
+def _from_host(a: Any) -> Tensor:
+  """Host data in a new buffer on the default device, written from the host: `Tensor(array)` is a copy node that an
+  eager value holding it takes through tinygrad's scheduler (~1 ms each time it is computed). A 0-d array stays
+  tinygrad's constant (no device: it broadcasts onto any)."""
+  if isinstance(a, np.ndarray) and a.ndim and a.size and (t := _tg.host_buffer(a, _tg.default_device())) is not None: return t
+  return Tensor(a)
 
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = None, ndmin: int = 0) -> Tensor:  # noqa: A002
   """jnp.array (arrays are immutable values here, so `copy` changes nothing a program can see)."""
