@@ -15,7 +15,7 @@ from tinygrad.tensor import all_tensors as _all_tensors
 from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, buffers, CallInfo as _CallInfo
 from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
-from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer
+from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype
 from tinyjax._tg import cpu_graph
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
@@ -527,6 +527,18 @@ def _realize_by_tinygrad(tensors: list[Tensor], early: bool) -> None:
   _tinygrad_realize(*tensors)
   computed_early.update(t.uop.base for t in derived if t.uop.base.op is Ops.BUFFER)
 
+def _host_copy(u: UOp) -> bool:
+  """u copies host data (`Tensor(np_array)`: a BUFFER on NPY) to one device."""
+  return u.op is Ops.COPY and (b := u.src[0]).op is Ops.BUFFER and isinstance(b.device, str) and b.device.startswith(_HOST_DATA) \
+    and isinstance(u.device, str) and (hb := buffers.get(b)) is not None and hb.is_allocated() and np_dtype(b.dtype) is not None
+
+def _host_data_filled(sink: UOp) -> UOp:
+  """sink with its copies of host data replaced by buffers written from the host: a graph holding a COPY went through
+  tinygrad's scheduler at every realize (jnp functions and tinygrad code make them from numpy data)."""
+  copies = [u for u in sink.toposort(enter_calls=False) if _host_copy(u)]
+  if not copies: return sink
+  return sink.substitute({c: filled_buffer(_copyout(_one(c.src[0])), c.device).reshape(c.shape) for c in copies})
+
 def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
   found again by the graphs' structure. Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
@@ -536,7 +548,7 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   by_uop: dict[UOp, list[Tensor]] = {}
   for t in tensors: by_uop.setdefault(t.uop, []).append(t)
   if not by_uop: return
-  sink = UOp.sink(*by_uop)
+  sink = _host_data_filled(UOp.sink(*by_uop))
   if (found := _structure(sink, _not_computable, values_only=True)) is None:
     if early and len(keep := [t for t in tensors if not _placeholder_in(t)]) < len(tensors):
       if keep: realize_lazy(keep, early)
