@@ -15,7 +15,7 @@ from tinygrad.tensor import all_tensors as _all_tensors
 from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, buffers, CallInfo as _CallInfo
 from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
-from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype
+from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, default_device
 from tinyjax._tg import cpu_graph
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
@@ -541,10 +541,10 @@ def _host_data_filled(sink: UOp) -> UOp:
 
 def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
-  found again by the graphs' structure. Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
-  constants only) go through tinygrad's realize. `early` (values computed before a transform starts): graphs over
-  placeholders or unallocated buffers (a transform's pending values, linearize's tangents) are left as they are: tinygrad
-  would allocate the placeholders and compute on garbage."""
+  found again by the graphs' structure (a graph of constants only: on the default device). Graphs it does not take
+  (_EAGER_UNSUPPORTED, buffers on several devices) go through tinygrad's realize. `early` (values computed before a
+  transform starts): graphs over placeholders or unallocated buffers (a transform's pending values, linearize's
+  tangents) are left as they are: tinygrad would allocate the placeholders and compute on garbage."""
   by_uop: dict[UOp, list[Tensor]] = {}
   for t in tensors: by_uop.setdefault(t.uop, []).append(t)
   if not by_uop: return
@@ -560,11 +560,13 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
     elif rest: _realize_by_tinygrad(rest, early)
     return
   key, ins, consts = found
-  devices = {b.device for b in ins}
+  # graphs of constants only (f(3.0)) are computed where their Tensors are, by a program of no inputs
+  devices = {b.device for b in ins} if ins else {default_device() if t.device is None else t.device for t in tensors}
+  if not ins: key = (key, *devices)
   if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
     by_device: dict[Any, list[Tensor]] = {}
     for t in tensors: by_device.setdefault(t.device, []).append(t)
-    if len(by_device) == 1 or not devices: _realize_by_tinygrad(tensors, early)
+    if len(by_device) == 1: _realize_by_tinygrad(tensors, early)
     else:
       for group in by_device.values(): realize_lazy(group, early)
     return
