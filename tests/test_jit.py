@@ -56,6 +56,13 @@ def test_output_buffers_are_reused_only_when_nothing_refers_to_them():
   jf(fresh(np.zeros(4))), jf(fresh(np.zeros(4)))   # capture, then the first replay
   first = addr(jf(fresh(np.zeros(4))))
   assert addr(jf(fresh(np.zeros(4)))) == first   # dropped: its buffer is used again
+  r = jf(fresh(np.zeros(4)))
+  for _ in range(3): r = jf(fresh(np.zeros(4)))   # the last result alive during the call: two buffers in turn
+  seen = set()
+  for _ in range(6):
+    r = jf(fresh(np.zeros(4)))
+    seen.add(addr(r))
+  assert len(seen) == 2
   kept = jf(fresh(np.full(4, 1.0)))
   view = jf(fresh(np.full(4, 2.0))).reshape(4)
   lazy = jf(fresh(np.full(4, 3.0))) * 10

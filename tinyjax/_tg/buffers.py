@@ -46,27 +46,34 @@ def _new_buffer(shape: tuple, dtype: DType, device, axis: int | None, allocate: 
   return buf, tensor_of(view) if axis is None else Tensor(view.unshard(axis))
 
 class OutputBuffers:
-  """A jitted function's output buffers, reused by its next call when nothing refers to them any more: a new buffer per
-  output per call (allocate, free, its BUFFER and view UOps) was a third of a small jitted call's dispatch. A result is
-  never overwritten while it is alive: anything that can read the buffer (the result Tensor, a Tensor viewing it, a
-  lazy graph over it) holds its UOp, which shows in its reference count. Outputs over `POOLED_BYTES` get new buffers
-  (their allocation is cheap next to computing them, and holding them after the caller dropped them is not)."""
-  POOLED_BYTES = 1 << 20
+  """A jitted function's output buffers, reused by its later calls when nothing refers to them any more: a new buffer
+  per output per call (allocate, free, its BUFFER and view UOps) was a third of a small jitted call's dispatch. A
+  result is never overwritten while it is alive: anything that can read the buffer (the result Tensor, a Tensor viewing
+  it, a lazy graph over it) holds its UOp, which shows in its reference count. Two buffers per output, used in turn, so
+  that `r = f(x)` in a loop (the last result alive during the call) reuses too. Outputs over `POOLED_BYTES` get new
+  buffers (their allocation is cheap next to computing them, and holding them after the caller dropped them is not)."""
+  POOLED_BYTES, SLOTS = 1 << 20, 2
   def __init__(self, specs: list[tuple]):
     self.specs = specs
-    self.held: list[tuple[UOp, UOp, int] | None] = [None] * len(specs)   # (flat buffer, shaped view, free refcount)
+    self.held: list[list[tuple[UOp, UOp, int]]] = [[] for _ in specs]   # per output: (flat buffer, shaped view, free refcount)
+    self.turn = [0] * len(specs)
 
   def take(self, i: int) -> tuple[UOp, Tensor]:
     """Output i's (TinyJit input, shaped Tensor), as allocated_buffer gives them."""
-    if (h := self.held[i]) is not None and sys.getrefcount(h[1]) == h[2]: return h[0], tensor_of(h[1])
+    for h in self.held[i]:
+      if sys.getrefcount(h[1]) == h[2]: return h[0], tensor_of(h[1])
     shape, dtype, device, axis = self.specs[i]
     buf, t = allocated_buffer(shape, dtype, device, axis)
     if axis is None and _prod(shape) * dtype.itemsize <= self.POOLED_BYTES:
-      self.held[i] = (buf, t.uop, 0)
+      held = self.held[i]
+      k = len(held) if len(held) < self.SLOTS else self.turn[i]   # a new slot, else the oldest
+      if k == len(held): held.append((buf, t.uop, 0))
+      else: held[k] = (buf, t.uop, 0)
+      self.turn[i] = (k + 1) % self.SLOTS
       # the view's count when only the pool refers to it, as take counts it: now, less the Tensor and the local `buf`
       # (counted on a line of its own: a tuple being built holds its items on the stack)
       free = sys.getrefcount(t.uop) - 1 - (buf is t.uop)
-      self.held[i] = (buf, t.uop, free)
+      held[k] = (buf, t.uop, free)
     return buf, t
 
 _REGISTERING = _Metadata(name="tinyjax.tensor_of")
