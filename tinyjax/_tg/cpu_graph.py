@@ -104,8 +104,8 @@ class Commands:
     for w, v in self.var_words: t[w] = var_vals[v]
 
 def run(device: str, commands: Commands) -> None:
-  """Launch the table's rows once, in order."""
-  executor(device)[1](*commands.once)
+  """Launch the table's rows once, in order (on a device `executor` gave an entry point for)."""
+  _executor(device.split(":")[0])[1](*commands.once)
 
 def run_loop(device: str, body: Commands, steps: int, patches: list[tuple[int, int, int, int, int]],
              cond: Commands | None = None, pred: int = 0) -> int:
@@ -115,8 +115,8 @@ def run_loop(device: str, body: Commands, steps: int, patches: list[tuple[int, i
   table = body.table if cond is None else np.concatenate([body.table, cond.table])
   p = np.array([[w, k, x & _MASK, y & _MASK, z & _MASK] for w, k, x, y, z in patches], np.uint64).reshape(-1)
   base = table.ctypes.data
-  done = executor(device)[1](base, body.n, body.width, steps, p.ctypes.data, len(patches),
-                             0 if cond is None else base + body.table.nbytes, 0 if cond is None else cond.n, pred)
+  done = _executor(device.split(":")[0])[1](base, body.n, body.width, steps, p.ctypes.data, len(patches),
+                                            0 if cond is None else base + body.table.nbytes, 0 if cond is None else cond.n, pred)
   return int(done)
 
 _MASK = 0xFFFFFFFFFFFFFFFF
