@@ -15,7 +15,7 @@ from tinygrad.tensor import all_tensors as _all_tensors
 from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, buffers, CallInfo as _CallInfo
 from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
-from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, default_device
+from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype
 from tinyjax._tg import cpu_graph
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
@@ -541,8 +541,8 @@ def _host_data_filled(sink: UOp) -> UOp:
 
 def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
-  found again by the graphs' structure (a graph of constants only: on the default device). Graphs it does not take
-  (_EAGER_UNSUPPORTED, buffers on several devices) go through tinygrad's realize. `early` (values computed before a
+  found again by the graphs' structure (a graph of constants only: if it has a device). Graphs it does not take
+  (_EAGER_UNSUPPORTED, buffers on several devices, device-less constants) go through tinygrad's realize. `early` (values computed before a
   transform starts): graphs over placeholders or unallocated buffers (a transform's pending values, linearize's
   tangents) are left as they are: tinygrad would allocate the placeholders and compute on garbage."""
   by_uop: dict[UOp, list[Tensor]] = {}
@@ -560,13 +560,17 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
     elif rest: _realize_by_tinygrad(rest, early)
     return
   key, ins, consts = found
-  # graphs of constants only (f(3.0)) are computed where their Tensors are, by a program of no inputs
-  devices = {b.device for b in ins} if ins else {default_device() if t.device is None else t.device for t in tensors}
-  if not ins: key = (key, *devices)
+  # graphs of constants only on a device are computed there by a program of no inputs; with no device (f(3.0)),
+  # tinygrad folds them to a constant that goes on any device (a buffer on the default device would not mix with
+  # sharded values), and a weak dtype has no storage
+  devices = {b.device for b in ins} if ins else {t.device for t in tensors}
+  if not ins:
+    key = (key, *devices)
+    if None in devices or any(t.dtype in dtypes.weaks for t in tensors): devices = set()
   if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
     by_device: dict[Any, list[Tensor]] = {}
     for t in tensors: by_device.setdefault(t.device, []).append(t)
-    if len(by_device) == 1: _realize_by_tinygrad(tensors, early)
+    if len(by_device) == 1 or not devices: _realize_by_tinygrad(tensors, early)
     else:
       for group in by_device.values(): realize_lazy(group, early)
     return
