@@ -61,8 +61,8 @@ def _executor(device: str) -> Any:
   dev = Device[device]
   if not isinstance(prg_t := getattr(dev, "runtime_t", None), type) or not issubclass(prg_t, CPUProgram): return None
   if shutil.which(getenv("CC", "clang")) is None: return None
-  arch = dev.renderer.target.arch.split(",") if hasattr(dev.renderer.target, "arch") else str(dev.arch).split(",")
-  lib = ClangCompiler(arch, cachekey="tinyjax_cpu_graph").compile_cached(_SRC)   # tinygrad's disk cache, as its kernels
+  # through tinygrad's disk cache, as its kernels
+  lib = ClangCompiler(dev.renderer.target.arch.split(","), cachekey="tinyjax_cpu_graph").compile_cached(_SRC)
   prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))   # type: ignore[arg-type]
   fn = ctypes.CFUNCTYPE(ctypes.c_uint64, *[ctypes.c_uint64] * 9)(prg.addr)
   return prg, fn

@@ -2,7 +2,7 @@
 abstract trace puts back, host calls (loops, LAPACK) and their compiled steps, replaying a compiled linear."""
 from __future__ import annotations
 import contextlib, hashlib, itertools, re, threading, weakref
-from typing import Any, Callable, cast
+from typing import Any, Callable, Sequence, cast
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
@@ -37,7 +37,7 @@ def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
   return None if jit.captured is None else (Replay(jit.captured.linear), jit.captured._written_uops)
 
 
-def replay_buffers(tensors: list[Tensor], outs: list[UOp], written: set[UOp], plain: bool = False) -> list[UOp] | None:
+def replay_buffers(tensors: Sequence[Tensor], outs: list[UOp], written: set[UOp], plain: bool = False) -> list[UOp] | None:
   """The input buffers TinyJit would pass for these Tensors (realized first) and the output buffers, or None where
   only TinyJit's own call will do: a multi-device input, or one the captured kernels write (TinyJit copies it first).
   `plain`: the inputs are known to be realized whole buffers on one device (jit's `plain_buffer`s)."""

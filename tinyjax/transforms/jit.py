@@ -111,7 +111,7 @@ class _Entry:
     writes = [t for t in state if t is not None and not t.uop.has_buffer_identity() and not t.uop.is_virtual]
     return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs, strict=True)) + tuple(writes)
 
-  def __call__(self, tensors: list[Tensor], plain: bool = False):
+  def __call__(self, tensors: Sequence[Tensor], plain: bool = False):
     # fresh output buffers as TinyJit inputs (flat ones are cheap for it to prepare), shaped views of them as the results
     made = [self.out_buffers.take(i) if f else (None, placeholder(*spec[:3]))
             for i, (spec, f) in enumerate(zip(self.out_specs, self.filled, strict=True))]
@@ -195,7 +195,7 @@ class jit:
       entry, tensors = self._entry(args, kwargs)
       return entry(tensors)
     if (plain := self._plain.get(fast)) is None: plain = self._plain[fast] = self._entry(args, kwargs)[0]
-    return plain(tensors, all(k[0] is not np.ndarray for k in fast))
+    return plain(tensors, tensors is args)   # Tensors only (no numpy data copied in): known realized whole buffers
 
   @staticmethod
   def _plain_key(args: tuple) -> tuple | None:
@@ -216,10 +216,10 @@ class jit:
     return tuple(key)
 
   @staticmethod
-  def _plain_inputs(args: tuple, key: tuple) -> list[Tensor] | None:
+  def _plain_inputs(args: tuple, key: tuple) -> tuple | list[Tensor] | None:
     """The TinyJit inputs for arguments with a `_plain_key`: numpy data in new buffers on the first Tensor's device
     (where _entry puts them), else None (a dtype tinygrad cannot hold as it is)."""
-    if all(k[0] is not np.ndarray for k in key): return list(args)
+    if all(k[0] is not np.ndarray for k in key): return args
     device = next((k[2] for k in key if k[0] is not np.ndarray), None) or default_device()
     out: list[Tensor] = []
     for a in args:
