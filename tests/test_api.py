@@ -265,7 +265,10 @@ def test_eval_shape_computes_nothing():
   with pytest.raises(tinyjax.ConcretizationTypeError, match="eval_shape"): tinyjax.eval_shape(lambda x: x.numpy(), x)
   with pytest.raises(TypeError, match="not a valid JAX type"): tinyjax.eval_shape(lambda s: s, "text")
   with pytest.raises(TypeError, match="abstract array"): jax.eval_shape(lambda s: s, "text")
-  with pytest.raises(NotImplementedError, match="complex"): tinyjax.eval_shape(lambda s: s, np.ones(2, np.complex64))
+  c = np.ones(2, np.complex64)
+  assert tinyjax.eval_shape(lambda s: s * 2, c) == tinyjax.ShapeDtypeStruct((2,), jax.eval_shape(lambda s: s * 2, c).dtype)
+  assert repr(tinyjax.eval_shape(lambda s: s, tinyjax.ShapeDtypeStruct((3,), np.complex64))) == \
+    "ShapeDtypeStruct(shape=(3,), dtype=complex64)"
 
 # ---- make_jaxpr -----------------------------------------------------------------------------------------------------
 
@@ -298,7 +301,7 @@ def test_make_jaxpr_calls_and_views():
 def test_namespace():
   for name in tinyjax.__all__: assert getattr(tinyjax, name) is not None, name
   public = {n for n, v in vars(tinyjax).items() if not n.startswith("_") and not (type(v).__name__ == "module" and n in ("core", "api",
-            "config", "errors", "custom", "primitives", "transforms", "sparse", "call_rule", "dtypes", "api_extra",
+            "config", "errors", "custom", "primitives", "transforms", "sparse", "call_rule", "dtypes", "api_extra", "complex_array", "pytree",
             "example_libraries"))}   # (example_libraries: imported by name, as in JAX)
   assert public - {"config"} <= set(tinyjax.__all__) | {"config"}, public - set(tinyjax.__all__)
   assert tinyjax.Array is Tensor and tinyjax.tree.map is tu.tree_map

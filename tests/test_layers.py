@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "tinyjax"
 LAYERS = [
   ["tinyjax._tg", "tinyjax._tg.*"],                      # the one door to tinygrad's internals
   ["tinyjax.errors", "tinyjax.config"],
-  ["tinyjax.dtypes", "tinyjax.tree_util", "tinyjax.tree"],   # JAX's dtype policy; pytrees
+  ["tinyjax.dtypes", "tinyjax.complex_array", "tinyjax.tree_util", "tinyjax.tree", "tinyjax.pytree"],   # dtypes; complex arrays; pytrees
   ["tinyjax.call_rule", "tinyjax.primitives"],           # the primitive protocol; JAX's primitives in tinygrad's lowerings
   ["tinyjax.core"],                                      # tracing, the interpreter
   ["tinyjax.transforms", "tinyjax.transforms.*"],        # vmap, jvp, vjp, jacobians, jit

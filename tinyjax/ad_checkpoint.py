@@ -27,7 +27,7 @@ from tinyjax.dtypes import weak_storage_dtype
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 
 # ---- policies: JAX's names and signatures, policy(prim, *avals, **params) -> bool ---------------------------------
 

@@ -9,10 +9,11 @@ from tinygrad import Device as TinygradDevice
 from tinyjax import _tg
 from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes
 from tinyjax.core import serialized, trace_scope, traced_by
-from tinyjax.dtypes import canonical_array, canonical_dtype, weak_storage_dtype, python_weak_dtype, python_scalar_dtype, to_dtype, \
+from tinyjax.dtypes import is_complex, canonical_array, canonical_dtype, weak_storage_dtype, python_weak_dtype, python_scalar_dtype, to_dtype, \
   dtype_of, is_weak_scalar
 from tinyjax.numpy import asarray
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
+from tinyjax.complex_array import ComplexArray
 from tinyjax.transforms.vjp import vjp
 from tinyjax.transforms.pmap import device_names, platform_of
 
@@ -91,7 +92,7 @@ class ShapeDtypeStruct:
     self.shape, self.weak_type, self.sharding = tuple(int(d) for d in shape), bool(weak_type), None
     dt = to_dtype(dtype)
     if dt is None: raise TypeError("ShapeDtypeStruct: a dtype is required, got None")
-    self.dtype: DType = dt
+    self.dtype: Any = dt   # a DType, or a ComplexDType
   @property
   def ndim(self) -> int: return len(self.shape)
   @property
@@ -103,11 +104,15 @@ class ShapeDtypeStruct:
     return isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type) == (other.shape, other.dtype, other.weak_type)
   def __hash__(self) -> int: return hash((self.shape, self.dtype, self.weak_type))
   def __repr__(self) -> str:
-    return f"ShapeDtypeStruct(shape={self.shape}, dtype={_tg.dtype_name(self.dtype)}{', weak_type=True' if self.weak_type else ''})"
+    name = self.dtype.name if is_complex(self.dtype) else _tg.dtype_name(self.dtype)
+    return f"ShapeDtypeStruct(shape={self.shape}, dtype={name}{', weak_type=True' if self.weak_type else ''})"
 
-def _abstract(x, what: str) -> Tensor:
+def _abstract(x, what: str) -> Tensor | ComplexArray:
   """A placeholder standing for the array argument x (Tensor, numpy, Python scalar, ShapeDtypeStruct)."""
   dev = _tg.default_device()
+  if isinstance(x, ShapeDtypeStruct) and is_complex(x.dtype):
+    part = ShapeDtypeStruct(x.shape, x.dtype.part, weak_type=x.weak_type)
+    return ComplexArray(_abstract(part, what), _abstract(part, what))
   if isinstance(x, ShapeDtypeStruct):
     ph = _tg.placeholder(x.shape, x.dtype, dev)
     return ph.cast(dtypes.weakfloat if dtypes.is_float(x.dtype) else dtypes.weakint) if x.weak_type else ph
@@ -121,6 +126,7 @@ def _abstract(x, what: str) -> Tensor:
   raise TypeError(f"{what}: argument {x!r} of type {type(x)} is not a valid JAX type")
 
 def _struct(x, what: str) -> ShapeDtypeStruct:
+  if isinstance(x, ComplexArray): return ShapeDtypeStruct(x.shape, canonical_dtype(x.dtype), weak_type=x.weak_type)
   if isinstance(x, Tensor):
     weak = x.dtype in dtypes.weaks
     return ShapeDtypeStruct(_tg.static_shape(x), canonical_dtype(x.dtype), weak_type=weak)
@@ -133,8 +139,9 @@ def _trace(fun: Callable, args: tuple, kwargs: dict, what: str, static: Sequence
   """fun on placeholders for its array arguments (not those at positions `static`): (the placeholders, the output)."""
   dyn = tuple(a for i, a in enumerate(args) if i not in static)
   leaves, tree = tu.tree_flatten((dyn, kwargs))
-  phs = [_abstract(x, what) for x in leaves]
-  pargs, pkwargs = tu.tree_unflatten(tree, phs)
+  abstract = [_abstract(x, what) for x in leaves]
+  pargs, pkwargs = tu.tree_unflatten(tree, abstract)
+  phs = tu.tree_leaves(abstract)   # a complex ShapeDtypeStruct's two parts
   it = iter(pargs)
   full = [a if i in static else next(it) for i, a in enumerate(args)]
   with trace_scope(what, [p.uop for p in phs]):
@@ -145,7 +152,7 @@ def eval_shape(fun: Callable, *args, **kwargs):
   """The shapes and dtypes of fun's outputs (a pytree of ShapeDtypeStruct), traced on placeholders: no data is read,
   nothing is computed."""
   _, out = _trace(fun, args, kwargs, "eval_shape")
-  return tu.tree_map(lambda o: _struct(o, "eval_shape"), out)
+  return tu.tree_map(lambda o: _struct(o, "eval_shape"), out, is_leaf=tu.jax_leaf(None))
 
 # ---- linear_transpose, names ------------------------------------------------------------------------------------------
 

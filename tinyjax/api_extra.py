@@ -8,7 +8,7 @@ from tinyjax.core import as_tensor, substitute, trace_scope
 from tinyjax.custom import custom_vjp, closure
 from tinyjax.transforms.jit import jit
 from tinyjax.transforms.vjp import vjp
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 
 __all__ = ["fwd_and_bwd", "closure_convert", "custom_gradient"]
 

@@ -15,7 +15,7 @@ import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, UOp, Ops, dtypes, placeholder
 from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
-from tinyjax import tree_util as tu, primitives
+from tinyjax import pytree as tu, primitives
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, type_str   # noqa: F401  (type_str: core's name for it)
 
 # ---- trace state ------------------------------------------------------------------------------------------------------

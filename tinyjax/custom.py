@@ -22,7 +22,7 @@ from tinyjax.errors import UnexpectedTracerError
 from tinyjax.dtypes import type_str, weak_storage_dtype
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.vjp import vjp
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 
 DIFFERENTIATING = ("jvp", "vjp")   # transforms whose traced values carry derivatives (grad, jacfwd... trace with these)
 

@@ -15,11 +15,11 @@ import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, DType, dtypes
 from tinyjax.config import config
-from tinyjax.errors import PORTING
 
 __all__ = ["default_float", "default_int", "canonical_array", "canonical_dtype", "weak_storage_dtype", "python_weak_dtype",
            "is_weak_scalar", "python_scalar_dtype", "to_inexact_dtype", "DTypeName", "to_dtype", "dtype_of", "result_type",
-           "promote_types", "holds_tensor", "short_type", "type_str", "extended", "prng_key", "KeyTy", "is_key_dtype", "float0"]
+           "promote_types", "holds_tensor", "short_type", "type_str", "extended", "prng_key", "KeyTy", "is_key_dtype", "float0",
+           "ComplexDType", "complex64", "complex128", "complex_of", "is_complex", "default_complex", "np_dtype"]
 
 # ---- defaults and x64 -------------------------------------------------------------------------------------------------
 
@@ -40,8 +40,9 @@ def canonical_array(x: Any) -> np.ndarray:
     a = np.asarray(x, dtype=np.bool_ if isinstance(x, bool) else np.int64 if isinstance(x, int) else np.float64)
   return a if config.jax_enable_x64 or a.dtype not in _NARROW_NP else a.astype(_NARROW_NP[a.dtype])
 
-def canonical_dtype(dt: DType) -> DType:
+def canonical_dtype(dt: Any) -> Any:
   """dt as JAX stores it: a weak dtype takes its kind's default, and with x64 off 64-bit types are 32-bit."""
+  if isinstance(dt, ComplexDType): return complex_of(canonical_dtype(dt.part))
   if dt in dtypes.weaks: dt = weak_storage_dtype(dt)
   return dt if config.jax_enable_x64 else _NARROW.get(dt, dt)
 
@@ -52,6 +53,45 @@ def to_inexact_dtype(dt: DType) -> DType:
   if dtypes.is_float(dt): return dt
   if dt in dtypes.weaks: dt = weak_storage_dtype(dt)
   return canonical_dtype(dtypes.float64) if dt.itemsize == 8 else dtypes.float32
+
+# ---- complex dtypes ---------------------------------------------------------------------------------------------------
+
+class ComplexDType:
+  """complex64 / complex128. tinygrad has no complex dtype: a complex array is a pair of real Tensors of dtype `part`
+  (float32, float64, or weakfloat for a weakly typed value such as `jnp.array(1j)`; `tinyjax.complex_array`)."""
+  __slots__ = ("part",)
+  def __init__(self, part: DType): self.part = part
+  @property
+  def weak(self) -> bool: return self.part in dtypes.weaks
+  @property
+  def name(self) -> str: return "complex128" if canonical_dtype(self.part) == dtypes.float64 else "complex64"
+  @property
+  def itemsize(self) -> int: return 2 * canonical_dtype(self.part).itemsize
+  @property
+  def dtype(self) -> np.dtype: return np.dtype(self.name)   # np.dtype(z.dtype) works, as for a JAX array
+  def __eq__(self, other) -> bool:
+    if isinstance(other, ComplexDType): return self.part == other.part
+    if isinstance(other, DType) or other is None: return False
+    try: return to_dtype(other) == canonical_dtype(self)
+    except (TypeError, NotImplementedError): return NotImplemented
+  def __hash__(self) -> int: return hash(("complex", self.part))
+  def __repr__(self) -> str: return f"dtype('{self.name}')"
+  def __str__(self) -> str: return self.name
+
+complex64, complex128 = ComplexDType(dtypes.float32), ComplexDType(dtypes.float64)
+
+def complex_of(part: DType) -> ComplexDType:
+  """The complex dtype whose parts are `part` (a float16 or bfloat16 part widens to float32: there is no complex32)."""
+  if part in (dtypes.float16, dtypes.bfloat16): part = dtypes.float32
+  return complex64 if part == dtypes.float32 else complex128 if part == dtypes.float64 else ComplexDType(part)
+
+def is_complex(dt: Any) -> bool: return isinstance(dt, ComplexDType)
+
+def default_complex() -> ComplexDType: return complex128 if config.jax_enable_x64 else complex64
+
+def np_dtype(dt: Any) -> np.dtype | None:
+  """numpy's dtype for a tinygrad or complex dtype (None where numpy has none: bfloat16)."""
+  return np.dtype(canonical_dtype(dt).name) if isinstance(dt, ComplexDType) else _tg.np_dtype(dt)
 
 # ---- weak types -------------------------------------------------------------------------------------------------------
 
@@ -67,18 +107,19 @@ def python_weak_dtype(x: Any) -> DType | None:
 
 def is_weak_scalar(x: Any) -> bool:
   """A Python scalar: weakly typed in JAX (it takes the dtype of the array it meets)."""
-  return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+  return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
-def python_scalar_dtype(x: bool | int | float) -> DType:
-  """The dtype a Python scalar is stored in: bool, or the default int or float."""
-  return dtypes.bool if isinstance(x, bool) else default_int() if isinstance(x, int) else default_float()
+def python_scalar_dtype(x: bool | int | float | complex) -> Any:
+  """The dtype a Python scalar is stored in: bool, or the default int, float or complex."""
+  return dtypes.bool if isinstance(x, bool) else default_int() if isinstance(x, int) else default_float() if isinstance(x, float) \
+    else default_complex()
 
 # ---- dtypes as JAX takes them -----------------------------------------------------------------------------------------
 
 class DTypeName:
   """A dtype name (`jnp.float32`): usable wherever JAX takes a dtype, and equal to the Tensor dtype it names
   (`x.dtype == jnp.float32`). `tinyjax.numpy.ScalarType` makes it callable as in JAX (`jnp.float32(1.5)`)."""
-  def __init__(self, name: str, dtype: DType):
+  def __init__(self, name: str, dtype: Any):
     self.__name__, self.name, self.tinygrad_dtype = name, name, dtype
   @property
   def dtype(self) -> np.dtype | None:
@@ -112,29 +153,31 @@ def is_key_dtype(d: Any) -> bool:
   """Whether `d` is a typed key dtype or one of the categories above it: jnp.issubdtype decides those itself."""
   return isinstance(d, KeyTy) or (isinstance(d, type) and issubclass(d, extended))
 
-def to_dtype(d: Any) -> DType | None:
-  """A tinygrad DType for anything JAX accepts as a dtype (None stays None): a DType, `jnp.float32`, numpy dtypes and
-  scalar types, names ("float32"), and Python's float/int/bool (the default of their kind). Canonical for x64."""
+def to_dtype(d: Any) -> Any:
+  """A tinygrad DType (a ComplexDType for a complex one) for anything JAX accepts as a dtype (None stays None): a DType,
+  `jnp.float32`, numpy dtypes and scalar types, names ("float32"), and Python's float/int/bool/complex (the default of
+  their kind). Canonical for x64."""
   if d is None: return None
   if isinstance(d, DTypeName): return canonical_dtype(d.tinygrad_dtype)
-  if isinstance(d, DType): return canonical_dtype(d)
+  if isinstance(d, (DType, ComplexDType)): return canonical_dtype(d)
+  if d is complex: return default_complex()
   if d is float: return default_float()
   if d is int: return default_int()
   if d is bool: return dtypes.bool
   if isinstance(d, str) and d == "bfloat16" or getattr(d, "__name__", None) == "bfloat16": return dtypes.bfloat16
   try: npdt = np.dtype(d)
   except TypeError as e: raise TypeError(f"Cannot interpret {d!r} as a data type") from e
-  if npdt.kind == "c": raise NotImplementedError(f"complex dtype {npdt}: tinygrad has no complex numbers ({PORTING})")
+  if npdt.kind == "c": return canonical_dtype(complex64 if npdt.itemsize == 8 else complex128)
   return canonical_dtype(_tg.np_dtype_of(np.empty(0, npdt)))
 
-def dtype_of(d: Any) -> DType:
+def dtype_of(d: Any) -> Any:
   """`to_dtype` for a dtype that must be given."""
   if (dt := to_dtype(d)) is None: raise TypeError("a dtype is required, got None")
   return dt
 
 # ---- promotion --------------------------------------------------------------------------------------------------------
 
-def _kind_rank(x: Any) -> int: return 0 if isinstance(x, bool) else 1 if isinstance(x, int) else 2
+def _kind_rank(x: Any) -> int: return 0 if isinstance(x, bool) else 1 if isinstance(x, int) else 2 if isinstance(x, float) else 3
 
 def holds_tensor(x: Any) -> bool:
   """x is a Tensor, or a (nested) list or tuple holding one."""
@@ -145,33 +188,44 @@ def _sequence_dtype(a: list | tuple) -> DType:
   stacked), else numpy's for the data, canonical (an empty one is the default float)."""
   return result_type(*a) if holds_tensor(a) else _tg.np_dtype_of(canonical_array(a))
 
-def result_type(*args: Any) -> DType:
+def result_type(*args: Any) -> Any:
   """JAX's type promotion of arrays, dtypes and weakly typed Python scalars (jnp.result_type): the least upper bound
   of the strongly typed dtypes on tinygrad's lattice, lifted to the default dtype of a higher kind of weak value."""
-  strong: list[DType] = []
-  weak = -1   # the highest kind among the weak values: 0 bool, 1 int, 2 float
+  strong: list[Any] = []
+  weak = -1   # the highest kind among the weak values: 0 bool, 1 int, 2 float, 3 complex
   for a in args:
-    if isinstance(a, Tensor):
+    if (dt := getattr(a, "dtype", None)) is not None and isinstance(dt, ComplexDType):   # a complex array
+      if dt.weak: weak = 3
+      else: strong.append(dt)
+    elif isinstance(a, Tensor):
       if a.dtype in dtypes.weaks: weak = max(weak, 2 if dtypes.is_float(a.dtype) else 1)
       else: strong.append(a.dtype)
     elif is_weak_scalar(a): weak = max(weak, _kind_rank(a))
     elif isinstance(a, (np.ndarray, np.generic)): strong.append(dtype_of(a.dtype))
     elif isinstance(a, (list, tuple)): strong.append(_sequence_dtype(a))
     elif (dt := to_dtype(a)) is not None: strong.append(dt)
-  if not strong: return dtypes.bool if weak <= 0 else default_int() if weak == 1 else default_float()
+  if not strong: return dtypes.bool if weak <= 0 else default_int() if weak == 1 else default_float() if weak == 2 else default_complex()
+  if weak == 3 or any(isinstance(d, ComplexDType) for d in strong):
+    # JAX's lattice above the floats: complex64 over float32, complex128 over float64 and complex64; a weak complex
+    # lifts a float array to the complex of its width, an integer or bool one to the default complex
+    part = _tg.least_upper_dtype(*[d.part if isinstance(d, ComplexDType) else d for d in strong])
+    return canonical_dtype(complex_of(part) if dtypes.is_float(part) else complex64 if any(isinstance(d, ComplexDType) for d in strong)
+                           else default_complex())
   dt = _tg.least_upper_dtype(*strong)
   # a weak value of a higher kind lifts the result to that kind's default (int32 array + 1.5 -> float32)
   if weak == 2 and not dtypes.is_float(dt): dt = default_float()
   elif weak == 1 and dt == dtypes.bool: dt = default_int()
   return canonical_dtype(dt)
 
-def promote_types(a: Any, b: Any) -> DType: return result_type(to_dtype(a), to_dtype(b))
+def promote_types(a: Any, b: Any) -> Any: return result_type(to_dtype(a), to_dtype(b))
 
 # ---- the short type string --------------------------------------------------------------------------------------------
 
 def short_type(dtype: DType, shape: Sequence) -> str:
   """JAX's short type string, float32[3,4]; a weakly typed value shows the dtype it is stored in, as JAX."""
-  return f"{_tg.dtype_name(weak_storage_dtype(dtype) if dtype in dtypes.weaks else dtype)}[{','.join(str(d) for d in shape)}]"
+  if isinstance(dtype, ComplexDType): name = canonical_dtype(dtype).name
+  else: name = _tg.dtype_name(weak_storage_dtype(dtype) if dtype in dtypes.weaks else dtype)
+  return f"{name}[{','.join(str(d) for d in shape)}]"
 
 def type_str(t: Any) -> str:
   """`short_type` of a Tensor (or anything with a shape and a dtype)."""

@@ -2,7 +2,7 @@
 `.compile()` -> Compiled (docs/jit.md, "Semantics")."""
 from __future__ import annotations
 from tinyjax._tg import Tensor, TINYGRAD_LOCK, jit_captured, jit_kernel_names
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.api import ShapeDtypeStruct, make_jaxpr
 from tinyjax.transforms import jit as _jit
 

@@ -6,7 +6,7 @@ import functools
 from typing import Any, Callable
 import numpy as np
 from tinyjax._tg import Tensor, np_dtype
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.numpy import asarray
 from tinyjax.transforms.jvp import jvp, linearize
 from tinyjax.transforms.vjp import vjp

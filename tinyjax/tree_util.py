@@ -1,5 +1,6 @@
-"""tinyjax.tree_util: JAX's jax.tree_util on optree. A tinygrad Tensor (like any unregistered object) is a leaf; None is
-an empty pytree, as in JAX. Custom nodes are registered in tinyjax's own optree namespace. Key paths use JAX's key
+"""tinyjax.tree_util: JAX's jax.tree_util on optree. A tinygrad Tensor (like any unregistered object) is a leaf, and so
+is a complex array (which tinyjax's transforms see as its two real parts: `tinyjax.pytree`); None is an empty pytree, as
+in JAX. Custom nodes are registered in tinyjax's own optree namespace. Key paths use JAX's key
 classes (DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey). The tree definitions are optree's PyTreeSpec (JAX's
 PyTreeDef has the same methods: num_leaves, unflatten, flatten_up_to, children)."""
 from __future__ import annotations
@@ -7,6 +8,7 @@ import dataclasses, functools, operator, warnings
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 import optree
 from tinyjax.errors import missing_names
+from tinyjax.complex_array import ComplexArray
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_reduce", "tree_all",
            "tree_transpose", "tree_broadcast", "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
@@ -19,25 +21,37 @@ NAMESPACE = "tinyjax"
 PyTreeDef = optree.PyTreeSpec
 _NO_INIT = object()
 
+# A complex array is a node of tinyjax's namespace (its children the real and imaginary parts: what the transforms
+# carry, `tinyjax.pytree`); the functions of this module, JAX's, take it as one leaf, as JAX does.
+optree.register_pytree_node(ComplexArray, lambda z: ((z.re, z.im), None, ("real", "imag")),  # type: ignore[arg-type,attr-defined]
+                            lambda _, parts: ComplexArray(*parts), path_entry_type=optree.GetAttrEntry, namespace=NAMESPACE)  # type: ignore[arg-type,return-value]
+
+def _is_complex(x: Any) -> bool: return type(x) is ComplexArray
+
+def jax_leaf(is_leaf: Callable[[Any], bool] | None) -> Callable[[Any], bool]:
+  """is_leaf, also true for a complex array: JAX's leaves."""
+  if is_leaf is None: return _is_complex
+  return lambda x: type(x) is ComplexArray or bool(is_leaf(x))
+
 
 def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, PyTreeDef]:
   """The leaves of `tree` (left to right, dict keys sorted) and its structure."""
-  return optree.tree_flatten(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+  return optree.tree_flatten(tree, is_leaf=jax_leaf(is_leaf), namespace=NAMESPACE)
 
 def tree_unflatten(treedef: PyTreeDef, leaves) -> Any:
   """The pytree of structure `treedef` with `leaves`."""
   return optree.tree_unflatten(treedef, leaves)
 
 def tree_leaves(tree, is_leaf: Callable[[Any], bool] | None = None) -> list:
-  return optree.tree_leaves(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+  return optree.tree_leaves(tree, is_leaf=jax_leaf(is_leaf), namespace=NAMESPACE)
 
 def tree_structure(tree, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
-  return optree.tree_structure(tree, is_leaf=is_leaf, namespace=NAMESPACE)
+  return optree.tree_structure(tree, is_leaf=jax_leaf(is_leaf), namespace=NAMESPACE)
 
 def tree_map(f: Callable, tree, *rest, is_leaf: Callable[[Any], bool] | None = None) -> Any:
   """f applied to the leaves of `tree` and the corresponding subtrees of `rest` (which have `tree`'s structure, or have
   it as a prefix)."""
-  return optree.tree_map(f, tree, *rest, is_leaf=is_leaf, namespace=NAMESPACE)
+  return optree.tree_map(f, tree, *rest, is_leaf=jax_leaf(is_leaf), namespace=NAMESPACE)
 
 def tree_reduce(function: Callable, tree, initializer: Any = _NO_INIT, is_leaf: Callable[[Any], bool] | None = None) -> Any:
   """functools.reduce over the leaves."""
@@ -55,7 +69,7 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, py
 
 def tree_broadcast(prefix_tree, full_tree, is_leaf: Callable[[Any], bool] | None = None) -> Any:
   """`prefix_tree` with each of its leaves repeated over the matching subtree of `full_tree`."""
-  return optree.tree_broadcast_prefix(prefix_tree, full_tree, is_leaf=is_leaf, namespace=NAMESPACE)
+  return optree.tree_broadcast_prefix(prefix_tree, full_tree, is_leaf=jax_leaf(is_leaf), namespace=NAMESPACE)
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool: return treedef.is_leaf()
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]: return treedef.children()
@@ -66,7 +80,7 @@ def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
 
 def is_tree_node(typ: type) -> bool:
   """Whether `typ` is a pytree node type (built-in, namedtuple or registered), as opposed to a leaf type."""
-  return optree.register_pytree_node.get(typ, namespace=NAMESPACE) is not None
+  return typ is not ComplexArray and optree.register_pytree_node.get(typ, namespace=NAMESPACE) is not None
 
 def tree_reduce_associative(operation: Callable, tree, *, identity: Any = _NO_INIT, is_leaf: Callable[[Any], bool] | None = None) -> Any:
   """The leaves reduced by an associative `operation` in a balanced tree of calls (JAX's order: halves, recursively)."""
@@ -139,6 +153,9 @@ def _jax_key(e: optree.PyTreeEntry):
 
 def tree_flatten_with_path(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[tuple[tuple, Any]], PyTreeDef]:
   """([(key path, leaf)], treedef), key paths being tuples of JAX's keys."""
+  return _flatten_with_path(tree, jax_leaf(is_leaf))
+
+def _flatten_with_path(tree, is_leaf: Callable[[Any], bool] | None) -> tuple[list[tuple[tuple, Any]], PyTreeDef]:
   accessors, leaves, treedef = optree.tree_flatten_with_accessor(tree, is_leaf=is_leaf, namespace=NAMESPACE)
   return [(tuple(_jax_key(e) for e in a), l) for a, l in zip(accessors, leaves, strict=True)], treedef
 

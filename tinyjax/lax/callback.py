@@ -21,7 +21,7 @@ from tinyjax.core import as_tensor, is_array, trace_state, perturbed
 from tinyjax.dtypes import canonical_dtype
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, HostCallRule, emit, first_token
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 
 __all__ = ["Callback", "pure_callback", "io_callback", "debug_callback", "debug_print", "effects_barrier"]
 

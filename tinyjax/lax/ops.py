@@ -13,7 +13,8 @@ from tinyjax.core import as_tensor, canonicalize_axis
 from tinyjax.dtypes import type_str
 from tinyjax.primitives import accurate_tanh
 from tinyjax.lax import sorting, special
-from tinyjax.tree_util import tree_map
+from tinyjax.pytree import tree_map
+from tinyjax.complex_array import ComplexArray, is_complex_data, from_data
 
 __all__ = ["dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
            "dynamic_update_slice_in_dim", "stop_gradient", "pad", "padtype_to_pads", "conv_general_dilated", "conv",
@@ -22,13 +23,40 @@ __all__ = ["dynamic_slice", "dynamic_update_slice", "dynamic_index_in_dim", "dyn
            "logistic", "sqrt", "sin", "cos", "log1p", "expm1", "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge",
            "erf", "erfc", "lgamma", "digamma", "tan", "sinh", "cosh", "atanh", "asin", "acos", "atan", "atan2", "asinh", "acosh",
            "exp2", "cbrt", "reciprocal", "is_finite", "round",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"]
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp",
+           "complex", "real", "imag", "conj"]
 
 
 def _operand(x, dtype=None) -> Tensor:
   """An operand of a lax function: an array, numpy data or a Python scalar (JAX's dtypes; `dtype` for a scalar)."""
+  if isinstance(x, ComplexArray) or is_complex_data(x):
+    raise NotImplementedError("tinyjax.lax: this function of complex operands is not supported; lax.complex, real, imag, conj and "
+                              "tinyjax.numpy's functions take them (docs/porting.md, \"Complex numbers\")")
   t = as_tensor(x)
   return t.cast(dtype) if dtype is not None and t.dtype != dtype else t
+
+
+# ---- complex numbers: a complex array is a pair of real Tensors (tinyjax.complex_array) ---------------------------------
+
+def complex(x, y) -> ComplexArray:  # noqa: A001 (lax's name)
+  """lax.complex: x + iy for real x and y of the same float dtype (broadcast, as JAX's lax.complex does not)."""
+  re, im = _operand(x), _operand(y)
+  if not dtypes.is_float(re.dtype) or (re.dtype != im.dtype and re.dtype not in dtypes.weaks and im.dtype not in dtypes.weaks):
+    raise TypeError(f"lax.complex requires arguments of the same floating dtype, got {dtype_name(re.dtype)} and {dtype_name(im.dtype)}")
+  if re.dtype in dtypes.weaks: re = re.cast(im.dtype if im.dtype not in dtypes.weaks else re.dtype)
+  if im.dtype in dtypes.weaks and re.dtype not in dtypes.weaks: im = im.cast(re.dtype)
+  if tuple(re.shape) != tuple(im.shape): re, im = re._broadcasted(im)
+  return ComplexArray(re, im)
+
+def _complex_operand(z) -> ComplexArray:
+  if isinstance(z, ComplexArray): return z
+  if is_complex_data(z): return from_data(z)
+  t = _operand(z)
+  return ComplexArray(t, t.zeros_like())
+
+def real(z) -> Tensor: return _complex_operand(z).re
+def imag(z) -> Tensor: return _complex_operand(z).im
+def conj(z) -> ComplexArray: return _complex_operand(z).conj()
 
 
 def _axis(axis: int, ndim: int) -> int: return canonicalize_axis(axis, builtins.max(ndim, 1))   # a 0-d operand has axis 0

@@ -8,7 +8,7 @@ import math
 from typing import Hashable, Sequence
 from tinyjax._tg import Tensor, UOp, dtypes, marker
 from tinyjax.core import traced_by, as_tensor, remember_traced, canonicalize_axis
-from tinyjax.tree_util import tree_map
+from tinyjax.pytree import tree_map
 from tinyjax.transforms.batching import Axis, Collective, collective
 from tinyjax.transforms.vmap import bound_axis
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.dtypes import type_str
 
 __all__ = ["params", "functional_call", "stack_params"]

@@ -19,6 +19,11 @@ from tinyjax.numpy._products import *      # noqa: F403
 from tinyjax.numpy._shape import *         # noqa: F403
 from tinyjax.numpy._indexing import *      # noqa: F403
 from tinyjax.numpy import linalg           # noqa: F401
+from tinyjax.numpy import _complex
+from tinyjax.numpy._complex import angle, iscomplexobj, isrealobj, iscomplex, isreal   # noqa: F401
+from tinyjax.numpy import _creation, _math, _reductions, _products, _shape, _indexing
+from tinyjax.dtypes import complex64 as _c64, complex128 as _c128
+import functools as _functools, builtins as _builtins
 
 ndarray = Array = Tensor   # isinstance(x, jnp.ndarray)
 
@@ -28,19 +33,21 @@ int8, int16, int32, int64 = (ScalarType(f"int{b}", getattr(dtypes, f"int{b}")) f
 uint8, uint16, uint32, uint64 = (ScalarType(f"uint{b}", getattr(dtypes, f"uint{b}")) for b in (8, 16, 32, 64))
 float16, float32, float64 = (ScalarType(f"float{b}", getattr(dtypes, f"float{b}")) for b in (16, 32, 64))
 bfloat16 = ScalarType("bfloat16", dtypes.bfloat16)
+complex64, complex128 = ScalarType("complex64", _c64), ScalarType("complex128", _c128)
+complex_, csingle, cdouble = complex128, complex64, complex128
 half, single, double = float16, float32, float64
 # the abstract scalar types, for jnp.issubdtype(x.dtype, jnp.floating)
-generic, number, inexact, floating, integer, signedinteger, unsignedinteger = \
-  _np.generic, _np.number, _np.inexact, _np.floating, _np.integer, _np.signedinteger, _np.unsignedinteger
+generic, number, inexact, floating, integer, signedinteger, unsignedinteger, complexfloating = \
+  _np.generic, _np.number, _np.inexact, _np.floating, _np.integer, _np.signedinteger, _np.unsignedinteger, _np.complexfloating
 
 def dtype(d) -> _np.dtype:
   """numpy's dtype for anything JAX takes as one (jnp.dtype), canonical for x64."""
   dt = dtype_of(d)
   if dt == dtypes.bfloat16: raise NotImplementedError(f"jnp.dtype(bfloat16): numpy has no bfloat16 ({PORTING})")
-  return _np_dtype(dt)
+  return dt.dtype if isinstance(dt, type(_c64)) else _np_dtype(dt)
 
 def _np_like(d):
-  if isinstance(d, Tensor): d = d.dtype
+  if isinstance(d, (Tensor, _complex.C)): d = d.dtype
   return dtype(d)
 
 def issubdtype(arg1, arg2) -> bool:
@@ -57,5 +64,24 @@ def can_cast(from_, to, casting="safe") -> bool: return bool(_np.can_cast(_np_li
 # ---- constants ------------------------------------------------------------------------------------------------------
 pi, e, euler_gamma, inf, nan = math.pi, math.e, 0.5772156649015329, math.inf, math.nan
 newaxis = None
+
+# ---- complex arguments ----------------------------------------------------------------------------------------------
+# A jnp function called with a complex argument (a complex array, complex data, a complex dtype) runs its complex
+# version (numpy/_complex.py), or raises NotImplementedError naming it: never the real function on complex input.
+
+def _with_complex(name: str, fn):
+  impl = _complex.COMPLEX.get(name)
+  is_complex, any_ = _complex.is_complex_argument, _builtins.any   # (jnp.any is this module's any)
+  @_functools.wraps(fn)
+  def f(*args, **kwargs):
+    if any_(map(is_complex, args)) or (kwargs and any_(map(is_complex, kwargs.values()))):
+      if impl is None: raise NotImplementedError(f"jnp.{name} of complex values is not supported yet (see docs/porting.md, \"Complex numbers\")")
+      return impl(*args, **kwargs)
+    return fn(*args, **kwargs)
+  return f
+
+for _name in ["asarray", "array", *_creation.__all__, *_math.__all__, *_reductions.__all__, *_products.__all__, *_shape.__all__,
+              *_indexing.__all__]:
+  if callable(_fn := globals()[_name]) and not isinstance(_fn, type): globals()[_name] = _with_complex(_name, _fn)
 
 __getattr__ = missing_names("tinyjax.numpy", "jax.numpy")

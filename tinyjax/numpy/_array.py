@@ -9,14 +9,15 @@ from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.core import traced_by, static_ints
 from tinyjax.numpy._core import dtype_of, asarray
-from tinyjax.dtypes import weak_storage_dtype
-from tinyjax.numpy import _math
+from tinyjax.dtypes import weak_storage_dtype, is_complex
+from tinyjax.numpy import _math, _complex
 import numpy as np
 
 __all__: list[str] = []
 
-def astype(self: Tensor, dtype: Any, copy: bool = False) -> Tensor:
+def astype(self: Tensor, dtype: Any, copy: bool = False) -> Any:
   dt = dtype_of(dtype)
+  if is_complex(dt): return _complex.as_complex(self, dt)
   return self if dt == self.dtype else self.cast(dt)
 
 def ravel(self: Tensor, order: str = "C") -> Tensor:
@@ -71,6 +72,7 @@ def _numpy_operand(name: str, jnp_fn: Callable | None = None, reflected: bool = 
   orig = _tg.tensor_method(name)
   @functools.wraps(orig)
   def op(self, x):
+    if _complex.is_complex_argument(x): return _complex.operator(name)(self, x)   # the complex array's operator
     if not isinstance(x, (np.ndarray, np.generic)): return orig(self, x)
     if jnp_fn is not None: return jnp_fn(x, self) if reflected else jnp_fn(self, x)
     return orig(self, asarray(x))

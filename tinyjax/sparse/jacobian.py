@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 from tinyjax._tg import Tensor, dtypes, static_shape, placeholder, gather, host_buffer, np_dtype, default_device, sharding
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.core import serialized, trace_scope, as_tensor, concrete_inputs
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp

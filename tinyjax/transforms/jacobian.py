@@ -6,12 +6,13 @@ import functools
 from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import dtype_name, Tensor, dtypes
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.core import transform_entry, as_tensor
 from tinyjax.transforms import batching
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
-from tinyjax.transforms.vjp import vjp, _argnums, real_only
+from tinyjax.transforms.vjp import vjp, _argnums, real_only, check_holomorphic_inputs
+from tinyjax.complex_array import ComplexArray
 
 
 def _basis(leaves: list[Tensor]) -> list[Tensor]:
@@ -64,6 +65,28 @@ def _dyn(args, argnums, transform: str, float_only_msg: str):
   return leaves, f_flat, in_struct
 
 
+def _real_parts_function(fun: Callable, args: tuple, argnums, transform: str) -> tuple[Callable, tuple]:
+  """holomorphic=True: the derivative of a holomorphic f is its derivative along the real axis, so the Jacobian is that of
+  f as a function of the real parts of its (complex) differentiated inputs, the imaginary parts held: (that function,
+  its arguments)."""
+  nums = _argnums(argnums, len(args), positional_check=True)
+  args = tuple(tu.complex_data_as_arrays(a) if i in nums else a for i, a in enumerate(args))
+  check_holomorphic_inputs(transform, tuple(args[i] for i in nums))
+  ims = {i: tu.tree_map(lambda z: z.im, args[i], is_leaf=tu.jax_leaf(None)) for i in nums}
+  def f(*a, **kwargs):
+    full = list(a)
+    for i in nums: full[i] = tu.tree_map(ComplexArray, a[i], ims[i], is_leaf=tu.jax_leaf(None))
+    return fun(*full, **kwargs)
+  return f, tuple(tu.tree_map(lambda z: z.re, a, is_leaf=tu.jax_leaf(None)) if i in nums else a for i, a in enumerate(args))
+
+
+def _complex_check(what: str, tree, transform: str, kind: str) -> None:
+  if tu.has_complex(tree):
+    raise TypeError(f"{transform} requires real-valued {what}s ({what} dtype that is a sub-dtype of np.floating), but got complex64. "
+                    f"For holomorphic differentiation, pass holomorphic=True. For differentiation of non-holomorphic functions "
+                    f"involving complex {what}s{' or integer inputs' if what == 'input' else ''}, use jax.{kind} directly.")
+
+
 def _assemble(out_tree, in_struct, jac: list[list[Tensor]]):
   return tu.tree_unflatten(out_tree, [tu.tree_unflatten(in_struct, row) for row in jac])
 
@@ -76,9 +99,12 @@ _REV_MSG = ("{transform} requires real- or complex-valued inputs (input dtype th
 
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
   """jax.jacfwd: forward-mode Jacobian, one vmap of jvp over the standard basis of the inputs."""
-  real_only("jacfwd", holomorphic)
   @transform_entry
   def jac_fn(*args, **kwargs):
+    if holomorphic:
+      f, real_args = _real_parts_function(fun, args, argnums, "jacfwd")
+      return jacfwd(f, argnums, has_aux)(*real_args, **kwargs)
+    _complex_check("input", tuple(args[i] for i in _argnums(argnums, len(args), positional_check=True)), "jacfwd", "jvp")
     leaves, f_flat, in_struct = _dyn(args, argnums, "jacfwd", _FWD_MSG)
     f = f_flat(fun, kwargs)
     def push(*ts):
@@ -102,17 +128,29 @@ def move_axis_block(t: Tensor, k: int) -> Tensor:
 def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
            allow_int: bool = False) -> Callable:
   """jax.jacrev: reverse-mode Jacobian, one vmap of the vjp over the standard basis of the outputs."""
-  real_only("jacrev", holomorphic, allow_int)
+  real_only("jacrev", allow_int)
+  return _jacrev(fun, argnums, has_aux, holomorphic, complex_outputs=False)
+
+
+def _jacrev(fun: Callable, argnums, has_aux: bool, holomorphic: bool, complex_outputs: bool) -> Callable:
   @transform_entry
   def jac_fn(*args, **kwargs):
+    if holomorphic:
+      f, real_args = _real_parts_function(fun, args, argnums, "jacrev")
+      return _jacrev(f, argnums, has_aux, False, complex_outputs=True)(*real_args, **kwargs)
+    imag = tu.imaginary_parts(tuple(args[i] for i in _argnums(argnums, len(args), positional_check=True)))
     leaves, f_flat, in_struct = _dyn(args, argnums, "jacrev", _REV_MSG)
     res = vjp(f_flat(fun, kwargs), *leaves, has_aux=has_aux)
     out, pullback = res[0], res[1]
+    if not complex_outputs: _complex_check("output", out, "jacrev", "vjp")
     o_leaves, out_tree = tu.tree_flatten(out)
     basis = _basis(o_leaves)
     grads = vmap(lambda *cts: pullback(tu.tree_unflatten(out_tree, list(cts))))(*basis)   # per input: (M, *in_shape)
+    grads = [-g if m else g for g, m in zip(grads, imag, strict=True)]   # JAX's conjugate for complex inputs (as grad's)
     blocks = [_split(g, o_leaves, tuple(g.shape[1:])) for g in grads]                     # [j][k]: (*out_k, *in_j)
     jac = [[blocks[j][k] for j in range(len(leaves))] for k in range(len(o_leaves))]
+    if complex_outputs:   # holomorphic: a complex output's basis is 1 + 0i only; its imaginary part's row is the vjp of i, conjugated
+      jac = [[-b for b in row] if m else row for row, m in zip(jac, tu.imaginary_parts(out), strict=True)]
     out = _assemble(out_tree, in_struct, jac)
     return (out, res[2]) if has_aux else out
   return jac_fn
@@ -123,5 +161,4 @@ jacobian = jacrev
 
 def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False) -> Callable:
   """jax.hessian: jacfwd(jacrev(fun))."""
-  real_only("hessian", holomorphic)
-  return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+  return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)

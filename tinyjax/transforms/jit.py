@@ -17,7 +17,7 @@ from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dt
   Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 
 _SCALARS = (bool, int, float)
 # JAX's ahead-of-time stages (Traced, Lowered, Compiled) live in tinyjax.stages, a layer above (they show the trace

@@ -11,7 +11,7 @@ from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placehold
 from tinyjax.core import transform_entry, enclosing_inputs, trace_scope, \
   interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
   substitute_with_aux, jax_conventions, primal_graph, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.transforms.batching import Collective, COLLECTIVE_RULES
 
 LN2 = math.log(2)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Hashable, Sequence
 from tinyjax._tg import Tensor, sharding, shard_like, default_device
 from tinyjax.config import config
 from tinyjax.core import as_tensor
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.transforms.vmap import vmap, size_error
 
 __all__ = ["pmap", "device_names", "platform_of"]

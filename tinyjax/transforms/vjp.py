@@ -3,8 +3,9 @@ from __future__ import annotations
 from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of, GraphMemo
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.dtypes import float0
+from tinyjax.complex_array import ComplexArray
 from tinyjax.core import transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, \
   jax_conventions, primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
@@ -79,6 +80,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
   p_leaves, p_tree = tu.tree_flatten(primals)
   p_leaves = [as_tensor(p) for p in p_leaves]
   outs, out_tree, vjp_flat, residuals, aux = _vjp_flat(fun, p_leaves, p_tree, has_aux)
+  # JAX's complex convention: the vjp of the pair of real parts, between conjugates (cotangent in, cotangents out)
+  p_imag, out_imag = tu.imaginary_parts(primals), tu.imaginary_parts(tu.tree_unflatten(out_tree, outs))
 
   @transform_entry
   def vjp_fn(res, *args):
@@ -93,7 +96,10 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {dtype_name(c.dtype)}"
                          f"{list(c.shape)}, but expected {dtype_name(o.dtype)}{list(o.shape)} because the corresponding output "
                          f"of the differentiated function had JAX type {dtype_name(o.dtype)}{list(o.shape)}")
-    return tu.tree_unflatten(p_tree, vjp_flat(res, c_leaves))
+    if any(out_imag): c_leaves = [-c if m else c for c, m in zip(c_leaves, out_imag, strict=True)]
+    cts = vjp_flat(res, c_leaves)
+    if any(p_imag): cts = [-c if m else c for c, m in zip(cts, p_imag, strict=True)]
+    return tu.tree_unflatten(p_tree, cts)
 
   res = (tu.tree_unflatten(out_tree, outs), tu.Partial(vjp_fn, residuals))
   return res + (aux,) if has_aux else res
@@ -113,22 +119,27 @@ def _argnums(argnums, nargs: int, positional_check: bool = False) -> tuple[int, 
   return tuple(a % nargs for a in nums)
 
 
-def real_only(transform: str, holomorphic: bool = False, allow_int: bool = False) -> None:
-  """JAX's holomorphic= and allow_int= options: accepted at their defaults (library code passes them explicitly);
-  grad and value_and_grad also take allow_int=True (float0 cotangents for integer inputs)."""
-  if holomorphic: raise NotImplementedError(f"tinyjax.{transform}(holomorphic=True): tinyjax has no complex numbers (see docs/porting.md)")
+def real_only(transform: str, allow_int: bool = False) -> None:
+  """JAX's allow_int= option: grad and value_and_grad take allow_int=True (float0 cotangents for integer inputs)."""
   if allow_int and transform not in ("grad", "value_and_grad"):
     raise NotImplementedError(f"tinyjax.{transform}(allow_int=True): tinyjax differentiates float inputs only "
                               "(integer inputs have JAX's float0 tangents there; see docs/porting.md)")
 
+def check_holomorphic_inputs(transform: str, diff) -> None:
+  """holomorphic=True: every differentiated input is complex (JAX's TypeError otherwise)."""
+  for x in tu.tree_leaves(diff, is_leaf=tu.jax_leaf(None)):
+    if not isinstance(x, ComplexArray):
+      raise TypeError(f"{transform} with holomorphic=True requires inputs with complex dtype, but got {dtype_name(as_tensor(x).dtype)}.")
+
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False) -> Callable:
   """jax.value_and_grad: fun must return a float scalar (or (scalar, aux) with has_aux)."""
-  real_only("value_and_grad", holomorphic, allow_int)
+  real_only("value_and_grad", allow_int)
   @transform_entry
   def vg(*args, **kwargs):
     nums = _argnums(argnums, len(args))
     diff = tuple(args[i] for i in nums)
+    if holomorphic: check_holomorphic_inputs("grad", diff)
     for leaf in tu.tree_leaves(diff):
       t = as_tensor(leaf)
       if not dtypes.is_float(t.dtype) and not allow_int:
@@ -140,6 +151,17 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
       for i, x in zip(nums, d, strict=True): full[i] = x
       return fun(*full, **kwargs)
     out, pullback, *aux = vjp(f, *diff, has_aux=has_aux)
+    if isinstance(out, ComplexArray) and not holomorphic:
+      raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but got {out.dtype.name}. "
+                      "For holomorphic differentiation, pass holomorphic=True. For differentiation of non-holomorphic functions "
+                      "involving complex outputs, use jax.vjp directly.")
+    if holomorphic and not isinstance(out, ComplexArray):
+      raise TypeError(f"grad with holomorphic=True requires outputs with complex dtype, but got {dtype_name(out.dtype)}.")
+    if holomorphic:
+      if out.shape != (): raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {out.shape}.")
+      g = pullback(ComplexArray(Tensor(out.re.uop.const_like(1)), Tensor(out.im.uop.const_like(0))))
+      g = g[0] if isinstance(argnums, int) else g
+      return ((out, aux[0]) if has_aux else out), g
     if not isinstance(out, Tensor) or out.shape != ():
       what = f"had shape: {tuple(out.shape)}" if isinstance(out, Tensor) else f"was {out}"
       raise TypeError(f"Gradient only defined for scalar-output functions. Output {what}.")
@@ -158,8 +180,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
          allow_int: bool = False) -> Callable:
   """jax.grad: the gradient of a float-scalar function with respect to argument(s) `argnums`."""
-  real_only("grad", holomorphic, allow_int)
-  vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int)
+  real_only("grad", allow_int)
+  vg = value_and_grad(fun, argnums, has_aux, holomorphic=holomorphic, allow_int=allow_int)
   def g(*args, **kwargs):
     value, gr = vg(*args, **kwargs)
     return (gr, value[1]) if has_aux else gr

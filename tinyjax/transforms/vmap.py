@@ -3,7 +3,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Hashable
 from tinyjax.core import transform_entry, trace_scope, trace_state, as_tensor, is_array, type_str
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 from tinyjax.transforms.batching import Axis, vmapin, vmapout
 
 def bound_axis(name: Hashable, collective: str) -> Axis:

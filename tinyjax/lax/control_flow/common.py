@@ -9,7 +9,7 @@ from tinyjax.transforms.vjp import vjp
 from tinyjax.transforms.vmap import vmap
 from tinyjax.lax.host_call import Type, Body
 from tinyjax.dtypes import short_type
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from tinyjax.core import as_tensor
 from tinyjax.call_rule import BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
 from tinyjax.lax.control_flow.common import _tstr, _is_float, _flat, _jvp, _vjp, _vmap
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 
 __all__ = ["cond", "switch", "select"]
 

@@ -21,7 +21,7 @@ from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
 from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, _weak, \
   _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast
-from tinyjax import tree_util as tu
+from tinyjax import pytree as tu
 
 __all__ = ["scan", "fori_loop", "while_loop", "map", "associative_scan"]
 
