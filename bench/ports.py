@@ -57,6 +57,7 @@ def _arrays(g: dict, lib) -> list:
     try: leaves = lib.tree_util.tree_leaves(v)
     except Exception: continue
     out += [x for x in leaves if isinstance(x, kind)]
+    out += [p for x in leaves if type(x).__name__ == "ComplexArray" for p in (x.re, x.im)]   # tinyjax's complex arrays: their parts
   return out
 
 def _exec(code, path: Path, lib) -> None:

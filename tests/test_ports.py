@@ -16,6 +16,7 @@ import pytest
 import jax
 from tinygrad import Tensor
 import tinyjax.random as tjrandom
+from tinyjax.complex_array import ComplexArray
 from jnp_table import x64_off
 from examples.port_imports import IMPORT_LINE, to_tinyjax   # the only rewrite: import lines
 
@@ -53,11 +54,11 @@ def changed_lines(a: str, b: str) -> list[str]:
 
 # ---- running and recording ---------------------------------------------------------------------------------------------
 
-def _is_array(x) -> bool: return isinstance(x, (Tensor, jax.Array, np.ndarray, np.generic, tjrandom.PRNGKeyArray))
+def _is_array(x) -> bool: return isinstance(x, (Tensor, ComplexArray, jax.Array, np.ndarray, np.generic, tjrandom.PRNGKeyArray))
 
 def _value(x):
   """Numbers and arrays as numpy, strings as they are, pytrees as lists of leaves (with their structure's repr)."""
-  if isinstance(x, Tensor): return np.asarray(x.numpy())
+  if isinstance(x, (Tensor, ComplexArray)): return np.asarray(x.numpy())
   if isinstance(x, tjrandom.PRNGKeyArray): return np.asarray(tjrandom.key_data(x).numpy())
   if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
     return np.asarray(jax.random.key_data(x))   # a typed key (jax.random.key) as its data, as tinyjax's below
@@ -102,7 +103,9 @@ def assert_same(got, want, where: str, tol: tuple[float, float]) -> None:
     assert g.shape == w.shape, f"{where}: shape {g.shape} != JAX's {w.shape}"
     if isinstance(got, np.ndarray) and isinstance(want, np.ndarray): assert g.dtype == w.dtype, f"{where}: {g.dtype} != JAX's {w.dtype}"
     if w.dtype.kind in "biu" or w.dtype == bool: np.testing.assert_array_equal(g, w, err_msg=where)
-    else: np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), *tol, err_msg=where)
+    else:
+      as_ = np.complex128 if w.dtype.kind == "c" or g.dtype.kind == "c" else np.float64   # (complex values compared whole)
+      np.testing.assert_allclose(g.astype(as_), w.astype(as_), *tol, err_msg=where)
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
 def test_port(path: Path, request):
@@ -141,3 +144,4 @@ def test_outputs_are_compared():
   with pytest.raises(AssertionError): assert_same([np.ones(2)], [np.ones(2), 1.0], "t", tol)
   with pytest.raises(AssertionError): assert_same(np.array([1, 2]), np.array([1, 3]), "t", tol)
   with pytest.raises(AssertionError): assert_same(np.ones(2), np.ones(2, np.float32), "t", tol)
+  with pytest.raises(AssertionError): assert_same(np.ones(2) * 1j, np.ones(2) * (1 + 1j), "t", tol)
