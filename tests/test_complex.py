@@ -223,3 +223,14 @@ def test_x64_off_complex64():
           jax.grad(f_real_jax)(Z.astype(np.complex64), X.astype(np.float32)), rtol=2e-5, atol=1e-5)
     assert isinstance(tinyjax.jit(lambda z: z * 2)(z), ComplexArray)
     assert isinstance(Tensor.ones(2) * 1j, ComplexArray)
+
+# ---- jnp.linalg.cholesky of a Hermitian matrix (numpy._complex.cholesky) ----------------------------------------------------
+
+def test_cholesky_hermitian():
+  b = crnd(2, 3, 3, seed=7)
+  a = b @ np.conj(np.swapaxes(b, -1, -2)) + 3 * np.eye(3)   # a batch of Hermitian positive definite matrices
+  close(jnp.linalg.cholesky(a), jxn.linalg.cholesky(a))
+  close(jnp.linalg.cholesky(a[0], upper=True), jxn.linalg.cholesky(a[0], upper=True))
+  def f(m): return jnp.sum(jnp.linalg.cholesky(m) ** 2)
+  def fj(m): return jxn.sum(jxn.linalg.cholesky(m) ** 2)
+  close(tinyjax.grad(f, holomorphic=True)(a[0]), jax.grad(fj, holomorphic=True)(a[0]))

@@ -551,3 +551,34 @@ def operator(name: str) -> Callable:
 for _name, _value in {**_METHODS, **_OPERATORS}.items(): setattr(C, _name, _value)
 COMPLEX.update({n: _unordered(n) for n in ("max", "min", "amax", "amin", "maximum", "minimum", "argmax", "argmin", "sort",
                                            "argsort", "less", "less_equal", "greater", "greater_equal", "clip", "floor", "ceil")})
+
+# ---- jnp.linalg on complex matrices (called by tinyjax.numpy.linalg) -----------------------------------------------------
+
+def _mH(z: C) -> C: return C(z.re.transpose(-1, -2), -z.im.transpose(-1, -2))
+
+def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> C:
+  """jnp.linalg.cholesky of Hermitian positive definite matrices (batched): column by column (n steps of vectorized
+  Tensor ops, for the small matrices such code factors), L[:, j] = (A[:, j] - L[:, :j] conj(L[j, :j])) / L[j, j] with
+  L[j, j] = sqrt(Re(A[j, j] - |L[j, :j]|^2)); NaN where A is not positive definite, as JAX. Its derivative is that of
+  the steps: JAX's rule (L Phi(L^-1 dA L^-H)) for the Hermitian dA that symmetrize_input gives."""
+  z = as_complex(a)
+  if z.ndim < 2 or z.shape[-1] != z.shape[-2]:
+    raise ValueError(f"cholesky: last two dimensions of the input must be square, got shape {z.shape}")
+  if symmetrize_input:
+    h = _mH(z)
+    z = C((z.re + h.re) / 2, (z.im + h.im) / 2)
+  n = z.shape[-1]
+  idx = Tensor.arange(n)
+  cols: list[C] = []
+  for j in range(n):
+    c = C(z.re[..., :, j], z.im[..., :, j])
+    if cols:
+      lj = C(Tensor.stack(*[k.re for k in cols], dim=-1), Tensor.stack(*[k.im for k in cols], dim=-1))   # L[..., :, :j]
+      row = C(lj.re[..., j, :], -lj.im[..., j, :])                                                     # conj(L[..., j, :j])
+      c = subtract(c, _multilinear(lambda m, v: (m * v.unsqueeze(-2)).sum(-1), (0, 1))(lj, row))
+    d = c.re[..., j:j + 1].sqrt()
+    below = idx > j
+    # each column its own buffer: the columns after it read it, not a recomputation (kernels of the size of a step)
+    cols.append(C(below.where(c.re / d, (idx == j).where(d, 0.0)).contiguous(), below.where(c.im / d, 0.0).contiguous()))
+  L = C(Tensor.stack(*[k.re for k in cols], dim=-1), Tensor.stack(*[k.im for k in cols], dim=-1))
+  return _mH(L) if upper else L
