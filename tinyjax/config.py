@@ -24,6 +24,12 @@ def _only(*accepted) -> Any:
 
 def _ignored(name: str, value: Any) -> Any: return value
 
+def _choice(*values) -> Any:
+  def check(name: str, value: Any) -> Any:
+    if value not in values: raise ValueError(f"{name} must be one of {values}, got {value!r}")
+    return value
+  return check
+
 def _cpu_devices(name: str, value: Any) -> int:
   if type(value) is not int or value < -1 or value == 0: raise ValueError(f"{name} must be a positive int or -1, got {value!r}")
   return value
@@ -43,7 +49,9 @@ class Config:
   `jax_disable_jit` accept only False and `jax_numpy_rank_promotion` only "allow" (the checks they turn on are not
   implemented); `jax_num_cpu_devices` (how many CPU devices `tinyjax.devices()` lists: tinygrad's CPU, CPU:1, ...;
   -1, the default, reads XLA's `--xla_force_host_platform_device_count=N` from XLA_FLAGS as JAX does, else 1; unlike
-  JAX it may be changed at any time); `jax_traceback_filtering`, `jax_log_compiles`, `jax_compilation_cache_dir` are accepted and ignored."""
+  JAX it may be changed at any time); `jax_traceback_filtering`, `jax_log_compiles`, `jax_compilation_cache_dir` are accepted and ignored.
+  tinyjax's own: `tinyjax_fft` ("auto": lax.fft is a host call to pocketfft on the CPU device and tinygrad kernels
+  elsewhere; "host" or "kernels" choose one everywhere)."""
   _options: dict[str, Any] = {
     "jax_enable_x64": lambda name, v: bool(v),
     "jax_platforms": _platforms, "jax_platform_name": _platforms,
@@ -51,6 +59,7 @@ class Config:
     "jax_compilation_cache_dir": _ignored,
     "jax_debug_nans": _only(False, 0), "jax_debug_infs": _only(False, 0), "jax_disable_jit": _only(False, 0),
     "jax_numpy_rank_promotion": _only("allow"), "jax_num_cpu_devices": _cpu_devices,
+    "tinyjax_fft": _choice("auto", "host", "kernels"),
   }
 
   def __init__(self):
@@ -58,6 +67,7 @@ class Config:
     self.jax_platforms = self.jax_platform_name = self.jax_default_matmul_precision = self.jax_compilation_cache_dir = None
     self.jax_debug_nans = self.jax_debug_infs = self.jax_disable_jit = self.jax_log_compiles = False
     self.jax_numpy_rank_promotion, self.jax_traceback_filtering = "allow", "auto"
+    self.tinyjax_fft = "auto"
     self.jax_num_cpu_devices = _forced_cpu_devices()
 
   def update(self, name: str, value) -> None:

@@ -8,5 +8,6 @@ from tinyjax.lax.parallel import *   # noqa: F401,F403  (psum, all_gather, pperm
 from tinyjax.lax.ops import *   # noqa: F401,F403  (dynamic_slice, conv_general_dilated, ...)
 from tinyjax.lax.convolution import *   # noqa: F401,F403  (conv_transpose, conv_general_shape_tuple, ...)
 from tinyjax.lax.control_flow import *   # noqa: F401,F403  (scan, while_loop, cond, ...)
+from tinyjax.lax.fft import fft, FftType   # noqa: F401  (jax.lax.fft is the function)
 
 __getattr__ = missing_names("tinyjax.lax", "jax.lax")

@@ -19,6 +19,7 @@ from tinyjax.numpy._products import *      # noqa: F403
 from tinyjax.numpy._shape import *         # noqa: F403
 from tinyjax.numpy._indexing import *      # noqa: F403
 from tinyjax.numpy import linalg           # noqa: F401
+from tinyjax.numpy import fft              # noqa: F401
 from tinyjax.numpy import _complex
 from tinyjax.numpy._complex import angle, iscomplexobj, isrealobj, iscomplex, isreal   # noqa: F401
 from tinyjax.numpy import _creation, _math, _reductions, _products, _shape, _indexing
