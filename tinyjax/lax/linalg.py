@@ -14,7 +14,7 @@ their APIs.
 """
 from __future__ import annotations
 import functools, math
-from typing import Callable
+from typing import Any, Callable
 from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
@@ -30,7 +30,7 @@ __all__ = ["lu", "lu_pivots_to_permutation", "triangular_solve", "tri_inv", "cho
            "LapackSolve", "solve",
            "inv", "det", "slogdet", "householder", "qr_reduced", "qr_complete", "sym_eigh", "svd_reduced", "svd_full_or_reduced",
            "HOST_LAPACK", "on_host", "LapackCall", "LapackCholeskySolve", "expm",
-           "singular_values", "mT", "batch_shape", "eye_like", "const_like", "tril", "triu", "diag", "embed_diag", "sign1"]
+           "singular_values", "eig", "mT", "batch_shape", "eye_like", "const_like", "tril", "triu", "diag", "embed_diag", "sign1"]
 
 # ---- helpers --------------------------------------------------------------------------------------------------------
 
@@ -108,9 +108,12 @@ def on_host(x: Tensor) -> bool:
   tinygrad-op algorithm: its data would go to the host and back, and tinygrad's kernels run there anyway."""
   return HOST_LAPACK and isinstance(x.device, str) and x.device.split(":")[0] == "CPU"
 
+_PREFIX: dict[type, str] = {np.float64: "d", np.float32: "s", np.complex128: "z", np.complex64: "c"}
+
 def _routine(name: str, work: type) -> Callable:
-  """The LAPACK routine of this precision: float32 stays float32 (sgesv, spotrf, ...), as JAX."""
-  return getattr(scipy.linalg.lapack, ("d" if work == np.float64 else "s") + name)
+  """The LAPACK routine of this precision: float32 stays float32 (sgesv, spotrf, ...), as JAX; complex data the
+  complex routines (zgetrf, cgeev, ...)."""
+  return getattr(scipy.linalg.lapack, _PREFIX[work] + name)
 
 class LapackCall(HostCallRule):
   """One LAPACK routine on the host, per matrix of a batch. A subclass gives the outputs' types for one matrix
@@ -492,7 +495,7 @@ def _lu_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
   t = a.dtype.type
   lu_, piv, _ = _routine("getrf", t)(a)
   perm = _permutation(piv, a.shape[0])
-  trsm = getattr(scipy.linalg.blas, ("d" if t == np.float64 else "s") + "trsm")
+  trsm = getattr(scipy.linalg.blas, _PREFIX[t] + "trsm")
   return trsm(1.0, lu_, trsm(1.0, lu_, b[perm], lower=1, diag=1), lower=0)
 
 @dataclass(eq=False)
@@ -945,3 +948,230 @@ class LapackExpm(LapackCall):
 def expm(a: Tensor, upper_triangular: bool, max_squarings: int) -> Tensor:
   """expm of CPU data (LapackExpm)."""
   return LapackExpm(upper_triangular, max_squarings).call([a])[0]
+
+
+# ---- complex matrices ---------------------------------------------------------------------------------------------------
+# tinyjax's complex array is a pair of real Tensors (tinyjax.complex_array), so every transform sees the real and
+# imaginary parts. A host call takes a complex matrix as its two parts, joins them into numpy's complex array on the
+# host, runs LAPACK's complex routine of that precision (z* for float64 parts, c* for float32) and splits the results
+# again. The derivative rules are JAX's, written on pairs (re, im): the jvp of the map on pairs of reals, which is JAX's
+# jvp (tinyjax.transforms.vjp conjugates at the boundary for JAX's vjp and grad). Only the CPU (LAPACK) runs them.
+
+Z = tuple[Tensor, Tensor]   # a complex matrix stack as (real part, imaginary part)
+
+def _join(re: np.ndarray, im: np.ndarray) -> np.ndarray:
+  z = np.empty(re.shape, np.complex128 if re.dtype == np.float64 else np.complex64)
+  z.real, z.imag = re, im
+  return z
+
+def _parts(*zs: np.ndarray) -> tuple[np.ndarray, ...]: return tuple(p for z in zs for p in (z.real, z.imag))
+
+def _pairs(ts: list[Tensor]) -> list[Z]: return [(ts[i], ts[i + 1]) for i in range(0, len(ts), 2)]
+
+def _cmm(a: Z, b: Z) -> Z: return a[0] @ b[0] - a[1] @ b[1], a[0] @ b[1] + a[1] @ b[0]
+def _cmul(a: Z, b: Z) -> Z: return a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]
+def _csub(a: Z, b: Z) -> Z: return a[0] - b[0], a[1] - b[1]
+def _cH(a: Z) -> Z: return mT(a[0]), -mT(a[1])
+def _crecip(a: Z) -> Z:
+  d = a[0].square() + a[1].square()
+  return a[0] / d, -a[1] / d
+
+def require_host(a: Tensor, name: str) -> None:
+  """The complex factorizations run LAPACK on the host only (tinygrad's CPU device)."""
+  if not on_host(a):
+    raise NotImplementedError(f"{name} of complex matrices (and eig) runs LAPACK on tinygrad's CPU device only; "
+                              f"this matrix is on {a.device} (or HOST_LAPACK is off)")
+
+def _unpack_pairs(wi: np.ndarray, v: np.ndarray) -> np.ndarray:
+  """Real geev's eigenvectors as complex ones: a conjugate pair of eigenvalues (the one with positive imaginary part
+  first) shares the columns j, j + 1 as v_j = x + iy, v_{j+1} = x - iy."""
+  out = v.astype(np.complex128 if v.dtype == np.float64 else np.complex64)
+  j = np.flatnonzero(wi > 0)
+  out[:, j] = v[:, j] + 1j * v[:, j + 1]
+  out[:, j + 1] = v[:, j] - 1j * v[:, j + 1]
+  return out
+
+@functools.lru_cache(maxsize=256)
+def _geev_lwork(t: Any, n: int, left: bool, right: bool) -> int:
+  """The workspace geev asks for (lwork = -1), as JAX's kernel: the blocked Hessenberg QR needs it for large n."""
+  return max(int(_routine("geev_lwork", t)(n, compute_vl=int(left), compute_vr=int(right))[0].real), 1)
+
+_EIGVEC_DERIVS = ("Derivatives of non-symmetric eigenvectors are only valid under assumptions on the input that JAX cannot check "
+                  "(see the enable_eigvec_derivs argument to jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to "
+                  "jax.lax.linalg.eig to opt in. See https://github.com/jax-ml/jax/issues/2748 for discussion.")
+
+@dataclass(eq=False)
+class LapackEig(LapackCall):
+  """(w, vl, vr) of general matrices (the vectors as `left`/`right` ask), each complex output as its two parts: LAPACK
+  geev, as JAX's CPU eig (eigenvectors of unit 2-norm with their largest-magnitude entry real). The argument is a real
+  matrix, or the two parts of a complex one (`complex_input`). NaN if geev fails, as JAX."""
+  left: bool
+  right: bool
+  complex_input: bool
+  vec_derivs: bool
+  name = "lapack_eig"
+  def core_types(self, shapes, dt):
+    n = shapes[0][-1]
+    return [((n,), dt)] * 2 + [((n, n), dt)] * (2 * (int(self.left) + int(self.right)))
+  def one(self, *parts):
+    a = _join(*parts) if self.complex_input else parts[0]
+    t: Any = a.dtype.type
+    n = a.shape[-1]
+    kw = dict(compute_vl=int(self.left), compute_vr=int(self.right), lwork=_geev_lwork(t, n, self.left, self.right))
+    if self.complex_input: w, vl, vr, info = _routine("geev", t)(a, **kw)
+    else:
+      wr, wi, vl, vr, info = _routine("geev", t)(a, **kw)
+      w, vl, vr = _join(wr, wi), _unpack_pairs(wi, vl), _unpack_pairs(wi, vr)
+    outs = [w] + [vl] * self.left + [vr] * self.right
+    return _parts(*(_failed(o) if info else o for o in outs))
+
+  def outputs(self, xs: list[Tensor]) -> list[Z]: return _pairs(self.call(xs))
+
+  def jvp(self, xs, ts):
+    """JAX's (eig_jvp_rule): eigenvalues dw = diag(v^-1 da v); eigenvectors (enable_eigvec_derivs) by non-degenerate
+    perturbation theory under geev's normalisation (_eig_vec_jvp)."""
+    if (self.left or self.right) and not self.vec_derivs: raise NotImplementedError(_EIGVEC_DERIVS)
+    outs = LapackEig(self.left, True, self.complex_input, self.vec_derivs).outputs(xs)
+    w, vr = outs[0], outs[-1]
+    da: Z = (ts[0], ts[1]) if self.complex_input else (ts[0], ts[0].zeros_like())
+    if not (self.left or self.right):
+      p = _cmm(_cmm(cinv(vr), da), vr)
+      return [diag(p[0]), diag(p[1])]
+    dw, dvr = _eig_vec_tangent(w, vr, da)
+    tangents = [dw]
+    if self.left: tangents.append(_eig_vec_tangent((w[0], -w[1]), outs[1], _cH(da))[1])
+    if self.right: tangents.append(dvr)
+    return [p for z in tangents for p in z]
+
+def _eig_vec_tangent(w: Z, v: Z, da: Z) -> tuple[Z, Z]:
+  """JAX's _eig_vec_jvp: dv_j = u_j + c_j v_j, c_j fixed by geev's normalisation (unit norm, largest entry real)."""
+  n = _sh(w[0])[-1]
+  eye = eye_like(n, w[0])
+  fr, fi = _crecip((eye + w[0].unsqueeze(-2) - w[0].unsqueeze(-1), w[1].unsqueeze(-2) - w[1].unsqueeze(-1)))
+  f = (fr - eye, fi)
+  p = _cmm(_cmm(cinv(v), da), v)
+  dw = (diag(p[0]), diag(p[1]))
+  u = _cmm(v, _cmul(f, p))
+  k = (v[0].square() + v[1].square()).argmax(-2, keepdim=True)   # the largest-magnitude entry of each column
+  mask = (Tensor.arange(n).reshape(n, 1) == k).cast(w[0].dtype)
+  re = -(v[0] * u[0] + v[1] * u[1]).sum(-2)   # -Re(v^H u) per column
+  im = -(mask * u[1]).sum(-2) / (mask * v[0]).sum(-2)
+  c = (re.unsqueeze(-2), im.unsqueeze(-2))
+  vc = _cmul(v, c)
+  return dw, (u[0] + vc[0], u[1] + vc[1])
+
+def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
+        enable_eigvec_derivs: bool = False) -> list:
+  """jax.lax.linalg.eig: [w, vl?, vr?] of a real or complex matrix stack, as complex arrays."""
+  from tinyjax.complex_array import ComplexArray
+  from tinyjax.numpy._complex import is_complex_argument, as_complex
+  from tinyjax.numpy._core import as_inexact
+  z = as_complex(x) if is_complex_argument(x) else as_inexact(x)
+  if z.ndim < 2: raise TypeError(f"Input 0 to eig must have rank at least 2, but got shape={tuple(z.shape)}")
+  if z.shape[-1] != z.shape[-2]: raise ValueError(f"The input to eig must be a square matrix. Got shape {tuple(z.shape)}.")
+  outs = eig_parts((z.re, z.im) if isinstance(z, ComplexArray) else z, compute_left_eigenvectors, compute_right_eigenvectors,
+                   enable_eigvec_derivs)
+  return [ComplexArray(*o) for o in outs]
+
+def eig_parts(x: Tensor | Z, left: bool, right: bool, vec_derivs: bool) -> list[Z]:
+  """eig of a real matrix stack or of a complex one given as its parts: [w, vl?, vr?], each as (re, im)."""
+  cplx = isinstance(x, tuple)
+  a = x[0] if isinstance(x, tuple) else x
+  require_host(a, "eig")
+  if not _sh(a)[-1]: return [(a.sum(-1), a.sum(-1))] + [(a, a)] * (int(left) + int(right))
+  return LapackEig(left, right, cplx, vec_derivs).outputs(list(x) if isinstance(x, tuple) else [x])
+
+@dataclass(eq=False)
+class LapackComplexSolve(LapackCall):
+  """x = a^-1 b for complex a, b given as their parts (LAPACK getrf, then BLAS trsm, as JAX's LU solve), or a^-1 with
+  `inverse` (the solve on the identity, as JAX's inv). The derivatives are JAX's, as LapackSolve's."""
+  inverse: bool
+  name = "lapack_complex_solve"
+  def core_types(self, shapes, dt): return [(shapes[-1], dt)] * 2
+  def one(self, ar, ai, br=None, bi=None):
+    a = _join(ar, ai)
+    return _parts(_lu_solve(a, np.eye(a.shape[-1], dtype=a.dtype) if self.inverse else _join(br, bi)))
+  def jvp(self, xs, ts):
+    x = _pairs(self.call(xs))[0]
+    if self.inverse: return list(_cmm(x, _cmm((-ts[0], -ts[1]), x)))
+    da, db = _pairs(ts)
+    return list(_cmm(cinv((xs[0], xs[1])), _csub(db, _cmm(da, x))))
+
+def csolve(a: Z, b: Z) -> Z:
+  """a^-1 b for complex matrix stacks of the same batch shape."""
+  require_host(a[0], "solve")
+  if not _sh(a[0])[-1]: return b
+  x = LapackComplexSolve(False).call([*a, *b])
+  return x[0], x[1]
+
+def cinv(a: Z) -> Z:
+  require_host(a[0], "inv")
+  if not _sh(a[0])[-1]: return a
+  x = LapackComplexSolve(True).call(list(a))
+  return x[0], x[1]
+
+@dataclass(eq=False)
+class LapackComplexDet(LapackCall):
+  """det (re, im) or, with `log`, slogdet's (sign re, sign im, log|det|) of complex matrices from LAPACK getrf, as
+  JAX's (the parity of the pivots times the product of U's diagonal). The derivatives are JAX's: d det = det tr(a^-1 da);
+  d log|det| = Re tr(a^-1 da), d sign = i Im tr(a^-1 da) sign."""
+  log: bool
+  name = "lapack_complex_det"
+  def core_types(self, shapes, dt): return [(shapes[0][:-2], dt)] * (3 if self.log else 2)
+  def one(self, ar, ai):
+    a = _join(ar, ai)
+    lu_, piv, _ = _routine("getrf", a.dtype.type)(a)
+    d = np.diagonal(lu_)
+    parity = -1.0 if np.count_nonzero(piv != np.arange(len(piv))) % 2 else 1.0
+    if not self.log:
+      det_ = parity * np.prod(d)
+      return np.array(det_.real), np.array(det_.imag)
+    mag = np.abs(d)
+    with np.errstate(divide="ignore", invalid="ignore"):
+      sign = parity * np.prod(d / mag) if np.all(mag) else np.zeros((), a.dtype)
+      return np.array(sign.real), np.array(sign.imag), np.array(np.sum(np.log(mag)))
+  def jvp(self, xs, ts):
+    g = _cmm(cinv((xs[0], xs[1])), (ts[0], ts[1]))
+    tr = (diag(g[0]).sum(-1), diag(g[1]).sum(-1))
+    out = self.call(xs)
+    if not self.log: return list(_cmul((out[0], out[1]), tr))
+    sr, si = out[0], out[1]
+    return [-(tr[1] * si), tr[1] * sr, tr[0]]   # (i Im tr) sign, Re tr
+
+def cdet(a: Z) -> Z:
+  require_host(a[0], "det")
+  if not _sh(a[0])[-1]: return a[0].sum((-2, -1)) + 1, a[0].sum((-2, -1))
+  out = LapackComplexDet(False).call(list(a))
+  return out[0], out[1]
+
+def cslogdet(a: Z) -> tuple[Z, Tensor]:
+  require_host(a[0], "slogdet")
+  if not _sh(a[0])[-1]: return (a[0].sum((-2, -1)) + 1, a[0].sum((-2, -1))), a[0].sum((-2, -1))
+  out = LapackComplexDet(True).call(list(a))
+  return (out[0], out[1]), out[2]
+
+@dataclass(eq=False)
+class LapackHermitianEigh(LapackCall):
+  """(v re, v im, w) of Hermitian matrices from their lower (or upper) triangle: LAPACK heevd, as JAX (eigenvalues ascending,
+  real); NaN if it fails to converge. The derivative is JAX's (_eigh_jvp_rule): dv = v (F * v^H da v), dw = Re diag."""
+  lower: bool
+  name = "lapack_hermitian_eigh"
+  def core_types(self, shapes, dt): return [(shapes[0], dt), (shapes[0], dt), (shapes[0][-1:], dt)]
+  def one(self, ar, ai):
+    w, v, info = _routine("heevd", _join(ar, ai).dtype.type)(_join(ar, ai), compute_v=1, lower=int(self.lower))
+    return (*_parts(_failed(v)), _failed(w)) if info else (*_parts(v), w)
+  def jvp(self, xs, ts):
+    vr, vi, w = self.call(xs)
+    v: Z = (vr, vi)
+    eye = eye_like(_sh(w)[-1], w)
+    f = 1 / (eye + w.unsqueeze(-2) - w.unsqueeze(-1)) - eye
+    p = _cmm(_cmm(_cH(v), (ts[0], ts[1])), v)
+    dv = _cmm(v, (f * p[0], f * p[1]))
+    return [dv[0], dv[1], diag(p[0])]
+
+def hermitian_eigh(a: Z, lower: bool = True) -> tuple[Z, Tensor]:
+  """((v re, v im), w) of Hermitian matrices (the lower or upper triangle read), as JAX's lax.linalg.eigh."""
+  require_host(a[0], "eigh")
+  if not _sh(a[0])[-1]: return a, a[0].sum(-1)
+  vr, vi, w = LapackHermitianEigh(lower).call(list(a))
+  return (vr, vi), w

@@ -15,9 +15,10 @@ from tinyjax.transforms.jit import jit
 from tinyjax.lax import linalg as lax_linalg
 from tinyjax.lax.linalg import mT, batch_shape, eye_like, diag, embed_diag
 from tinyjax.numpy._core import asarray, result_type, as_inexact, canonicalize_axes
-from tinyjax.numpy import _products
+from tinyjax.numpy import _products, _complex
+from tinyjax.complex_array import is_complex_value, ComplexArray
 
-__all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv",
+__all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eig", "eigvals", "eigh", "eigvalsh", "pinv",
            "lstsq", "matrix_power", "matrix_rank", "multi_dot", "cond", "matrix_norm", "vector_norm", "outer", "matmul",
            "matrix_transpose", "trace", "diagonal", "tensordot", "vecdot", "cross"]
 
@@ -30,13 +31,17 @@ def jitted(*static: str):
     fast = jit(fun, static_argnames=static)
     @functools.wraps(fun)
     def call(*args, **kwargs):
-      if is_tracing() or jit_capturing() or not lax_linalg.HOST_LAPACK or not all(isinstance(x, (Tensor, np.ndarray)) for x in args):
+      if is_tracing() or jit_capturing() or not lax_linalg.HOST_LAPACK or not all(isinstance(x, (Tensor, np.ndarray, ComplexArray)) for x in args):
         return fun(*args, **kwargs)   # (HOST_LAPACK off: not a jit's key, so not jitted)
-      # views and lazy values computed first (by a program found again by their structure): a jit copies them into
-      # new buffers through tinygrad's scheduler at every call
-      return fast(*(x.contiguous().realize() if isinstance(x, Tensor) and plain_buffer(x) is None else x for x in args), **kwargs)
+      return fast(*map(_ready, args), **kwargs)
     return call
   return wrap
+
+def _ready(x: Any) -> Any:
+  """Views and lazy values computed first (by a program found again by their structure): a jit copies them into new
+  buffers through tinygrad's scheduler at every call. A complex array's parts alike."""
+  if isinstance(x, ComplexArray): return ComplexArray(_ready(x.re), _ready(x.im))
+  return x.contiguous().realize() if isinstance(x, Tensor) and plain_buffer(x) is None else x
 
 def check_square(x: Tensor, name: str) -> Tensor:
   if x.ndim < 2: raise ValueError(f"{name}: input must have at least 2 dimensions, got shape {tuple(x.shape)}")
@@ -82,8 +87,8 @@ def det(a: Any) -> Tensor:
   return lax_linalg.det(check_square(as_inexact(a), "det"))
 
 class SlogdetResult(NamedTuple):
-  """(sign, logabsdet), as JAX's: a named tuple, so a pytree of two arrays."""
-  sign: Tensor
+  """(sign, logabsdet), as JAX's: a named tuple, so a pytree of two arrays (sign complex for a complex matrix)."""
+  sign: Any
   logabsdet: Tensor
 
 @jitted("method")
@@ -97,9 +102,10 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
 def _symmetrize(a: Tensor) -> Tensor: return (a + mT(a)) / 2
 
 @jitted("upper", "symmetrize_input")
-def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Tensor:
+def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
   """Cholesky factor (lower, or upper with upper=True) of symmetric positive definite matrices (batched; LAPACK's potrf
   on the CPU); NaN for a matrix that is not positive definite, as JAX."""
+  if is_complex_value(a): return _complex.cholesky(a, upper=upper, symmetrize_input=symmetrize_input)
   a = as_inexact(a)
   if symmetrize_input and a.ndim >= 2 and _sh(a)[-1] != _sh(a)[-2]:   # JAX fails adding a to a^T: a TypeError
     raise TypeError(f"cholesky: last two dimensions of the input must be square, got shape {tuple(a.shape)}")
@@ -126,9 +132,9 @@ class QRResult(NamedTuple):
   R: Tensor
 
 class EighResult(NamedTuple):
-  """(eigenvalues, eigenvectors), as JAX's."""
+  """(eigenvalues, eigenvectors), as JAX's (the eigenvectors complex for a Hermitian matrix)."""
   eigenvalues: Tensor
-  eigenvectors: Tensor
+  eigenvectors: Any
 
 @jitted("UPLO", "symmetrize_input")
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
@@ -387,3 +393,139 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
                      f"{_sh(a)[axis]=} and {_sh(b)[axis]=}")
   return _products.cross(a, b, axis=axis)
+
+# ---- general eigenproblem ---------------------------------------------------------------------------------------------
+
+class EigResult(NamedTuple):
+  """(eigenvalues, eigenvectors), as JAX's."""
+  eigenvalues: Any
+  eigenvectors: Any
+
+def _eig_input(a: Any, name: str) -> Tensor | tuple[Tensor, Tensor]:
+  """A real (float) matrix stack, or a complex one as its parts, with JAX's errors for the wrong shape."""
+  z = _complex.as_complex(a) if _complex.is_complex_argument(a) else as_inexact(a)
+  if z.ndim < 2: raise TypeError(f"Input 0 to {name} must have rank at least 2, but got shape={tuple(z.shape)}")
+  if z.shape[-1] != z.shape[-2]: raise ValueError(f"The input to {name} must be a square matrix. Got shape {tuple(z.shape)}.")
+  return (z.re, z.im) if isinstance(z, ComplexArray) else z
+
+@jitted()
+def eig(a: Any) -> EigResult:
+  """Eigenvalues and right eigenvectors of general (non-symmetric) matrices, always complex (complex64 for float32
+  input, complex128 for float64), batched: LAPACK geev on the CPU, as JAX (eigenvectors of unit norm, largest entry
+  real). Eigenvalue derivatives are JAX's; eigenvector derivatives raise as JAX's do (lax.linalg.eig with
+  enable_eigvec_derivs=True has them)."""
+  w, v = lax_linalg.eig_parts(_eig_input(a, "eig"), False, True, False)
+  return EigResult(ComplexArray(*w), ComplexArray(*v))
+
+@jitted()
+def eigvals(a: Any) -> ComplexArray:
+  """Eigenvalues of general matrices (geev without eigenvectors, as JAX), complex."""
+  w, = lax_linalg.eig_parts(_eig_input(a, "eig"), False, False, False)
+  return ComplexArray(*w)
+
+# ---- complex matrices -------------------------------------------------------------------------------------------------
+# A jnp.linalg function called with a complex argument runs its complex version here (LAPACK's complex routines on the
+# host, lax.linalg's "complex matrices"), or raises NotImplementedError naming it: never the real function on the parts.
+
+def _cparts(a: Any, name: str) -> tuple[Tensor, Tensor]:
+  z = _complex.as_complex(a)
+  check_square(z.re, name)
+  return z.re, z.im
+
+def _c(z: tuple[Tensor, Tensor]) -> ComplexArray: return ComplexArray(*z)
+
+@jitted()
+def _cinv(a: Any) -> ComplexArray: return _c(lax_linalg.cinv(_cparts(a, "inv")))
+
+@jitted()
+def _csolve(a: Any, b: Any) -> ComplexArray:
+  za, zb = _complex.promote_complex(a, b)
+  check_square(za.re, "solve")
+  bm, vec = solve_shapes(za.re, zb.re)
+  bi = zb.im.unsqueeze(-1) if vec else zb.im
+  batch = tuple(np.broadcast_shapes(batch_shape(za.re), batch_shape(bm)))
+  def ex(t: Tensor) -> Tensor: return t.expand(*batch, *_sh(t)[-2:])
+  xr, xi = lax_linalg.csolve((ex(za.re), ex(za.im)), (ex(bm), ex(bi)))
+  return ComplexArray(xr[..., 0], xi[..., 0]) if vec else ComplexArray(xr, xi)
+
+@jitted()
+def _cdet(a: Any) -> ComplexArray: return _c(lax_linalg.cdet(_cparts(a, "det")))
+
+@jitted("method")
+def _cslogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
+  if method not in (None, "lu"): raise NotImplementedError(f"slogdet: method={method!r} (only 'lu')")
+  sign, logabs = lax_linalg.cslogdet(_cparts(a, "slogdet"))
+  return SlogdetResult(_c(sign), logabs)
+
+@jitted("UPLO", "symmetrize_input")
+def _ceigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
+  """Hermitian eigh: LAPACK heevd reading the UPLO triangle (eigenvalues real, ascending), as JAX; symmetrize_input:
+  of (a + a^H) / 2. Its derivative is JAX's, of all of a (not only the triangle read), as JAX's."""
+  if UPLO not in (None, "L", "U"): raise ValueError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
+  re, im = _cparts(a, "eigh")
+  if symmetrize_input: re, im = (re + mT(re)) / 2, (im - mT(im)) / 2
+  v, w = lax_linalg.hermitian_eigh((re, im), lower=UPLO != "U")
+  return EighResult(w, _c(v))
+
+def _cmatrix_power(a: Any, n: int) -> ComplexArray:
+  z = _complex.as_complex(a)
+  check_square(z.re, "matrix_power")
+  if not isinstance(n, (int, np.integer)): raise TypeError(f"exponent must be an integer, got {n}")
+  n = int(n)
+  if n == 0: return _complex.as_complex(eye_like(_sh(z.re)[-1], z.re).expand(*z.shape).contiguous())
+  if n < 0: z, n = _cinv(z), -n
+  mm, result = _complex.COMPLEX["matmul"], None
+  while True:
+    if n & 1: result = z if result is None else mm(result, z)
+    n >>= 1
+    if not n: break
+    z = mm(z, z)
+  assert result is not None
+  return result
+
+def _cnorm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A002
+  # every norm of a complex array is that of its magnitudes but the spectral ones (2, -2, 'nuc' of a matrix: its SVD)
+  z = _complex.as_complex(x)
+  if ord in (2, -2, "nuc") and (axis is None and z.ndim == 2 or axis is not None and not isinstance(axis, int) and len(axis) == 2):
+    raise NotImplementedError(f"jnp.linalg.norm(ord={ord!r}) of a complex matrix (its singular values) is not supported yet")
+  return norm(_complex._abs(z), ord, axis, keepdims)
+
+def _cvector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Tensor:  # noqa: A002
+  return vector_norm(_complex._abs(_complex.as_complex(x)), axis=axis, keepdims=keepdims, ord=ord)
+
+def _cmatrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tensor:  # noqa: A002
+  return _cnorm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+def _cmulti_dot(arrays: Sequence[Any], *, precision: Any = None) -> ComplexArray:
+  if len(arrays) < 2: raise ValueError("Expecting at least two arrays.")
+  out = arrays[0]
+  for x in arrays[1:]: out = _complex.COMPLEX["matmul"](out, x)   # left to right (numpy's cheapest order only reorders)
+  return out
+
+_COMPLEX_LINALG = {
+  "cholesky": cholesky,   # (its complex version is numpy._complex's: it dispatches itself)
+  "inv": _cinv, "solve": _csolve, "det": _cdet, "slogdet": _cslogdet, "eigh": _ceigh, "matrix_power": _cmatrix_power,
+  "norm": _cnorm, "vector_norm": _cvector_norm, "matrix_norm": _cmatrix_norm, "multi_dot": _cmulti_dot,
+  "eigvalsh": lambda a, UPLO="L", *, symmetrize_input=True: _ceigh(a, UPLO, symmetrize_input).eigenvalues,
+  "matmul": _complex.COMPLEX["matmul"], "tensordot": lambda x1, x2, /, *, axes=2, **kw: _complex.COMPLEX["tensordot"](x1, x2, axes=axes),
+  "vecdot": lambda x1, x2, /, *, axis=-1, **kw: _complex.COMPLEX["vecdot"](x1, x2, axis=axis),
+  "outer": lambda x1, x2, /: _complex.COMPLEX["outer"](x1, x2),
+  "matrix_transpose": lambda x, /: _complex.COMPLEX["swapaxes"](x, -1, -2),
+  "diagonal": lambda x, /, *, offset=0: _complex.COMPLEX["diagonal"](x, offset, -2, -1),
+  "trace": lambda x, /, *, offset=0, dtype=None: _complex.COMPLEX["trace"](x, offset, -2, -1, dtype),
+}
+
+def _with_complex(name: str, fn):
+  impl = _COMPLEX_LINALG.get(name)
+  is_complex = _complex.is_complex_argument
+  @functools.wraps(fn)
+  def f(*args, **kwargs):
+    if any(map(is_complex, args)) or (kwargs and any(map(is_complex, kwargs.values()))):
+      if impl is None:
+        raise NotImplementedError(f"jnp.linalg.{name} of complex values is not supported yet (see docs/linalg.md, \"Complex matrices\")")
+      return impl(*args, **kwargs)
+    return fn(*args, **kwargs)
+  return f
+
+for _name in __all__:
+  if _name not in ("eig", "eigvals"): globals()[_name] = _with_complex(_name, globals()[_name])
