@@ -234,3 +234,27 @@ def test_cholesky_hermitian():
   def f(m): return jnp.sum(jnp.linalg.cholesky(m) ** 2)
   def fj(m): return jxn.sum(jxn.linalg.cholesky(m) ** 2)
   close(tinyjax.grad(f, holomorphic=True)(a[0]), jax.grad(fj, holomorphic=True)(a[0]))
+
+def test_more_functions_and_transforms():
+  close(jnp.convolve(Z[0], W[0]), jxn.convolve(Z[0], W[0]))
+  close(jnp.correlate(Z[0], W[0], mode="full"), jxn.correlate(Z[0], W[0], mode="full"))
+  close(jnp.pad(Z, ((1, 0), (0, 2))), jxn.pad(Z, ((1, 0), (0, 2))))
+  def body(z): return lax.cond(jnp.real(z[0]) > 0, lambda v: v * 1j, lambda v: v.conj(), z)
+  close(tinyjax.vmap(body)(Z), jax.vmap(lambda z: jax.lax.cond(z[0].real > 0, lambda v: v * 1j, lambda v: v.conj(), z))(Z))
+  close(lax.fori_loop(0, 3, lambda i, c: c * c + 1j, jnp.asarray(Z[0])), jax.lax.fori_loop(0, 3, lambda i, c: c * c + 1j, Z[0]))
+  @tinyjax.custom_jvp
+  def cube(z): return z * z * z
+  cube.defjvp(lambda p, t: (cube(p[0]), 3 * p[0] * p[0] * t[0]))
+  close(tinyjax.grad(lambda z: jnp.abs(jnp.sum(cube(z))) ** 2)(Z[0]), jax.grad(lambda z: jxn.abs(jxn.sum(z ** 3)) ** 2)(Z[0]))
+  close(tinyjax.grad(lambda z: jnp.sum(jnp.abs(tinyjax.checkpoint(jnp.sin)(z))))(Z[0]), jax.grad(lambda z: jxn.sum(jxn.abs(jxn.sin(z))))(Z[0]))
+  y, f_jvp = tinyjax.linearize(jnp.exp, Z[0])
+  wy, wf = jax.linearize(jxn.exp, Z[0])
+  close(y, wy)
+  close(f_jvp(W[0]), wf(W[0]))
+
+def test_block():
+  eye, zero, y = np.eye(2), np.zeros((2, 2)), np.array([[0, -1j], [1j, 0]])
+  for arg in ([[eye, zero], [zero, y]], [[eye, zero], [zero, 2 * eye]], [np.ones(2), Z[0]], [[1.0, 2j]], [[X[:2, :2], X[:2, :1]]], X):
+    close(jnp.block(arg), jxn.block(arg))
+  same_error(lambda: jnp.block((eye, zero)), lambda: jxn.block((eye, zero)), upto="does not allow tuples")
+  same_error(lambda: jnp.block([[eye], zero]), lambda: jxn.block([[eye], zero]))

@@ -431,7 +431,8 @@ def _array(object, dtype=None, copy=True, order=None, ndmin=0) -> Any:  # noqa: 
 _FIRST = ("reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis", "swapaxes", "expand_dims", "squeeze",
           "broadcast_to", "flip", "fliplr", "flipud", "rot90", "roll", "tile", "repeat", "triu", "tril", "diagonal", "diag",
           "diagflat", "trace", "cumsum", "cumulative_sum", "diff", "take", "take_along_axis", "split", "array_split", "hsplit",
-          "vsplit", "dsplit", "resize", "delete", "compress", "atleast_1d", "atleast_2d", "atleast_3d", "unstack", "copy")
+          "vsplit", "dsplit", "resize", "delete", "compress", "atleast_1d", "atleast_2d", "atleast_3d", "unstack", "copy",
+          "pad")
 _SEQUENCE = ("stack", "vstack", "hstack", "dstack", "column_stack", "concat")
 
 def _jnp_function(name: str) -> Callable:
@@ -582,3 +583,8 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> C
     cols.append(C(below.where(c.re / d, (idx == j).where(d, 0.0)).contiguous(), below.where(c.im / d, 0.0).contiguous()))
   L = C(Tensor.stack(*[k.re for k in cols], dim=-1), Tensor.stack(*[k.im for k in cols], dim=-1))
   return _mH(L) if upper else L
+
+def _block(arrays: Any) -> C:
+  return _shape.block_of(arrays, lambda x: x if isinstance(x, C) else as_complex(x) if is_complex_data(x) else asarray(x), _concatenate)[0]
+
+COMPLEX["block"] = _block

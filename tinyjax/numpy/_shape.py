@@ -15,7 +15,7 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", 
            "atleast_1d", "atleast_2d", "atleast_3d", "concatenate", "concat", "stack", "vstack", "hstack", "dstack", "column_stack",
            "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "broadcast_to", "broadcast_arrays",
            "broadcast_shapes", "pad", "flip", "fliplr", "flipud", "rot90", "roll", "sort", "argsort", "lexsort", "triu", "tril",
-           "shape", "ndim", "size", "resize", "unique", "nonzero", "argwhere", "flatnonzero", "searchsorted", "digitize", "bincount",
+           "block", "shape", "ndim", "size", "resize", "unique", "nonzero", "argwhere", "flatnonzero", "searchsorted", "digitize", "bincount",
            "unravel_index", "ravel_multi_index", "delete", "insert", "append", "select", "piecewise", "extract", "compress"]
 
 # ---- helpers ----------------------------------------------------------------------------------------------------------
@@ -166,6 +166,21 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
   return ts[0].cat(*ts[1:], dim=ax) if len(ts) > 1 else ts[0]
 
 def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Tensor: return concatenate(arrays, axis)
+
+def block_of(xs: Any, as_array: Callable, concat: Callable) -> tuple[Any, int]:
+  """jnp.block's recursion (JAX's _block): nested lists joined along the last axis at the innermost level, the one before
+  it a level up..., the blocks first given as many axes as the deepest level (leading 1s). Returns the array and its
+  depth; `as_array` and `concat` make it work for complex blocks too (numpy._complex)."""
+  if isinstance(xs, tuple): raise ValueError(f"jax.numpy.block does not allow tuples, got {xs}")
+  if not isinstance(xs, list): return as_array(xs), 1
+  if not xs: raise ValueError("jax.numpy.block does not allow empty list arguments")
+  parts = [block_of(x, as_array, concat) for x in xs]
+  depth = parts[0][1]
+  if any(d != depth for _, d in parts): raise ValueError("Mismatched list depths in jax.numpy.block")
+  rank = max(depth, *(a.ndim for a, _ in parts))
+  return concat([a.reshape((1,) * (rank - a.ndim) + tuple(a.shape)) for a, _ in parts], -depth), depth + 1
+
+def block(arrays: Any) -> Tensor: return block_of(arrays, asarray, concatenate)[0]
 
 def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Tensor:
   if isinstance(arrays, Tensor): arrays = list(arrays)
