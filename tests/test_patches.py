@@ -11,7 +11,8 @@ import sys, json, inspect
 import tinygrad, tinygrad.nn, tinygrad.nn.optim, tinygrad.nn.state, tinygrad.engine.realize, tinygrad.engine.jit
 import tinygrad.schedule.rangeify, tinygrad.codegen, tinygrad.mixin.gradient
 from tinygrad.uop.ops import PatternMatcher
-def is_code(v): return callable(v) or isinstance(v, (property, PatternMatcher))
+def is_code(v):   # (a table of functions, such as the ALU's, is code too)
+  return callable(v) or isinstance(v, (property, PatternMatcher)) or (isinstance(v, dict) and bool(v) and all(callable(f) for f in v.values()))
 classes = set()
 def snap():
   out = {}

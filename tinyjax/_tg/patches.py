@@ -12,7 +12,7 @@ import sqlite3 as _sqlite3
 import tinygrad.engine.realize as _realize
 from tinygrad.tensor import all_tensors as _all_tensors
 import tinygrad.schedule.rangeify as _rangeify
-import tinygrad.uop.symbolic as _symbolic
+import tinygrad.uop.ops as _ops
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
@@ -195,10 +195,12 @@ def _call_name(call: UOp, *args, _orig=_realize.get_call_name, **kwargs) -> str:
 # constant folding compares those objects: Tensor(nan) != Tensor(nan) folded to False, so jnp.isnan of a 0-d array (a
 # constant in tinygrad) was False and jnp.maximum(1.0, nan) was 1.0, where JAX gives True and nan.
 
-def _ieee(x): return tuple(_ieee(v) for v in x) if isinstance(x, tuple) else float(x) if isinstance(x, ConstFloat) else x
+def _ieee(x): return float(x) if isinstance(x, ConstFloat) else x
 
-def _exec_alu_ieee(op: Ops, dtype, operands, truncate_output=True, orig=_symbolic.exec_alu):
-  return orig(op, dtype, [_ieee(x) for x in operands] if op in (Ops.CMPNE, Ops.CMPLT, Ops.CMPEQ) else operands, truncate_output)
+# The ALU table itself, not `exec_alu`: tinygrad's compiled pattern matchers copy the globals of their rewrite functions
+# (`deconstruct_function`) when first used, so a matcher compiled before `import tinyjax` (a device opened earlier, or
+# at tinyjax's own import) kept the original `exec_alu`; every caller looks the table up in the ops module at call time.
+_IEEE_ALU = {**_ops.python_alu, Ops.CMPNE: lambda x, y: _ieee(x) != _ieee(y), Ops.CMPEQ: lambda x, y: _ieee(x) == _ieee(y)}
 
 
 # ---- a DType compares with numpy's dtypes, as a JAX array's dtype (which is numpy's) ------------------------------------
@@ -243,7 +245,7 @@ def install() -> None:
     (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION, name="ast"),), name="call", allow_any_len=True), _exec_host)]),
     "host calls (loops, LAPACK) run their executor")
   _patch(_realize, "get_call_name", _call_name, "DEBUG=2 names a host loop")
-  _patch(_symbolic, "exec_alu", _exec_alu_ieee, "constant folding compares float constants as IEEE floats (tinygrad's "
+  _patch(_ops, "python_alu", _IEEE_ALU, "constant folding compares float constants as IEEE floats (tinygrad's "
          "ConstFloat has nan == nan: isnan of a constant folded to False)")
   _patch(DType, "__eq__", _dtype_eq, "a DType equals numpy's dtype of its layout (x.dtype == np.float32, as a JAX array's)")
   _patch(DType, "dtype", property(_dtype_np), "numpy's dtype of a DType (np.dtype(x.dtype), np.zeros(3, x.dtype))")
