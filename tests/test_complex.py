@@ -258,3 +258,14 @@ def test_block():
     close(jnp.block(arg), jxn.block(arg))
   same_error(lambda: jnp.block((eye, zero)), lambda: jxn.block((eye, zero)), upto="does not allow tuples")
   same_error(lambda: jnp.block([[eye], zero]), lambda: jxn.block([[eye], zero]))
+
+def test_random_normal_complex():
+  """A complex normal draw: the parts from split(key), each scaled by 1/sqrt(2), as JAX's (as close as the real normal
+  is to JAX's: a few float32 ulps; float64's erfinv differs more, tests/test_random.py)."""
+  for dt, jdt, tol in ((jnp.complex64, jxn.complex64, 1e-6), (jnp.complex128, jxn.complex128, 2e-5)):
+    got = np.asarray(tinyjax.random.normal(tinyjax.random.PRNGKey(3), (200,), dt))
+    want = np.asarray(jax.random.normal(jax.random.PRNGKey(3), (200,), jdt))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+  with x64_off():
+    assert np.dtype(tinyjax.random.normal(tinyjax.random.PRNGKey(0), (2,), jnp.complex64).dtype) == np.complex64

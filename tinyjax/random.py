@@ -17,7 +17,8 @@ from tinyjax.config import config
 from tinyjax.core import as_tensor, is_tracing, trace_state, serialized
 from tinyjax.call_rule import CallRule
 from tinyjax.custom import custom_jvp
-from tinyjax.dtypes import default_float, default_int, to_dtype, KeyTy
+from tinyjax.dtypes import default_float, default_int, to_dtype, KeyTy, is_complex
+from tinyjax.complex_array import ComplexArray
 from tinyjax import tree_util
 from tinyjax.errors import missing_names
 from tinyjax.lax import sorting, special
@@ -401,9 +402,16 @@ def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any 
   _check_key(key, "uniform")
   return _draw(_uniform, key, "uniform", _shape(shape), _float_dtype(dtype, "uniform"), minval, maxval)
 
-def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Tensor:
-  """Standard normal values, as jax.random.normal: sqrt(2) erfinv(u), u uniform in (-1, 1)."""
+def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+  """Standard normal values, as jax.random.normal: sqrt(2) erfinv(u), u uniform in (-1, 1). A complex dtype draws the
+  real and imaginary parts from the two halves of split(key), each scaled by 1/sqrt(2) (JAX's)."""
   _check_key(key, "normal")
+  if dtype is not None and is_complex(dt := to_dtype(dtype)):
+    k_re, k_im = _split2(key)
+    # JAX divides the complex value by sqrt(2) + 0i, which XLA computes as a product with 1/sqrt(2) in the part dtype
+    scale = float(np_dtype(dt.part).type(1 / np.sqrt(2)))
+    re, im = (_draw(_normal, k, "normal", _shape(shape), dt.part) for k in (k_re, k_im))
+    return ComplexArray(re * scale, im * scale)
   return _draw(_normal, key, "normal", _shape(shape), _float_dtype(dtype, "normal"))
 
 def _normal(k: Tensor | Words, shape: tuple[int, ...], dt: DType) -> Tensor:
