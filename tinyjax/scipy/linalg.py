@@ -7,7 +7,7 @@ import numpy as np
 from tinyjax._tg import Tensor, dtypes, static_shape as _sh
 from tinyjax.custom import custom_jvp
 from tinyjax.numpy._core import asarray, result_type, as_inexact
-from tinyjax.numpy import linalg as _la
+from tinyjax.numpy import linalg as _la, _complex
 from tinyjax.numpy.linalg import check_square, check_matrix, solve_shapes, jitted
 from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv, \
   on_host, batch_shape, LapackCholeskySolve, lu_pivots_to_permutation, \
@@ -205,3 +205,22 @@ def block_diag(*arrs: Any) -> Tensor:
     c += _sh(t)[1]
   return Tensor.cat(*rows, dim=0)
 
+# ---- complex matrices -------------------------------------------------------------------------------------------------
+# solve, inv, det and eigh take complex matrices through tinyjax.numpy.linalg's complex versions (LAPACK's complex
+# routines); the others raise NotImplementedError naming themselves for a complex argument, never run on its parts.
+
+_COMPLEX_OK = ("solve", "inv", "det", "eigh")
+
+def _with_complex(name: str, fn):
+  is_complex = _complex.is_complex_argument
+  @functools.wraps(fn)
+  def f(*args, **kwargs):
+    if any(map(is_complex, args)) or any(map(is_complex, kwargs.values())):
+      if name == "solve" and kwargs.get("assume_a", args[8] if len(args) > 8 else "gen") == "pos":
+        raise NotImplementedError("jax.scipy.linalg.solve of complex values with assume_a='pos' is not supported yet")
+      if name not in _COMPLEX_OK:
+        raise NotImplementedError(f"jax.scipy.linalg.{name} of complex values is not supported yet (see docs/linalg.md, \"Complex matrices\")")
+    return fn(*args, **kwargs)
+  return f
+
+for _name in __all__: globals()[_name] = _with_complex(_name, globals()[_name])
