@@ -39,6 +39,8 @@ CASES = [
   ("qr", lambda a: jnp.linalg.qr(a)[1], lambda a: jxn.linalg.qr(a)[1], _gen, 512),
   ("lu_factor", lambda a: tsl.lu_factor(a)[0], lambda a: jsl.lu_factor(a)[0], _gen, 512),
   ("eigh", lambda a: jnp.linalg.eigh(a)[0], lambda a: jxn.linalg.eigh(a)[0], _spd, 512),
+  ("eigvals", lambda a: jnp.linalg.eigvals(a), lambda a: jxn.linalg.eigvals(a), _gen, 512),
+  ("eig", lambda a: jnp.linalg.eig(a)[1], lambda a: jxn.linalg.eig(a)[1], _gen, 512),
   ("svd", lambda a: jnp.linalg.svd(a, compute_uv=False), lambda a: jxn.linalg.svd(a, compute_uv=False), _gen, 512),
   ("lstsq", lambda a: jnp.linalg.lstsq(a, a[:, 0])[0], lambda a: jxn.linalg.lstsq(a, a[:, 0])[0], _gen, 512),
   ("pinv", lambda a: jnp.linalg.pinv(a), lambda a: jxn.linalg.pinv(a), _gen, 512),
