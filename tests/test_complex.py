@@ -143,8 +143,19 @@ def test_functions(name, fn):
 
 def test_unsupported_functions_raise():
   with pytest.raises(NotImplementedError, match="jnp.unique of complex values"): jnp.unique(Z)
-  with pytest.raises(TypeError, match="not ordered"): jnp.max(Z)
-  with pytest.raises(TypeError, match="not ordered"): jnp.asarray(Z) < 1
+  same_error(lambda: jnp.argmax(Z), lambda: jxn.argmax(Z))
+  same_error(lambda: jnp.clip(Z, 0, 1), lambda: jxn.clip(Z, 0, 1))
+  same_error(lambda: jnp.floor(Z), lambda: jxn.floor(Z))
+
+def test_lexicographic_order():
+  v = np.array([1 + 2j, 1 - 1j, 0 + 5j, 1 - 1j, -2 + 0j])
+  for got, want in ((jnp.max(v), jxn.max(v)), (jnp.min(Z, axis=1), jxn.min(Z, axis=1)),
+                    (jnp.max(Z, axis=0, keepdims=True), jxn.max(Z, axis=0, keepdims=True)),
+                    (jnp.sort(v), jxn.sort(v)), (jnp.argsort(v), jxn.argsort(v)), (jnp.sort(Z, axis=0), jxn.sort(Z, axis=0)),
+                    (jnp.maximum(v, 1 + 0j), jxn.maximum(v, 1 + 0j)), (jnp.minimum(v, v[::-1]), jxn.minimum(v, v[::-1])),
+                    (jnp.asarray(v) < 1 - 1j, jxn.asarray(v) < 1 - 1j), (jnp.asarray(v) >= v[::-1], jxn.asarray(v) >= v[::-1]),
+                    (jnp.greater(v, 0), jxn.greater(v, 0)), (jnp.asarray(v).at[1].max(2j), jxn.asarray(v).at[1].max(2j))):
+    close(got, want)
 
 def test_trees_see_one_leaf():
   z = jnp.asarray(Z)

@@ -274,6 +274,64 @@ def array_equal(a1, a2, equal_nan=False) -> Tensor:
   eq = equal(a, b)
   return (eq | (isnan(a) & isnan(b)) if equal_nan else eq).all()
 
+# ---- ordering: JAX orders complex values lexicographically (the real parts, then the imaginary ones) -----------------------
+
+def less(x, y) -> Tensor:
+  a, b = promote_complex(x, y)
+  return (a.re < b.re) | ((a.re == b.re) & (a.im < b.im))
+
+def less_equal(x, y) -> Tensor:
+  a, b = promote_complex(x, y)
+  return (a.re < b.re) | ((a.re == b.re) & (a.im <= b.im))
+
+def greater(x, y) -> Tensor: return less(y, x)
+def greater_equal(x, y) -> Tensor: return less_equal(y, x)
+
+def maximum(x, y) -> C:
+  a, b = promote_complex(x, y)
+  return _where(greater_equal(a, b), a, b)
+
+def minimum(x, y) -> C:
+  a, b = promote_complex(x, y)
+  return _where(less_equal(a, b), a, b)
+
+def _extreme(name: str, a, axis=None, out=None, keepdims=False, initial=None, where=None) -> C:
+  # the extreme real part, then the extreme imaginary part among the elements that have it
+  if initial is not None or where is not None: raise NotImplementedError(f"jnp.{name} of complex values with initial= or where=")
+  z = as_complex(a)
+  red = _reductions.max if name == "max" else _reductions.min
+  re = red(z.re, axis, keepdims=True)
+  fill = -math.inf if name == "max" else math.inf
+  im = red((z.re == re).where(z.im, fill), axis, keepdims=True)
+  if not keepdims:
+    axes = tuple(range(z.ndim)) if axis is None else tuple(ax % z.ndim for ax in ((axis,) if isinstance(axis, int) else axis))
+    shape = tuple(d for i, d in enumerate(z.shape) if i not in axes)
+    re, im = re.reshape(shape), im.reshape(shape)
+  return C(re, im)
+
+def _argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None) -> Tensor:
+  z = as_complex(a)
+  if axis is None: z, axis = C(z.re.flatten(), z.im.flatten()), -1
+  idx = _shape.lexsort([z.im, z.re], axis=axis)
+  return idx.flip(axis) if descending else idx
+
+def _sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False) -> C:
+  z = as_complex(a)
+  if axis is None: z, axis = C(z.re.flatten(), z.im.flatten()), -1
+  idx = _argsort(z, axis, descending=descending)
+  return C(_indexing.take_along_axis(z.re, idx, axis), _indexing.take_along_axis(z.im, idx, axis))
+
+def _no_order(name: str, exc: type = TypeError, msg: str = "{name} does not accept dtype {dt} at position 0. Accepted dtypes at "
+              "position 0 are subtypes of integer, floating, bool.") -> Callable:
+  def f(*args, **kwargs):
+    dt = next((canonical_dtype(as_complex(a).dtype).name for a in args if isinstance(a, C) or is_complex_data(a)), "complex64")
+    raise exc(msg.format(name=name, dt=dt))
+  return f
+
+_CLIP = ("Clip received a complex value either through the input or the min/max keywords. Complex values have no ordering and "
+         "cannot be clipped. Please convert to a real value or array by taking the real or imaginary components via "
+         "jax.numpy.real/imag respectively.")
+
 # ---- functions of the parts, and multilinear products ---------------------------------------------------------------------
 
 def _on_parts(fn: Callable, arrays: Sequence[int] = (0,), many: bool = False) -> Callable:
@@ -474,7 +532,8 @@ COMPLEX: dict[str, Callable] = {
 # ---- the array's methods and operators ----------------------------------------------------------------------------------
 
 class _At:
-  """z.at[idx]: JAX's functional updates, on the parts (set, add) or through a gather and a set (multiply, divide)."""
+  """z.at[idx]: JAX's functional updates, on the parts (set, add) or through a gather and a set (multiply, divide, min,
+  max: an index that repeats is updated once, where JAX applies each update)."""
   def __init__(self, z: C, idx: Any): self.z, self.idx = z, idx
   def get(self, **kwargs) -> C: return C(self.z.re.at[self.idx].get(**kwargs), self.z.im.at[self.idx].get(**kwargs))
   def set(self, v: Any, **kwargs) -> C:
@@ -487,16 +546,12 @@ class _At:
   def multiply(self, v: Any, **kwargs) -> C: return self.set(multiply(self.get(), v), **kwargs)
   def divide(self, v: Any, **kwargs) -> C: return self.set(true_divide(self.get(), v), **kwargs)
   def power(self, v: Any, **kwargs) -> C: return self.set(power(self.get(), v), **kwargs)
-  def min(self, *a, **k): raise TypeError("z.at[...].min of complex values: complex numbers are not ordered")
-  def max(self, *a, **k): raise TypeError("z.at[...].max of complex values: complex numbers are not ordered")
+  def min(self, v: Any, **kwargs) -> C: return self.set(minimum(self.get(), v), **kwargs)
+  def max(self, v: Any, **kwargs) -> C: return self.set(maximum(self.get(), v), **kwargs)
 
 class _AtIndexer:
   def __init__(self, z: C): self.z = z
   def __getitem__(self, idx: Any) -> _At: return _At(self.z, idx)
-
-def _unordered(name: str) -> Callable:
-  def f(*args, **kwargs): raise TypeError(f"jnp.{name} of complex values: complex numbers are not ordered")
-  return f
 
 def _repr(z: C) -> str:
   a = z.numpy()
@@ -537,21 +592,28 @@ _METHODS: dict[str, Any] = {
   "__str__": lambda self: str(self.numpy()),
   "__format__": lambda self, spec: format(self.numpy()[()] if self.ndim == 0 else str(self.numpy()), spec),
   "__neg__": negative, "__pos__": positive, "__abs__": _abs, "__hash__": None,
-  **{n: _unordered(n) for n in ("max", "min", "argmax", "argmin", "sort", "argsort", "__lt__", "__le__", "__gt__", "__ge__")},
+  "max": lambda self, *a, **k: _extreme("max", self, *a, **k), "min": lambda self, *a, **k: _extreme("min", self, *a, **k),
+  "sort": _sort, "argsort": _argsort, "argmax": _no_order("gt"), "argmin": _no_order("lt"),
+  "__lt__": less, "__le__": less_equal, "__gt__": greater, "__ge__": greater_equal,
 }
 _OPERATORS = {f"__{n}__": _operator(f) for n, f in (("add", add), ("sub", subtract), ("mul", multiply), ("truediv", true_divide),
-                                                    ("pow", power), ("matmul", COMPLEX["matmul"]), ("eq", equal), ("ne", not_equal))}
+                                                    ("pow", power), ("matmul", COMPLEX["matmul"]), ("eq", equal), ("ne", not_equal),
+                                                    ("lt", less), ("le", less_equal), ("gt", greater), ("ge", greater_equal))}
 _OPERATORS.update({f"__r{n}__": _operator(f, reflected=True) for n, f in (("add", add), ("sub", subtract), ("mul", multiply),
                                                                            ("truediv", true_divide), ("pow", power), ("matmul", COMPLEX["matmul"]))})
 
 def operator(name: str) -> Callable:
   """The complex version of the operator `name` (__mul__, __rtruediv__...): a Tensor's operator with a complex operand."""
-  if (op := _OPERATORS.get(name)) is None: raise TypeError(f"{name} of complex values: complex numbers are not ordered or not supported")
+  if (op := _OPERATORS.get(name)) is None: raise TypeError(f"{name} of complex values is not supported")
   return op
 
 for _name, _value in {**_METHODS, **_OPERATORS}.items(): setattr(C, _name, _value)
-COMPLEX.update({n: _unordered(n) for n in ("max", "min", "amax", "amin", "maximum", "minimum", "argmax", "argmin", "sort",
-                                           "argsort", "less", "less_equal", "greater", "greater_equal", "clip", "floor", "ceil")})
+COMPLEX.update({"less": less, "less_equal": less_equal, "greater": greater, "greater_equal": greater_equal, "maximum": maximum,
+                "minimum": minimum, "fmax": maximum, "fmin": minimum, "sort": _sort, "argsort": _argsort,
+                **{n: (lambda n: lambda *a, **k: _extreme(n, *a, **k))(n[-3:]) for n in ("max", "min", "amax", "amin")},
+                "argmax": _no_order("gt"), "argmin": _no_order("lt"), "clip": _no_order("clip", ValueError, _CLIP),
+                **{n: _no_order(n, TypeError, "{name} does not accept dtype {dt}. Accepted dtypes are subtypes of floating.")
+                   for n in ("floor", "ceil", "trunc", "rint")}})
 
 # ---- jnp.linalg on complex matrices (called by tinyjax.numpy.linalg) -----------------------------------------------------
 
