@@ -105,3 +105,13 @@ def test_errors():
   same_error(lambda: lax.fft(Z, "rfft", (8,)), lambda: jax.lax.fft(Z, "rfft", (8,)))
   same_error(lambda: lax.fft(Z, "fft", (4,)), lambda: jax.lax.fft(Z, "fft", (4,)))
   with pytest.raises(ValueError, match="tinyjax_fft must be one of"): tinyjax.config.update("tinyjax_fft", "gpu")
+
+def test_other_devices_run_the_kernels():
+  """A device other than the CPU (tinygrad's PYTHON emulator here) runs the kernel FFT, grad included."""
+  x = X.astype(np.float32)[:2, :6]
+  t = Tensor(x, device="PYTHON")
+  z = jnp.fft.rfft(t)
+  assert z.device == "PYTHON"
+  close(z, jxn.fft.rfft(x), rtol=1e-5, atol=1e-5)
+  g = tinyjax.grad(lambda v: jnp.sum(jnp.abs(jnp.fft.fft(v * 1j)) ** 2))(t)
+  close(g, jax.grad(lambda v: jxn.sum(jxn.abs(jxn.fft.fft(v * 1j)) ** 2))(x), rtol=1e-5, atol=1e-5)
