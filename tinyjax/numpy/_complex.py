@@ -34,6 +34,9 @@ def as_complex(x: Any, dtype: Any = None) -> C:
   if isinstance(x, C):
     if dt is None or x.dtype == dt: return x
     return C(x.re.cast(_part(dt)), x.im.cast(_part(dt)))
+  if type(x) in (complex, float, int) and dt is not None:   # a Python scalar: two constants (no host buffer)
+    part = _part(dt)
+    return C(Tensor(float(x.real), dtype=part), Tensor(float(x.imag), dtype=part))
   if isinstance(x, (list, tuple)) and not any(isinstance(e, (C, Tensor)) for e in _flat(x)): x = np.asarray(x)
   if is_complex_data(x): return from_data(x, dt)
   t = asarray(x)

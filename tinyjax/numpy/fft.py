@@ -46,10 +46,11 @@ def _fft_core(func_name: str, fft_type: FftType, a: Any, s: Sequence[int] | None
   if axes is None: axes = range(arr.ndim) if s is None else range(arr.ndim - len(s), arr.ndim)
   axes = [operator.index(ax) % max(arr.ndim, 1) for ax in axes]
   if len(axes) != len(set(axes)): raise ValueError(f"{full_name} does not support repeated axes. Got axes {tuple(axes)}.")
-  if orig_axes is not None:
-    last = tuple(range(arr.ndim - len(axes), arr.ndim))
+  last = list(range(arr.ndim - len(axes), arr.ndim))
+  moved = orig_axes is not None and axes != last   # (lax.fft transforms the trailing axes)
+  if moved:
     arr = _moveaxis(arr, axes, last)
-    axes = list(last)
+    axes = last
   if s is not None:
     in_s = list(arr.shape)
     for ax, n in zip(axes, s, strict=True): in_s[ax] = n
@@ -61,7 +62,7 @@ def _fft_core(func_name: str, fft_type: FftType, a: Any, s: Sequence[int] | None
   out = lax_fft(arr, fft_type, tuple(s))
   if (scale := _norm_scale(s, func_name, norm)) != 1.0:
     out = ComplexArray(out.re * scale, out.im * scale) if isinstance(out, ComplexArray) else out * scale
-  if orig_axes is not None: out = _moveaxis(out, axes, list(orig_axes))
+  if moved: out = _moveaxis(out, axes, list(orig_axes))
   return out
 
 def _axis_to_axes(func_name: str, fft_type: FftType, a: Any, n: int | None, axis: int, norm: str | None) -> Any:
