@@ -1170,14 +1170,22 @@ class LapackHermitianEigh(LapackCall):
   def one(self, ar, ai):
     w, v, info = _routine("heevd", _join(ar, ai).dtype.type)(_join(ar, ai), compute_v=1, lower=int(self.lower))
     return (*_parts(_failed(v)), _failed(w)) if info else (*_parts(v), w)
-  def jvp(self, xs, ts):
+  def _fmat(self, xs: list[Tensor]) -> tuple[Z, Tensor]:
     vr, vi, w = self.call(xs)
-    v: Z = (vr, vi)
     eye = eye_like(_sh(w)[-1], w)
-    f = 1 / (eye + w.unsqueeze(-2) - w.unsqueeze(-1)) - eye
+    return (vr, vi), 1 / (eye + w.unsqueeze(-2) - w.unsqueeze(-1)) - eye
+  def jvp(self, xs, ts):
+    v, f = self._fmat(xs)
     p = _cmm(_cmm(_cH(v), (ts[0], ts[1])), v)
     dv = _cmm(v, (f * p[0], f * p[1]))
     return [dv[0], dv[1], diag(p[0])]
+  def vjp(self, xs, cts):
+    """The jvp's adjoint written out: da-bar = v (F * (v^H v-bar) + diag(w-bar)) v^H (F real)."""
+    if all(c is None for c in cts): return [None, None]
+    v, f = self._fmat(xs)
+    cv = _cmm(_cH(v), (cts[0] if cts[0] is not None else v[0].zeros_like(), cts[1] if cts[1] is not None else v[1].zeros_like()))
+    inner = (f * cv[0] + (embed_diag(cts[2]) if cts[2] is not None else 0), f * cv[1])
+    return list(_cmm(_cmm(v, inner), _cH(v)))
 
 def hermitian_eigh(a: Z, lower: bool = True) -> tuple[Z, Tensor]:
   """((v re, v im), w) of Hermitian matrices (the lower or upper triangle read), as JAX's lax.linalg.eigh."""
