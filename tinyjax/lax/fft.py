@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.fft
 from tinygrad import Tensor
-from tinyjax._tg import UOp, dtypes, static_shape as _sh, read_array, write_array, host_views, np_dtype, host_buffer, jit_capturing
+from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing
 from tinyjax.core import is_tracing, as_tensor
 from tinyjax.config import config
 from tinyjax.call_rule import BatchedCall, is_zero
@@ -129,12 +129,7 @@ class FftCall(HostCallRule):
 
   def executor(self, ins, outs):
     shapes = [s for s, _ in outs] + [s for s, _ in ins]
-    def run(bufs: list[UOp]) -> None:
-      if (views := host_views(bufs, shapes)) is not None:   # the CPU: in place, no copies
-        for v, r in zip(views[:len(outs)], self._run(views[len(outs):], outs), strict=True): np.copyto(v, r)
-        return
-      res = self._run([read_array(b, s) for b, s in zip(bufs[len(outs):], shapes[len(outs):], strict=True)], outs)
-      for b, r in zip(bufs[:len(outs)], res, strict=True): write_array(b, r)
+    def run(bufs: list[UOp]) -> None: run_on_host(bufs, len(outs), shapes, lambda vals: self._run(vals, outs))
     return run
 
   # The derivatives act on the pair of real parts: the jvp of a linear map is the map, its vjp the transpose of the

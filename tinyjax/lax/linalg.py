@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 from tinygrad import Tensor
-from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, read_array, write_array, np_dtype, host_buffer, jit_capturing
+from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing
 from tinyjax.core import is_tracing
 from tinyjax.call_rule import BatchedCall
 from tinyjax.custom import custom_jvp
@@ -163,10 +163,8 @@ class LapackCall(HostCallRule):
     return [r.astype(_np(d), copy=False) for r, (_, d) in zip(res, outs, strict=True)]
 
   def executor(self, ins, outs):
-    shapes = [s for s, _ in ins]
-    def run(bufs) -> None:
-      res = self._run([read_array(b, s) for b, s in zip(bufs[len(outs):], shapes, strict=True)], outs)
-      for b, r in zip(bufs[:len(outs)], res, strict=True): write_array(b, r)
+    shapes = [s for s, _ in outs] + [s for s, _ in ins]
+    def run(bufs) -> None: run_on_host(bufs, len(outs), shapes, lambda vals: self._run(vals, outs))
     return run
 
   def batched(self, flags, size):

@@ -62,7 +62,7 @@ def _fft_core(func_name: str, fft_type: FftType, a: Any, s: Sequence[int] | None
   out = lax_fft(arr, fft_type, tuple(s))
   if (scale := _norm_scale(s, func_name, norm)) != 1.0:
     out = ComplexArray(out.re * scale, out.im * scale) if isinstance(out, ComplexArray) else out * scale
-  if moved: out = _moveaxis(out, axes, list(orig_axes))
+  if moved: out = _moveaxis(out, axes, list(orig_axes or ()))
   return out
 
 def _axis_to_axes(func_name: str, fft_type: FftType, a: Any, n: int | None, axis: int, norm: str | None) -> Any:
