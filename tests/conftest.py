@@ -151,6 +151,11 @@ FAST = {
   "test_conventions.py::test_rewrite_keeps_values_bit_for_bit": "the rewrite keeps values",
   "test_conventions.py::test_dtype_and_value_of_the_rewritten_float32_graph": "the rewrite keeps dtypes",
   "test_conventions.py::test_first_derivatives_cost_no_extra_kernel": "kernel counts of the conventions",
+  # complex numbers: the dtypes and JAX's conventions in reverse mode; an FFT on the host launches no kernel
+  "test_complex.py::test_promotion": "complex promotion against JAX, x64 on and off",
+  "test_complex.py::test_grad_conjugate_convention": "JAX's conjugate convention in grad, vjp and jacrev",
+  "test_complex.py::test_errors_are_jaxs": "holomorphic= errors",
+  "test_fft.py::test_eager_host_fft_launches_no_kernel": "kernel counts",
 }
 # and, in the tables of functions (tests/jnp_table.py rows: tinyjax.numpy, numpy.linalg, scipy, nn), the value check of
 # each function's first row (see _jnp_function): every function runs once against JAX
