@@ -70,3 +70,12 @@ def test_errors():
   with pytest.raises(ValueError, match="negative dimensions"): jnp.zeros((2, -1))
   with pytest.raises(ValueError, match="must be non-negative"): jnp.linspace(0, 1, -1)
   with pytest.raises(ValueError, match="Valid values for indexing"): jnp.meshgrid(V, V, indexing="xx")
+
+
+def test_empty_host_arrays_compute():
+  """Values computed from an empty array of host data (qujax's `jnp.array([])` of a gate with no parameters): the
+  eager path copied the empty host buffer out and failed."""
+  for fn in (lambda m: m.any(m.isnan(m.array([]))), lambda m: m.sum(m.asarray(np.zeros((0, 3))), axis=0), lambda m: m.array([]) * 2):
+    got, want = fn(jnp), fn(jxn)
+    np.testing.assert_array_equal(got.numpy(), np.asarray(want))
+    assert got.numpy().dtype == np.asarray(want).dtype

@@ -530,7 +530,7 @@ def _realize_by_tinygrad(tensors: list[Tensor], early: bool) -> None:
 def _host_copy(u: UOp) -> bool:
   """u copies host data (`Tensor(np_array)`: a BUFFER on NPY) to one device."""
   return u.op is Ops.COPY and (b := u.src[0]).op is Ops.BUFFER and isinstance(b.device, str) and b.device.startswith(_HOST_DATA) \
-    and isinstance(u.device, str) and (hb := buffers.get(b)) is not None and hb.is_allocated() and np_dtype(b.dtype) is not None
+    and isinstance(u.device, str) and (hb := buffers.get(b)) is not None and hb.is_allocated() and hb.size > 0 and np_dtype(b.dtype) is not None
 
 def _host_data_filled(sink: UOp) -> UOp:
   """sink with its copies of host data replaced by buffers written from the host: a graph holding a COPY went through
