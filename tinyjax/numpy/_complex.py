@@ -412,6 +412,7 @@ def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wher
 
 def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None) -> Tensor:
   # the variance of a complex array is real: the mean of |x - mean|^2 (numpy's and JAX's)
+  if where is not None or mean is not None: raise NotImplementedError("jnp.var/std of complex values with where= or mean=")
   z = as_complex(a)
   m = _mean(z, axis, keepdims=True, where=where)
   d = subtract(z, m)
