@@ -17,6 +17,7 @@ from tinyjax.lax.linalg import mT, batch_shape, eye_like, diag, embed_diag
 from tinyjax.numpy._core import asarray, result_type, as_inexact, canonicalize_axes
 from tinyjax.numpy import _products, _complex
 from tinyjax.complex_array import is_complex_value, ComplexArray
+from tinyjax.dtypes import default_int
 
 __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eig", "eigvals", "eigh", "eigvalsh", "pinv",
            "lstsq", "matrix_power", "matrix_rank", "multi_dot", "cond", "matrix_norm", "vector_norm", "outer", "matmul",
@@ -127,9 +128,9 @@ def qr(a: Any, mode: str = "reduced") -> Any:
   return r if mode == "r" else QRResult(q, r)
 
 class QRResult(NamedTuple):
-  """(Q, R), as JAX's."""
-  Q: Tensor
-  R: Tensor
+  """(Q, R), as JAX's (complex arrays for a complex matrix)."""
+  Q: Any
+  R: Any
 
 class EighResult(NamedTuple):
   """(eigenvalues, eigenvectors), as JAX's (the eigenvectors complex for a Hermitian matrix)."""
@@ -155,10 +156,10 @@ def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -
   return eigh(a, UPLO, symmetrize_input).eigenvalues
 
 class SVDResult(NamedTuple):
-  """(U, S, Vh), as JAX's."""
-  U: Tensor
+  """(U, S, Vh), as JAX's (U and Vh complex for a complex matrix, S real)."""
+  U: Any
   S: Tensor
-  Vh: Tensor
+  Vh: Any
 
 @jitted("full_matrices", "compute_uv", "hermitian", "subset_by_index")
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
@@ -199,15 +200,19 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
   sinv = keep.where(1 / keep.where(s, 1), 0)
   return mT(vt) @ (sinv.unsqueeze(-1) * mT(u))
 
+def _lstsq_check(a: tuple, b: tuple) -> None:
+  """JAX's errors, in its order."""
+  if not a or not b or a[0] != b[0]: raise ValueError("Leading dimensions of input arrays must match")
+  if len(a) != 2: raise TypeError(f"{len(a)}-dimensional array given. Array must be two-dimensional")
+  if len(b) not in (1, 2): raise TypeError(f"{len(b)}-dimensional array given. Array must be one or two-dimensional")
+
 @jitted("rcond", "numpy_resid")
 def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
   """Least squares by SVD, JAX's 4-tuple (x, residuals, rank, singular values); residuals are empty unless a is
   tall with full rank (numpy's convention with numpy_resid=True; JAX's default returns them always... see docs)."""
   a, b = as_inexact(a), as_inexact(b)
-  if a.ndim != 2: raise TypeError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
-  if b.ndim not in (1, 2): raise TypeError(f"{b.ndim}-dimensional array given. Array must be one or two-dimensional")
+  _lstsq_check(tuple(a.shape), tuple(b.shape))
   m, n = a.shape
-  if _sh(b)[0] != m: raise TypeError(f"Leading dimensions of input arrays must match, got {a.shape} and {b.shape}")
   dt = result_type(a, b)
   a, b = a.cast(dt), b.cast(dt)
   vec = b.ndim == 1
@@ -216,7 +221,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
   elif rcond < 0: rcond = _eps(dt)
   u, s, vt = svd(a, full_matrices=False)
   mask = s >= asarray(rcond, dtype=s.dtype) * s[0]
-  rank = mask.cast(dtypes.int32).sum()
+  rank = mask.cast(default_int()).sum()
   safe_s = mask.where(s, 1)
   s_inv = mask.where(1 / safe_s, 0).unsqueeze(-1)
   uTb = mT(u) @ bm
@@ -224,7 +229,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
   if numpy_resid:
     raise NotImplementedError("lstsq: numpy_resid=True (data-dependent residual shape) is not implemented")
   resid = (bm - a @ x).square().sum(0)
-  if vec: x, resid = x[..., 0], resid.reshape(())
+  if vec: x = x[..., 0]   # (the residuals keep their axis of length 1, as JAX's)
   return x, resid, rank, s
 
 def matrix_power(a: Any, n: int) -> Tensor:
@@ -245,16 +250,19 @@ def matrix_power(a: Any, n: int) -> Tensor:
   return result
 
 def matrix_rank(M: Any, rtol: Any = None, *, tol: Any = None) -> Tensor:
-  """Number of singular values above rtol * largest (default max(m, n) * eps, as JAX), as int32."""
+  """Number of singular values above rtol * largest (default max(m, n) * eps, as JAX), as JAX's default int."""
   M = as_inexact(M)
+  if M.ndim < 2: return (M != 0).any().cast(dtypes.int32)
+  return _rank(svdvals(M), M.shape, rtol, tol)
+
+def _rank(s: Tensor, shape: tuple, rtol: Any, tol: Any) -> Tensor:
+  """matrix_rank from the singular values s of matrices of `shape`."""
   if tol is not None:
     if rtol is not None: raise ValueError("matrix_rank: only one of rtol and tol may be specified")
     rtol = tol
-  if M.ndim < 2: return (M != 0).any().cast(dtypes.int32)
-  s = svdvals(M)
-  if rtol is None: rtol = s.max(-1) * max(M.shape[-2:]) * _eps(M.dtype)
+  if rtol is None: rtol = s.max(-1) * max(shape[-2:]) * _eps(s.dtype)
   else: rtol = asarray(rtol, dtype=s.dtype) * s.max(-1)
-  return (s > asarray(rtol).unsqueeze(-1)).cast(dtypes.int32).sum(-1)
+  return (s > asarray(rtol).unsqueeze(-1)).cast(default_int()).sum(-1)
 
 def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Tensor:
   """Product of a chain of matrices in the cheapest order (numpy's dynamic program); the first and last may be vectors."""
@@ -340,13 +348,22 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tenso
   return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 def cond(x: Any, p: Any = None) -> Tensor:
-  """Condition number: s_max / s_min for p None/2/-2, else norm(x, p) * norm(inv(x), p)."""
-  x = check_matrix(as_inexact(x), "cond")
-  if p is None or p in (2, -2):
-    s = svdvals(x)
-    return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
-  check_square(x, "cond")
-  return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+  """Condition number, as JAX's: s_max / s_min for p None/2, s_min / s_max for -2, else norm(x, p) * norm(inv(x), p);
+  NaN becomes inf (but for p None/2) unless x holds a NaN."""
+  x = as_inexact(x)
+  _cond_check(tuple(x.shape))
+  if p is None or p in (2, -2): return _cond_svd(svdvals(x), p, x.isnan().any((-2, -1)))
+  if _sh(x)[-2] != _sh(x)[-1]: raise ValueError(f"jnp.linalg.cond: for p={p!r}, array must be square; got arr.shape={tuple(x.shape)}")
+  return _nan_to_inf(norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1)), x.isnan().any((-2, -1)))
+
+def _cond_check(shape: tuple) -> None:
+  if len(shape) < 2: raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got arr.shape={shape}")
+  if not shape[-1] or not shape[-2]: raise ValueError(f"jnp.linalg.cond: input array must not be empty; got arr.shape={shape}")
+
+def _cond_svd(s: Tensor, p: Any, x_nan: Tensor) -> Tensor:
+  return s[..., 0] / s[..., -1] if p != -2 else _nan_to_inf(s[..., -1] / s[..., 0], x_nan)
+
+def _nan_to_inf(r: Tensor, x_nan: Tensor) -> Tensor: return (r.isnan() & x_nan.logical_not()).where(math.inf, r).cast(r.dtype)
 
 # ---- aliases of jnp functions -----------------------------------------------------------------------------------------
 
@@ -487,8 +504,93 @@ def _cnorm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) ->
   # every norm of a complex array is that of its magnitudes but the spectral ones (2, -2, 'nuc' of a matrix: its SVD)
   z = _complex.as_complex(x)
   if ord in (2, -2, "nuc") and (axis is None and z.ndim == 2 or axis is not None and not isinstance(axis, int) and len(axis) == 2):
-    raise NotImplementedError(f"jnp.linalg.norm(ord={ord!r}) of a complex matrix (its singular values) is not supported yet")
+    r, c = ax = canonicalize_axes((0, 1) if axis is None else axis, z.ndim)
+    if r == c: raise ValueError("Duplicate axes given.")
+    order = [i for i in range(z.ndim) if i not in ax] + [r, c]
+    s = _csvd(ComplexArray(z.re.permute(*order), z.im.permute(*order)), compute_uv=False)
+    out = s[..., 0] if ord == 2 else s[..., -1] if ord == -2 else s.sum(-1)
+    if keepdims:
+      for a in sorted(ax): out = out.unsqueeze(a)
+    return out
   return norm(_complex._abs(z), ord, axis, keepdims)
+
+def _cmatrix(a: Any, name: str) -> tuple[Tensor, Tensor]:
+  z = _complex.as_complex(a)
+  if z.ndim < 2: raise TypeError(f"Input 0 to {name} must have rank at least 2, but got shape={z.shape}")
+  return z.re, z.im
+
+@jitted("full_matrices", "compute_uv", "hermitian", "subset_by_index")
+def _csvd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False, subset_by_index: Any = None) -> Any:
+  """LAPACK gesdd (c/z), as JAX's CPU svd: the same singular vectors, phases included; singular values real."""
+  z = _cmatrix(a, "svd")
+  if hermitian: raise NotImplementedError("svd: hermitian=True is not implemented")
+  if subset_by_index is not None: raise NotImplementedError("svd: subset_by_index is not implemented")
+  m, n = _sh(z[0])[-2:]
+  if not compute_uv: return lax_linalg.csvdvals(z)
+  u, s, vt = lax_linalg.csvd(z, full_matrices and m != n)   # (square: full is reduced, with its derivative)
+  return SVDResult(_c(u), s, _c(vt))
+
+@jitted("mode")
+def _cqr(a: Any, mode: str = "reduced") -> Any:
+  """LAPACK geqrf + ungqr (c/z), as JAX's CPU qr; JAX's derivatives, complete QR of a tall matrix included."""
+  z = _cmatrix(a, "qr")
+  if mode not in ("reduced", "complete", "r", "raw"): raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
+  if mode == "raw": raise NotImplementedError("qr: mode='raw' is not implemented")
+  q, r = lax_linalg.cqr(z, mode == "complete")
+  return _c(r) if mode == "r" else QRResult(_c(q), _c(r))
+
+@jitted("hermitian")
+def _cpinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> ComplexArray:
+  """JAX's: v s^-1 u^H from the SVD of conj(a) (vh^T (u^T / s)), singular values up to rtol * largest dropped. Its
+  derivative is the SVD's (JAX's custom pinv rule gives the same at full rank; at lower rank the SVD's is not finite)."""
+  re, im = _cmatrix(a, "pinv")
+  if hermitian: raise NotImplementedError("pinv: hermitian=True is not implemented")
+  if rcond is not None:
+    if rtol is not None: raise ValueError("pinv: only one of rtol and rcond may be specified.")
+    rtol = rcond
+  m, n = _sh(re)[-2:]
+  if not m or not n: return ComplexArray(mT(re), mT(im))
+  if rtol is None: rtol = 10 * max(m, n) * _eps(re.dtype)
+  (ur, ui), s, (vr, vi) = lax_linalg.csvd((re, -im), False)
+  rt = asarray(rtol, dtype=s.dtype)
+  cutoff = rt.reshape(*_sh(rt), *(1,) * (s.ndim - rt.ndim)) * s[..., :1]
+  s = (s > cutoff).where(s, math.inf).unsqueeze(-1)
+  return _c(lax_linalg._cmm((mT(vr), mT(vi)), (mT(ur) / s, mT(ui) / s)))
+
+@jitted("rcond", "numpy_resid")
+def _clstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False) -> tuple[ComplexArray, Tensor, Tensor, Tensor]:
+  """JAX's lstsq from the SVD, complex: x = v s^-1 u^H b, residuals |b - a x|^2 per column (real)."""
+  za, zb = _complex.promote_complex(a, b)
+  _lstsq_check(za.shape, zb.shape)
+  m, n = za.shape
+  if numpy_resid: raise NotImplementedError("lstsq: numpy_resid=True (data-dependent residual shape) is not implemented")
+  vec = zb.ndim == 1
+  bm = (zb.re.unsqueeze(-1), zb.im.unsqueeze(-1)) if vec else (zb.re, zb.im)
+  eps = _eps(za.re.dtype)
+  rc = eps * max(n, m) if rcond is None else eps if rcond < 0 else rcond
+  u, s, vt = lax_linalg.csvd((za.re, za.im), False)
+  mask = (s > 0) & (s >= rc * s[0])
+  s_inv = mask.where(1 / mask.where(s, 1), 0).unsqueeze(-1)
+  utb = lax_linalg._cmm(lax_linalg._cH(u), bm)
+  x = lax_linalg._cmm(lax_linalg._cH(vt), (s_inv * utb[0], s_inv * utb[1]))
+  r = lax_linalg._csub(bm, lax_linalg._cmm((za.re, za.im), x))
+  resid = (r[0].square() + r[1].square()).sum(0).sqrt().square()   # JAX's norm(b - a x, axis=0) ** 2
+  rank = mask.cast(default_int()).sum()
+  if vec: return ComplexArray(x[0][..., 0], x[1][..., 0]), resid, rank, s
+  return _c(x), resid, rank, s
+
+def _cmatrix_rank(M: Any, rtol: Any = None, *, tol: Any = None) -> Tensor:
+  z = _complex.as_complex(M)
+  if z.ndim < 2: return ((z.re != 0) | (z.im != 0)).any().cast(dtypes.int32)
+  return _rank(_csvd(z, compute_uv=False), z.shape, rtol, tol)
+
+def _ccond(x: Any, p: Any = None) -> Tensor:
+  z = _complex.as_complex(x)
+  _cond_check(z.shape)
+  x_nan = (z.re.isnan() | z.im.isnan()).any((-2, -1))
+  if p is None or p in (2, -2): return _cond_svd(_csvd(z, compute_uv=False), p, x_nan)
+  if z.shape[-2] != z.shape[-1]: raise ValueError(f"jnp.linalg.cond: for p={p!r}, array must be square; got arr.shape={z.shape}")
+  return _nan_to_inf(_cnorm(z, p, axis=(-2, -1)) * _cnorm(_cinv(z), p, axis=(-2, -1)), x_nan)
 
 def _cvector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Tensor:  # noqa: A002
   return vector_norm(_complex._abs(_complex.as_complex(x)), axis=axis, keepdims=keepdims, ord=ord)
@@ -505,7 +607,8 @@ def _cmulti_dot(arrays: Sequence[Any], *, precision: Any = None) -> ComplexArray
 _COMPLEX_LINALG = {
   "cholesky": cholesky,   # (its complex version is numpy._complex's: it dispatches itself)
   "inv": _cinv, "solve": _csolve, "det": _cdet, "slogdet": _cslogdet, "eigh": _ceigh, "matrix_power": _cmatrix_power,
-  "norm": _cnorm, "vector_norm": _cvector_norm, "matrix_norm": _cmatrix_norm, "multi_dot": _cmulti_dot,
+  "norm": _cnorm, "svd": _csvd, "svdvals": lambda x: _csvd(x, compute_uv=False), "qr": _cqr, "pinv": _cpinv, "lstsq": _clstsq,
+  "matrix_rank": _cmatrix_rank, "cond": _ccond, "vector_norm": _cvector_norm, "matrix_norm": _cmatrix_norm, "multi_dot": _cmulti_dot,
   "eigvalsh": lambda a, UPLO="L", *, symmetrize_input=True: _ceigh(a, UPLO, symmetrize_input).eigenvalues,
   "matmul": _complex.COMPLEX["matmul"], "tensordot": lambda x1, x2, /, *, axes=2, **kw: _complex.COMPLEX["tensordot"](x1, x2, axes=axes),
   "vecdot": lambda x1, x2, /, *, axis=-1, **kw: _complex.COMPLEX["vecdot"](x1, x2, axis=axis),

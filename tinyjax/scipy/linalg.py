@@ -206,10 +206,10 @@ def block_diag(*arrs: Any) -> Tensor:
   return Tensor.cat(*rows, dim=0)
 
 # ---- complex matrices -------------------------------------------------------------------------------------------------
-# solve, inv, det and eigh take complex matrices through tinyjax.numpy.linalg's complex versions (LAPACK's complex
+# solve, inv, det, eigh, qr and svd take complex matrices through tinyjax.numpy.linalg's complex versions (LAPACK's complex
 # routines); the others raise NotImplementedError naming themselves for a complex argument, never run on its parts.
 
-_COMPLEX_OK = ("solve", "inv", "det", "eigh")
+_COMPLEX_OK = ("solve", "inv", "det", "eigh", "qr", "svd")
 
 def _with_complex(name: str, fn):
   is_complex = _complex.is_complex_argument
