@@ -44,10 +44,6 @@ TOL: dict[str, tuple[float, float]] = {
   # the covariance and its eigh are JAX's bit for bit; the row means before them differ by an ulp (another summation
   # order), and the projections X @ kernels of unit-size data have values near 0 that differ by up to 2e-5
   "research_pixelhop_saab_pca": (2e-5, 5e-5),
-  # 4 Adam steps: hidden unit 68 is nearly dead (relu) and dies after step 2, so its fc2 weight's gradients are sums
-  # that cancel (-1.5e-4 in step 2, 0.7% apart from JAX's after float32 FFTs in another order; fc2[0]'s: 1e-5 apart);
-  # Adam's m / sqrt(v) makes that a 1.6e-6 difference of the weight (one of 128)
-  "research_fno_turbulence_adam": (2e-5, 5e-6),
 }
 DEFAULT_TOL = (2e-5, 1e-6)
 
