@@ -62,3 +62,9 @@ def test_dtype_stays_tinygrads_among_dtypes():
   assert hash(dtypes.float32) == object.__hash__(dtypes.float32)
   assert {dtypes.float32: 1, dtypes.float64: 2}[dtypes.float] == 1 and dtypes.float32 not in {np.float32: 0}
   with pytest.raises(TypeError, match="Cannot interpret 'dtypes.weakfloat' as a data type"): np.dtype(dtypes.weakfloat)
+
+
+def test_dtype_prints_as_jax():
+  """print(x.dtype) shows numpy's name, as JAX's: a port printing a dtype printed tinygrad's `dtypes.float`."""
+  for fn in (lambda m: m.ones(3), lambda m: m.arange(3), lambda m: m.ones(2, m.bool_)):
+    assert str(fn(jnp).dtype) == str(fn(jxn).dtype) and f"{fn(jnp).dtype}" == f"{fn(jxn).dtype}"

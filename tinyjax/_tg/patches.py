@@ -222,6 +222,10 @@ def _dtype_np(self: DType) -> np.dtype:
   if (npdt := np_dtype(self)) is None: raise AttributeError(f"{self!r} has no numpy dtype")
   return npdt
 
+def _dtype_str(self: DType) -> str:
+  # print(x.dtype) shows numpy's name (float32), as a JAX array's dtype does; repr stays tinygrad's (dtypes.float)
+  return repr(self) if type(self) is not DType or (npdt := np_dtype(self)) is None else npdt.name
+
 def install() -> None:
   """Apply every patch (once)."""
   global _installed
@@ -249,4 +253,5 @@ def install() -> None:
          "ConstFloat has nan == nan: isnan of a constant folded to False)")
   _patch(DType, "__eq__", _dtype_eq, "a DType equals numpy's dtype of its layout (x.dtype == np.float32, as a JAX array's)")
   _patch(DType, "dtype", property(_dtype_np), "numpy's dtype of a DType (np.dtype(x.dtype), np.zeros(3, x.dtype))")
+  _patch(DType, "__str__", _dtype_str, "print(x.dtype) shows numpy's name (float32), as JAX's")
   _install_tensor_methods({name: m for name, (m, _) in _TENSOR_METHODS.items()})
