@@ -1,7 +1,8 @@
 """Linear algebra with complex results or complex matrices against JAX: eig/eigvals of real and complex matrices (LAPACK
-geev, JAX's CPU routine, so the same eigenvectors), complex solve/inv/det/slogdet/eigh and norms, under vmap, jit, jvp
-and grad (JAX's conjugate convention), float32 (x64 off) and float64; and the errors for bad input and for the
-jnp.linalg functions that have no complex version yet."""
+geev, JAX's CPU routine, so the same eigenvectors), complex solve/inv/det/slogdet/eigh, svd/qr (gesdd, geqrf + ungqr: the
+same singular vectors and Q), pinv, lstsq, matrix_rank, cond and norms, under vmap, jit, jvp and grad (JAX's conjugate
+convention), float32 (x64 off) and float64; and the errors for bad input and for the jnp.linalg functions that have no
+complex version yet."""
 import numpy as np
 import pytest
 import jax, jax.numpy as jxn
@@ -135,9 +136,7 @@ def test_x64_off():
 
 def test_complex_errors():
   same_error(lambda: jnp.linalg.eig(np.ones((2, 3)) * 1j), lambda: jxn.linalg.eig(np.ones((2, 3)) * 1j))
-  with pytest.raises(NotImplementedError, match="jnp.linalg.svd of complex values"): jnp.linalg.svd(C)
-  with pytest.raises(NotImplementedError, match="jnp.linalg.qr of complex values"): jnp.linalg.qr(C)
-  with pytest.raises(NotImplementedError, match="ord=2"): jnp.linalg.norm(C, 2)
+  with pytest.raises(NotImplementedError, match="jnp.linalg.cross of complex values"): jnp.linalg.cross(C[0, :3], C[1, :3])
   with pytest.raises(NotImplementedError, match="jax.scipy.linalg.lu_factor of complex values"): tinyjax.scipy.linalg.lu_factor(C)
   with pytest.raises(NotImplementedError, match="jax.scipy.linalg.solve of complex values with assume_a='pos'"):
     tinyjax.scipy.linalg.solve(H, B, assume_a="pos")
@@ -147,4 +146,113 @@ def test_complex_errors():
   tlax.HOST_LAPACK = False
   try:
     with pytest.raises(NotImplementedError, match="eig of complex matrices .* CPU device only"): jnp.linalg.eigvals(A)
+  finally: tlax.HOST_LAPACK = old
+
+# ---- complex svd, qr, pinv, lstsq, matrix_rank, cond ------------------------------------------------------------------
+# gesdd and geqrf/ungqr are the routines JAX's CPU backend calls, so U, Vh and Q are JAX's numbers, phases included:
+# compared as they are (and U S Vh against the matrix)
+
+T, W = crnd(5, 3, seed=8), crnd(3, 5, seed=9)   # tall, wide
+LOW = crnd(4, 2, seed=10) @ crnd(2, 4, seed=11)   # rank 2
+
+def test_svd_values_and_reconstruction():
+  for a in (C, T, W):
+    for full in (True, False):
+      u, s, vh = jnp.linalg.svd(a, full_matrices=full)
+      close((u, s, vh), tuple(jxn.linalg.svd(a, full_matrices=full)))
+      k = min(a.shape)
+      np.testing.assert_allclose((np.asarray(u)[:, :k] * np.asarray(s)) @ np.asarray(vh)[:k], a, atol=1e-13)
+
+SVD_CASES = [
+  ("svdvals", lambda m: m.linalg.svdvals(W)), ("svd-uv-off", lambda m: m.linalg.svd(T, compute_uv=False)),
+  ("svd-batch", lambda m: tuple(m.linalg.svd(np.stack([T, T * 1j]), full_matrices=False))),
+  ("qr", lambda m: tuple(m.linalg.qr(T))), ("qr-complete", lambda m: tuple(m.linalg.qr(T, mode="complete"))),
+  ("qr-wide", lambda m: tuple(m.linalg.qr(W))), ("qr-r", lambda m: m.linalg.qr(W, mode="r")),
+  ("pinv", lambda m: m.linalg.pinv(T)), ("pinv-low-rank", lambda m: m.linalg.pinv(LOW)),
+  ("pinv-rtol", lambda m: m.linalg.pinv(np.stack([LOW, C]), rtol=np.array([0.5, 1e-3]))),
+  ("lstsq", lambda m: tuple(m.linalg.lstsq(T, B[:, :2].repeat(2, 0)[:5]))),
+  ("lstsq-vec-mixed", lambda m: tuple(m.linalg.lstsq(T, A[:, 0].repeat(2)[:5]))),
+  ("lstsq-low-rank", lambda m: tuple(m.linalg.lstsq(LOW, B))),
+  ("matrix_rank", lambda m: m.linalg.matrix_rank(np.stack([LOW, C]))),
+  ("cond", lambda m: m.linalg.cond(T)), ("cond--2", lambda m: m.linalg.cond(C, -2)), ("cond-1", lambda m: m.linalg.cond(C, 1)),
+  ("norm-2", lambda m: m.linalg.norm(W, 2)), ("norm-nuc", lambda m: m.linalg.norm(T, "nuc")),
+  ("norm--2-axes", lambda m: m.linalg.norm(np.stack([T, T * 2]), -2, axis=(2, 1), keepdims=True)),
+  ("matrix_norm-2", lambda m: m.linalg.matrix_norm(C, ord=2)),
+  ("empty-svd", lambda m: tuple(m.linalg.svd(np.zeros((0, 3), complex)))),
+  ("empty-qr", lambda m: tuple(m.linalg.qr(np.zeros((3, 0), complex), mode="complete"))),
+  ("scipy-svd", lambda m: (tinyjax if m is jnp else jax).scipy.linalg.svd(W)),
+  ("scipy-qr", lambda m: (tinyjax if m is jnp else jax).scipy.linalg.qr(T, mode="economic")),
+]
+
+@pytest.mark.parametrize("name,fn", SVD_CASES, ids=[c[0] for c in SVD_CASES])
+def test_svd_family_values(name, fn):
+  close(fn(jnp), fn(jxn), atol=1e-12)
+
+def _svd_qr_loss(m):
+  """A real loss of complex svd and qr outputs, tall and wide: the phases are LAPACK's on both sides, so even the
+  phase-dependent terms must agree."""
+  def f(t, w):
+    out = 0
+    for a in (t, w):
+      u, s, vh = m.linalg.svd(a, full_matrices=False)
+      q, r = m.linalg.qr(a)
+      out = out + m.sum(s ** 2) + m.sum(m.abs(u + 0.3j) ** 2 * m.real(vh[:1, :1])) + m.sum(m.abs(q - 0.2) ** 3) + m.sum(m.imag(r) * m.real(r))
+    return out
+  return f
+
+def test_svd_qr_grad():
+  close(tinyjax.grad(_svd_qr_loss(jnp), argnums=(0, 1))(T, W), lambda: jax.grad(_svd_qr_loss(jxn), argnums=(0, 1))(T, W), 1e-8, 1e-10)
+
+def test_svd_qr_jvp():
+  tt, tw = crnd(5, 3, seed=12), crnd(3, 5, seed=13)
+  def f(m): return lambda t, w: (tuple(m.linalg.svd(t, full_matrices=False)), tuple(m.linalg.svd(w, full_matrices=False)),
+                                 tuple(m.linalg.qr(t, mode="complete")), tuple(m.linalg.qr(w)), m.linalg.svdvals(t))
+  # (the complete QR of a tall matrix: its reverse mode is this rule transposed)
+  close(tinyjax.jvp(f(jnp), (T, W), (tt, tw)), lambda: jax.jvp(f(jxn), (T, W), (tt, tw)), 1e-8, 1e-10)
+
+def _built_on_svd_loss(m):
+  def f(a, b):
+    x, res, _, _ = m.linalg.lstsq(a, b)
+    return (m.sum(m.abs(m.linalg.pinv(a) - 0.1j) ** 2) + m.sum(m.abs(x) ** 2) + m.sum(res) + m.linalg.norm(a, 2)
+            + m.linalg.norm(a, "nuc") + m.linalg.cond(a))
+  return f
+
+def test_pinv_lstsq_norm_cond_grad():
+  b = crnd(5, 2, seed=14)
+  close(tinyjax.grad(_built_on_svd_loss(jnp), argnums=(0, 1))(T, b), lambda: jax.grad(_built_on_svd_loss(jxn), argnums=(0, 1))(T, b),
+        1e-8, 1e-10)
+
+def test_svd_qr_vmap_jit():
+  tb = np.stack([T, T.conj() * 2, T[::-1]])
+  close(tuple(tinyjax.vmap(jnp.linalg.svd, in_axes=2)(np.moveaxis(tb, 0, 2))), tuple(jax.vmap(jxn.linalg.svd, in_axes=2)(np.moveaxis(tb, 0, 2))))
+  close(tuple(tinyjax.vmap(jnp.linalg.qr)(tb)), tuple(jax.vmap(jxn.linalg.qr)(tb)))
+  close(tinyjax.vmap(jnp.linalg.pinv)(tb), jax.vmap(jxn.linalg.pinv)(tb), atol=1e-12)
+  g = tinyjax.vmap(tinyjax.grad(lambda a: jnp.sum(jnp.linalg.svdvals(a) ** 3)))(tb)
+  close(g, lambda: jax.vmap(jax.grad(lambda a: jxn.sum(jxn.linalg.svdvals(a) ** 3)))(tb))
+  def f(m): return lambda a: (m.linalg.svd(a * 2)[0] * 1j, m.linalg.qr(a)[1], m.linalg.norm(a, 2))
+  tf = tinyjax.jit(f(jnp))
+  for _ in range(2): close(tf(T), jax.jit(f(jxn))(T))
+
+def test_svd_qr_x64_off():
+  with x64_off():
+    t, w = T.astype(np.complex64), W.astype(np.complex64)
+    close(tuple(jnp.linalg.svd(w)), tuple(jxn.linalg.svd(w)), rtol=1e-5, atol=1e-6)
+    close(tuple(jnp.linalg.qr(t)), tuple(jxn.linalg.qr(t)), rtol=1e-5, atol=1e-6)
+    close(jnp.linalg.pinv(t), jxn.linalg.pinv(t), rtol=1e-5, atol=1e-6)
+    close(tinyjax.grad(lambda a: jnp.sum(jnp.linalg.svdvals(a) ** 2))(t), jax.grad(lambda a: jxn.sum(jxn.linalg.svdvals(a) ** 2))(t),
+          rtol=1e-5, atol=1e-5)
+
+def test_svd_family_errors():
+  for bad in (lambda m: m.linalg.svd(C[0]), lambda m: m.linalg.qr(C[0]), lambda m: m.linalg.qr(C, mode="x"),
+              lambda m: m.linalg.lstsq(T, B[:, 0]), lambda m: m.linalg.lstsq(np.stack([T, T]), B[:, 0]),
+              lambda m: m.linalg.cond(C[0]), lambda m: m.linalg.cond(T, 1), lambda m: m.linalg.cond(np.zeros((0, 3), complex)),
+              lambda m: m.linalg.norm(C, 3)):
+    same_error(lambda: bad(jnp), lambda: bad(jxn))
+  with pytest.raises(NotImplementedError, match="svd: hermitian=True"): jnp.linalg.svd(H, hermitian=True)
+  with pytest.raises(NotImplementedError, match="svd: derivative with full_matrices=True of a non-square matrix"):
+    tinyjax.jvp(lambda a: jnp.linalg.svd(a)[0], (T,), (T,))
+  old = tlax.HOST_LAPACK
+  tlax.HOST_LAPACK = False
+  try:
+    with pytest.raises(NotImplementedError, match="svd of complex matrices .* CPU device only"): jnp.linalg.svdvals(C)
   finally: tlax.HOST_LAPACK = old
