@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor
-from tinyjax.dtypes import ComplexDType, complex_of, canonical_dtype, default_complex, np_dtype
+from tinyjax.dtypes import ComplexDType, DTypeName, complex_of, canonical_dtype, default_complex, np_dtype, is_complex
 
-__all__ = ["ComplexArray", "is_complex_value", "is_complex_data", "from_data"]
+__all__ = ["ComplexArray", "is_complex_value", "is_complex_data", "from_data", "is_complex_dtype", "is_complex_argument"]
 
 class ComplexArray:
   """A complex array: `re + 1j * im` for real Tensors `re`, `im` of one shape and float dtype. Its parts may be other
@@ -85,3 +85,25 @@ def _host(a: np.ndarray) -> Tensor:
 def is_complex_value(x: Any) -> bool:
   """x is a complex array, a Python or numpy complex scalar, or numpy complex data."""
   return isinstance(x, (ComplexArray, complex)) or (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind == "c")
+
+def is_complex_dtype(a: Any) -> bool:
+  """a names a complex dtype: a ComplexDType, `jnp.complex64`, numpy's complex dtypes and types, "complex64", complex."""
+  if isinstance(a, ComplexDType) or a is complex: return True
+  if isinstance(a, DTypeName): return is_complex(a.tinygrad_dtype)
+  if isinstance(a, str): return a.startswith("complex")
+  if isinstance(a, (np.dtype, type)):
+    try: return np.dtype(a).kind == "c"
+    except TypeError: return False
+  return False
+
+_REAL_TYPES = frozenset({Tensor, int, float, bool, type(None), slice})
+
+def is_complex_argument(a: Any) -> bool:
+  """a is complex data or a complex dtype, or a list or tuple holding one (concatenate's arrays): what sends a
+  jax.numpy call to its complex version. Called on every argument of every jnp call: the common cases first."""
+  t = type(a)
+  if t in _REAL_TYPES: return False
+  if t is ComplexArray or t is complex: return True
+  if t in (list, tuple): return any(is_complex_argument(e) for e in a)
+  if t is str: return a.startswith("complex")
+  return is_complex_data(a) or is_complex_dtype(a)

@@ -20,7 +20,9 @@ import numpy as np
 import scipy.linalg
 from tinygrad import Tensor
 from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing
-from tinyjax.core import is_tracing
+from tinyjax.core import is_tracing, as_tensor
+from tinyjax.complex_array import ComplexArray, from_data, is_complex_data
+from tinyjax.dtypes import canonical_dtype, to_inexact_dtype
 from tinyjax.call_rule import BatchedCall
 from tinyjax.custom import custom_jvp
 from tinyjax.transforms.vjp import vjp
@@ -1071,10 +1073,8 @@ def _eig_vec_tangent(w: Z, v: Z, da: Z) -> tuple[Z, Z]:
 def eig(x, *, compute_left_eigenvectors: bool = True, compute_right_eigenvectors: bool = True,
         enable_eigvec_derivs: bool = False) -> list:
   """jax.lax.linalg.eig: [w, vl?, vr?] of a real or complex matrix stack, as complex arrays."""
-  from tinyjax.complex_array import ComplexArray
-  from tinyjax.numpy._complex import is_complex_argument, as_complex
-  from tinyjax.numpy._core import as_inexact
-  z = as_complex(x) if is_complex_argument(x) else as_inexact(x)
+  z = x if isinstance(x, ComplexArray) else from_data(x) if is_complex_data(x) else as_tensor(x)
+  if isinstance(z, Tensor) and (dt := canonical_dtype(to_inexact_dtype(z.dtype))) != z.dtype: z = z.cast(dt)
   if z.ndim < 2: raise TypeError(f"Input 0 to eig must have rank at least 2, but got shape={tuple(z.shape)}")
   if z.shape[-1] != z.shape[-2]: raise ValueError(f"The input to eig must be a square matrix. Got shape {tuple(z.shape)}.")
   outs = eig_parts((z.re, z.im) if isinstance(z, ComplexArray) else z, compute_left_eigenvectors, compute_right_eigenvectors,

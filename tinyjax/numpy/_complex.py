@@ -12,8 +12,8 @@ import itertools, math, warnings
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes
-from tinyjax.complex_array import ComplexArray, is_complex_data, from_data
-from tinyjax.dtypes import ComplexDType, DTypeName, complex_of, is_complex, canonical_dtype, to_inexact_dtype, result_type, to_dtype, \
+from tinyjax.complex_array import ComplexArray, is_complex_data, from_data, is_complex_argument, is_complex_dtype
+from tinyjax.dtypes import ComplexDType, complex_of, is_complex, canonical_dtype, to_inexact_dtype, result_type, to_dtype, \
   default_complex
 from tinyjax.numpy._core import asarray
 from tinyjax.numpy import _math, _shape, _reductions, _products, _creation, _indexing
@@ -50,26 +50,6 @@ def promote_complex(*args: Any) -> list[C]:
   if not is_complex(dt): dt = complex_of(to_inexact_dtype(dt))
   return [as_complex(a, dt) for a in args]
 
-def _is_complex_dtype_arg(a: Any) -> bool:
-  return isinstance(a, ComplexDType) or (isinstance(a, DTypeName) and is_complex(a.tinygrad_dtype)) or a is complex or \
-    (isinstance(a, (np.dtype, type)) and _np_complex(a)) or (isinstance(a, str) and a.startswith("complex"))
-
-def _np_complex(a: Any) -> bool:
-  try: return np.dtype(a).kind == "c"
-  except TypeError: return False
-
-_REAL_TYPES = frozenset({Tensor, int, float, bool, type(None), slice})
-
-def is_complex_argument(a: Any) -> bool:
-  """a is complex data or a complex dtype, or a list or tuple holding one (concatenate's arrays). Called on every
-  argument of every jnp call: the common cases are decided first."""
-  t = type(a)
-  if t in _REAL_TYPES: return False
-  if t is C or t is complex: return True
-  if t in (list, tuple): return any(is_complex_argument(e) for e in a)
-  if t is str: return a.startswith("complex")
-  return is_complex_data(a) or _is_complex_dtype_arg(a)
-
 # ---- construction and parts -------------------------------------------------------------------------------------------
 
 def lax_complex(x: Any, y: Any) -> C:
@@ -100,7 +80,7 @@ def _real_angle(x: Any) -> Tensor:
   return _math.arctan2(t.zeros_like(), t)
 
 def iscomplexobj(x: Any) -> bool:
-  return isinstance(x, C) or is_complex_data(x) or _is_complex_dtype_arg(getattr(x, "dtype", None))
+  return isinstance(x, C) or is_complex_data(x) or is_complex_dtype(getattr(x, "dtype", None))
 
 def isrealobj(x: Any) -> bool: return not iscomplexobj(x)
 
@@ -449,7 +429,7 @@ def _creator(fn: Callable) -> Callable:
   def f(*arguments, dtype=None, **kwargs):
     args = list(arguments)
     for i, a in enumerate(args):
-      if _is_complex_dtype_arg(a): dtype, args = a, args[:i] + args[i + 1:]
+      if is_complex_dtype(a): dtype, args = a, args[:i] + args[i + 1:]
     dt = to_dtype(dtype) if dtype is not None else default_complex()
     re = fn(*args, dtype=_part(dt), **kwargs)
     return C(re, re.zeros_like())

@@ -7,7 +7,8 @@ import numpy as np
 from tinyjax._tg import Tensor, dtypes, static_shape as _sh
 from tinyjax.custom import custom_jvp
 from tinyjax.numpy._core import asarray, result_type, as_inexact
-from tinyjax.numpy import linalg as _la, _complex
+from tinyjax.numpy import linalg as _la
+from tinyjax.complex_array import is_complex_argument
 from tinyjax.numpy.linalg import check_square, check_matrix, solve_shapes, jitted
 from tinyjax.lax.linalg import mT, eye_like, cholesky_lower, lu as lax_lu, lu_parts, permutation_matrix, triangular_solve, tri_inv, \
   on_host, batch_shape, LapackCholeskySolve, lu_pivots_to_permutation, \
@@ -212,7 +213,7 @@ def block_diag(*arrs: Any) -> Tensor:
 _COMPLEX_OK = ("solve", "inv", "det", "eigh", "qr", "svd")
 
 def _with_complex(name: str, fn):
-  is_complex = _complex.is_complex_argument
+  is_complex = is_complex_argument
   @functools.wraps(fn)
   def f(*args, **kwargs):
     if any(map(is_complex, args)) or any(map(is_complex, kwargs.values())):
