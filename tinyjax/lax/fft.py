@@ -19,7 +19,7 @@ from tinygrad import Tensor
 from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing
 from tinyjax.core import is_tracing, as_tensor
 from tinyjax.config import config
-from tinyjax.call_rule import BatchedCall, is_zero
+from tinyjax.call_rule import is_zero
 from tinyjax.complex_array import ComplexArray, is_complex_data, from_data
 from tinyjax.dtypes import to_inexact_dtype, canonical_dtype
 from tinyjax.lax.host_call import HostCallRule
@@ -162,12 +162,7 @@ class FftCall(HostCallRule):
     w = Tensor(weight / size, dtype=re.dtype, device=re.device).reshape((1,) * (re.ndim - 1) + (m,))
     return [re * w, im * w]
 
-  def batched(self, flags, size):
-    def make(xs: list[Tensor]) -> list[UOp]:
-      xs = [x.unsqueeze(0).expand(size, *x.shape) if f is None else x.permute(f, *(i for i in range(x.ndim) if i != f))
-            for x, f in zip(xs, flags, strict=True)]
-      return [o.uop for o in self.call(xs)]
-    return BatchedCall(self.name, make)
+  def batched(self, flags, size): return self.batched_leading(flags, size)
 
 # ---- tinygrad kernels ------------------------------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, dtypes, param_like, pa
 from tinyjax.core import trace_scope, substitute, trace_state
 from tinyjax.transforms.batching import vmapout
 from tinyjax.custom import closure, new_slot
-from tinyjax.call_rule import CallRule
+from tinyjax.call_rule import CallRule, BatchedCall
 
 __all__ = ["Type", "type_of", "Body", "trace", "shared", "loop_device", "HostCallRule", "compiled", "emit", "TOKEN", "first_token"]
 
@@ -153,6 +153,15 @@ class HostCallRule(CallRule):
   def executor(self, ins: list[Type], outs: list[Type]) -> Callable[[list[UOp]], None]:
     """run(buffers): the outputs' buffers, then the inputs' (flat: their types are ins and outs)."""
     raise NotImplementedError
+
+  def batched_leading(self, flags: Sequence[int | None], size: int) -> BatchedCall:
+    """`batched` for a rule that takes leading batch axes itself (LAPACK, FFT): each batched argument's axis moved
+    first, an unbatched one broadcast, and the same rule called."""
+    def make(xs: list[Tensor]) -> list[UOp]:
+      xs = [x.unsqueeze(0).expand(size, *x.shape) if f is None else x.permute(f, *(i for i in range(x.ndim) if i != f))
+            for x, f in zip(xs, flags, strict=True)]
+      return [o.uop for o in self.call(xs)]
+    return BatchedCall(self.name, make)
 
   @property
   def effectful(self) -> bool:

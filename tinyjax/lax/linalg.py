@@ -23,7 +23,6 @@ from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np
 from tinyjax.core import is_tracing, as_tensor
 from tinyjax.complex_array import ComplexArray, from_data, is_complex_data
 from tinyjax.dtypes import canonical_dtype, to_inexact_dtype
-from tinyjax.call_rule import BatchedCall
 from tinyjax.custom import custom_jvp
 from tinyjax.transforms.vjp import vjp
 from tinyjax.lax.host_call import HostCallRule
@@ -169,12 +168,7 @@ class LapackCall(HostCallRule):
     def run(bufs) -> None: run_on_host(bufs, len(outs), shapes, lambda vals: self._run(vals, outs))
     return run
 
-  def batched(self, flags, size):
-    def make(xs: list[Tensor]) -> list[UOp]:
-      xs = [x.unsqueeze(0).expand(size, *x.shape) if f is None else x.permute(f, *(i for i in range(x.ndim) if i != f))
-            for x, f in zip(xs, flags, strict=True)]
-      return [o.uop for o in self.call(xs)]
-    return BatchedCall(self.name, make)
+  def batched(self, flags, size): return self.batched_leading(flags, size)
 
   # the derivatives: `jvp` is JAX's rule for the factorization, the same function of its outputs as the tinygrad-op
   # path's custom_jvp rule (the `_*_tangent` functions); it calls LAPACK on primal values only and is linear in the
