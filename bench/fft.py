@@ -8,7 +8,7 @@ each: the first call (trace + compile + run) and the steady state (median of rep
 block_until_ready); writes bench/out/fft.md.
 """
 from __future__ import annotations
-import argparse, os, statistics, time
+import argparse, os
 from pathlib import Path
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import numpy as np
@@ -18,6 +18,7 @@ import tinyjax
 import tinyjax.numpy as jnp
 from tinyjax.complex_array import ComplexArray
 from tinygrad import Tensor
+from bench.linalg import _time   # (the same first-call / median timing)
 
 def _c(shape) -> np.ndarray:
   rng = np.random.default_rng(0)
@@ -32,17 +33,6 @@ CASES = [
   ("fft2", jnp.fft.fft2, jxn.fft.fft2, lambda n: _c((n, n)), [2 ** k for k in range(4, 11, 2)]),
   ("rfft2", jnp.fft.rfft2, jxn.fft.rfft2, lambda n: _r((n, n)), [2 ** k for k in range(4, 11, 2)]),
 ]
-
-def _time(fn, reps: int) -> tuple[float, float]:
-  t = time.perf_counter()
-  fn()
-  first = time.perf_counter() - t
-  ts = []
-  for _ in range(reps):
-    t = time.perf_counter()
-    fn()
-    ts.append(time.perf_counter() - t)
-  return first, statistics.median(ts)
 
 def _tensor(x: np.ndarray):
   if np.iscomplexobj(x): return ComplexArray(Tensor(np.ascontiguousarray(x.real)).realize(), Tensor(np.ascontiguousarray(x.imag)).realize())

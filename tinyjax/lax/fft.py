@@ -202,30 +202,31 @@ def _dft_last(re: Tensor, im: Tensor, inverse: bool) -> tuple[Tensor, Tensor]:
   r, i = _dft_last(r.transpose(-1, -2), i.transpose(-1, -2), inverse)                                   # (..., k1, k2)
   return r.transpose(-1, -2).reshape(*lead, n), i.transpose(-1, -2).reshape(*lead, n)
 
-def _fft_axes(re: Tensor, im: Tensor, k: int, inverse: bool) -> tuple[Tensor, Tensor]:
-  """The DFT of the last k axes (inverse: scaled by 1/N, as ifftn)."""
+def _fft_axes(re: Tensor, im: Tensor, axes: range, inverse: bool) -> tuple[Tensor, Tensor]:
+  """The DFT of `axes` (inverse: scaled by 1/N, as ifftn), one axis at a time moved last."""
   nd = re.ndim
-  for ax in range(nd - k, nd):
+  for ax in axes:
     perm = tuple(i for i in range(nd) if i != ax) + (ax,)
     back = tuple(int(np.argsort(perm)[i]) for i in range(nd))
     r, i = _dft_last(re.permute(perm), im.permute(perm), inverse)
     re, im = r.permute(back), i.permute(back)
   if inverse:
-    size = math.prod(_sh(re)[nd - k:])
+    size = math.prod(_sh(re)[ax] for ax in axes)
     re, im = re / size, im / size
   return re, im
 
 def _kernel_fft(typ: FftType, parts: list[Tensor], n: tuple[int, ...]) -> list[Tensor]:
   k = len(n)
-  if typ is FftType.FFT or typ is FftType.IFFT: return list(_fft_axes(parts[0], parts[1], k, typ is FftType.IFFT))
+  trailing = range(parts[0].ndim - k, parts[0].ndim)
+  if typ is FftType.FFT or typ is FftType.IFFT: return list(_fft_axes(parts[0], parts[1], trailing, typ is FftType.IFFT))
   if typ is FftType.RFFT:
-    re, im = _fft_axes(parts[0], parts[0].zeros_like(), k, False)
+    re, im = _fft_axes(parts[0], parts[0].zeros_like(), trailing, False)
     m = n[-1] // 2 + 1
     return [re[..., :m], im[..., :m]]
   # IRFFT: the other axes' inverse FFT, then the last axis' spectrum completed by Hermitian symmetry (the imaginary
   # parts of the bins with no mirror image dropped, as numpy's irfft), its inverse FFT's real part
   re, im = parts
-  if k > 1: re, im = _inverse_leading(re, im, k)
+  if k > 1: re, im = _fft_axes(re, im, range(re.ndim - k, re.ndim - 1), True)
   m, last = _sh(re)[-1], n[-1]
   take = min(m, last // 2 + 1)
   re, im = re[..., :take], im[..., :take]
@@ -239,16 +240,5 @@ def _kernel_fft(typ: FftType, parts: list[Tensor], n: tuple[int, ...]) -> list[T
   mirror = (last - 1) // 2   # the bins 1 .. mirror have an image at last - k
   full_re = re.cat(re[..., 1:mirror + 1].flip(-1), dim=-1)
   full_im = im.cat(-im[..., 1:mirror + 1].flip(-1), dim=-1)
-  out, _ = _fft_axes(full_re, full_im, 1, True)
+  out, _ = _fft_axes(full_re, full_im, range(full_re.ndim - 1, full_re.ndim), True)
   return [out]
-
-def _inverse_leading(re: Tensor, im: Tensor, k: int) -> tuple[Tensor, Tensor]:
-  """The inverse FFT (1/N) of the axes -k .. -2."""
-  nd = re.ndim
-  for ax in range(nd - k, nd - 1):
-    perm = tuple(i for i in range(nd) if i != ax) + (ax,)
-    back = tuple(int(np.argsort(perm)[i]) for i in range(nd))
-    r, i = _dft_last(re.permute(perm), im.permute(perm), True)
-    size = _sh(re)[ax]
-    re, im = (r / size).permute(back), (i / size).permute(back)
-  return re, im

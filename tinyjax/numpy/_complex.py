@@ -18,7 +18,7 @@ from tinyjax.dtypes import ComplexDType, complex_of, is_complex, canonical_dtype
 from tinyjax.numpy._core import asarray
 from tinyjax.numpy import _math, _shape, _reductions, _products, _creation, _indexing
 
-__all__ = ["COMPLEX", "operator", "as_complex", "promote_complex", "is_complex_argument", "lax_complex", "angle", "iscomplexobj", "isrealobj",
+__all__ = ["COMPLEX", "operator", "as_complex", "promote_complex", "is_complex_argument", "angle", "iscomplexobj", "isrealobj",
            "iscomplex", "isreal"]
 
 C = ComplexArray
@@ -51,16 +51,6 @@ def promote_complex(*args: Any) -> list[C]:
   return [as_complex(a, dt) for a in args]
 
 # ---- construction and parts -------------------------------------------------------------------------------------------
-
-def lax_complex(x: Any, y: Any) -> C:
-  """lax.complex: x + iy for real x, y of one float dtype."""
-  re, im = asarray(x), asarray(y)
-  if not dtypes.is_float(re.dtype) or re.dtype != im.dtype and not (re.dtype in dtypes.weaks or im.dtype in dtypes.weaks):
-    raise TypeError(f"lax.complex requires arguments of the same floating dtype, got {re.dtype.name} and {im.dtype.name}")
-  dt = result_type(re, im)
-  re, im = re.cast(dt) if re.dtype != dt else re, im.cast(dt) if im.dtype != dt else im
-  re, im = Tensor._broadcasted(re, im) if re.shape != im.shape else (re, im)
-  return C(re, im)
 
 def _real(x: Any) -> Tensor: return x.re if isinstance(x, C) else as_complex(x).re
 def _imag(x: Any) -> Tensor: return x.im if isinstance(x, C) else as_complex(x).im
