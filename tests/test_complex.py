@@ -143,6 +143,8 @@ def test_functions(name, fn):
 
 def test_unsupported_functions_raise():
   with pytest.raises(NotImplementedError, match="jnp.unique of complex values"): jnp.unique(Z)
+  with pytest.raises(NotImplementedError, match=r"z.at\[...\].multiply of complex values with an array index"):
+    jnp.asarray(Z).at[np.array([0, 0])].multiply(2j)
   same_error(lambda: jnp.argmax(Z), lambda: jxn.argmax(Z))
   same_error(lambda: jnp.clip(Z, 0, 1), lambda: jxn.clip(Z, 0, 1))
   same_error(lambda: jnp.floor(Z), lambda: jxn.floor(Z))

@@ -507,7 +507,7 @@ COMPLEX: dict[str, Callable] = {
 
 class _At:
   """z.at[idx]: JAX's functional updates, on the parts (set, add) or through a gather and a set (multiply, divide, min,
-  max: an index that repeats is updated once, where JAX applies each update)."""
+  max: only for indices that cannot repeat)."""
   def __init__(self, z: C, idx: Any): self.z, self.idx = z, idx
   def get(self, **kwargs) -> C: return C(self.z.re.at[self.idx].get(**kwargs), self.z.im.at[self.idx].get(**kwargs))
   def set(self, v: Any, **kwargs) -> C:
@@ -517,11 +517,19 @@ class _At:
     v = as_complex(v, self.z.dtype)
     return C(self.z.re.at[self.idx].add(v.re, **kwargs), self.z.im.at[self.idx].add(v.im, **kwargs))
   def subtract(self, v: Any, **kwargs) -> C: return self.add(negative(as_complex(v, self.z.dtype)), **kwargs)
-  def multiply(self, v: Any, **kwargs) -> C: return self.set(multiply(self.get(), v), **kwargs)
-  def divide(self, v: Any, **kwargs) -> C: return self.set(true_divide(self.get(), v), **kwargs)
-  def power(self, v: Any, **kwargs) -> C: return self.set(power(self.get(), v), **kwargs)
-  def min(self, v: Any, **kwargs) -> C: return self.set(minimum(self.get(), v), **kwargs)
-  def max(self, v: Any, **kwargs) -> C: return self.set(maximum(self.get(), v), **kwargs)
+  def _gather_set(self, fn: Callable, v: Any, what: str, kwargs: dict) -> C:
+    # through a gather and a set an index that repeats would be updated once where JAX applies each update: only
+    # indices that cannot repeat (ints, slices, None, ..., boolean masks)
+    items = self.idx if isinstance(self.idx, tuple) else (self.idx,)
+    if any(not (isinstance(i, (int, slice, type(None), type(Ellipsis))) or (isinstance(i, np.ndarray) and i.dtype == np.bool_))
+           for i in items):
+      raise NotImplementedError(f"z.at[...].{what} of complex values with an array index (an index that repeats would be updated once)")
+    return self.set(fn(self.get(), v), **kwargs)
+  def multiply(self, v: Any, **kwargs) -> C: return self._gather_set(multiply, v, "multiply", kwargs)
+  def divide(self, v: Any, **kwargs) -> C: return self._gather_set(true_divide, v, "divide", kwargs)
+  def power(self, v: Any, **kwargs) -> C: return self._gather_set(power, v, "power", kwargs)
+  def min(self, v: Any, **kwargs) -> C: return self._gather_set(minimum, v, "min", kwargs)
+  def max(self, v: Any, **kwargs) -> C: return self._gather_set(maximum, v, "max", kwargs)
 
 class _AtIndexer:
   def __init__(self, z: C): self.z = z
