@@ -6,6 +6,7 @@ import pytest
 import jax
 import jax.numpy as jnp
 from tinygrad import Tensor
+from tinygrad.uop.ops import Ops
 import tinyjax
 import tinyjax.numpy as tnp
 from tinyjax import _tg
@@ -178,3 +179,60 @@ def test_backward_through_host_data_computed_early_is_fine():
   tinyjax.grad(lambda x: (x * x).sum())(Tensor(np.ones(2, np.float32)))
   (X @ W).sum().backward()
   np.testing.assert_allclose(W.grad.numpy(), np.full((2, 2), 6.0), rtol=1e-6)
+
+
+_SCALAR_UNARY = ["sin", "cos", "exp", "log", "sqrt", "tanh", "abs", "negative", "reciprocal", "floor", "log1p", "expm1",
+                 "arctan", "sign", "square", "exp2", "isnan", "logical_not", "round"]
+_SCALAR_BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "less", "equal", "floor_divide",
+                  "mod", "arctan2", "logaddexp", "where_pos"]
+
+
+def _scalar_chain(np_, seed, dtype):
+  """A random chain of jnp functions on Python scalars and 0-d arrays of `dtype`: a device-less constant graph."""
+  r = np.random.default_rng(seed)
+  unary = {"float32": _SCALAR_UNARY, "int32": ["abs", "negative", "sign", "square", "logical_not"],
+           "bool": ["logical_not"]}[dtype]
+  binary = {"float32": _SCALAR_BINARY, "int32": ["add", "subtract", "multiply", "maximum", "minimum", "less", "equal",
+                                                 "floor_divide", "mod", "where_pos"],
+            "bool": ["logical_and", "logical_or", "logical_xor", "equal", "maximum", "where_pos"]}[dtype]
+  vals = [np_.asarray(v, dtype) if i % 2 else v.item() for i, v in enumerate(r.uniform(-3, 3, 4).astype(dtype))]
+  for _ in range(int(r.integers(1, 9))):
+    if r.random() < 0.5:
+      fn = unary[r.integers(len(unary))]
+      a = vals[r.integers(len(vals))]
+      out = getattr(np_, fn)(a if fn not in ("isnan", "logical_not") else np_.asarray(a, dtype))
+    else:
+      fn = binary[r.integers(len(binary))]
+      a, b = vals[r.integers(len(vals))], vals[r.integers(len(vals))]
+      out = np_.where(np_.asarray(a) > 0, a, b) if fn == "where_pos" else getattr(np_, fn)(a, b)
+    vals.append(out.astype(dtype) if hasattr(out, "astype") else out)
+  return [v for v in vals if hasattr(v, "dtype")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_reading_device_less_constants_folds_them_as_tinygrad_does(dtype):
+  """A graph of constants only (`f(3.0)`) is read from its folded value on the host, with no kernel: the numbers of
+  tinygrad's own path (which folds it and runs a kernel to store the result), bit for bit, and JAX's."""
+  from tinygrad.helpers import GlobalCounters
+  divisions = 0
+  for seed in range(60):
+    with np.errstate(all="ignore"):
+      pairs = [(t, j) for t, j in zip(_scalar_chain(tnp, seed, dtype), _scalar_chain(jnp, seed, dtype), strict=True)
+               if t.device is None]
+    assert pairs
+    before = GlobalCounters.kernel_count
+    got = [t.numpy() for t, _ in pairs]
+    assert GlobalCounters.kernel_count == before   # no kernel ran
+    for g, (t, j) in zip(got, pairs, strict=True):
+      # tinygrad's own path: the same graph on a device, scheduled, folded and stored by a kernel
+      tg = Tensor(t.uop).to("CPU").numpy()
+      assert g.dtype == tg.dtype == np.asarray(j).dtype and g.shape == tg.shape == j.shape
+      if not (g.tobytes() == tg.tobytes() or (np.isnan(g) and np.isnan(tg))):
+        # tinygrad folds a * (1/b) in two roundings, its kernels divide (x // x was 0): ours is JAX's there
+        assert any(u.op is Ops.RECIPROCAL for u in t.uop.toposort()) and abs(g - j) < abs(tg - j), (seed, g, tg, j)
+        divisions += 1
+      if dtype == "float32": np.testing.assert_allclose(g, j, rtol=2e-6, atol=1e-6)
+      else: np.testing.assert_array_equal(g, j)
+  assert divisions < 10
+  assert float(tnp.sin(tnp.float32(3.0)) * 2.0) == float(np.float32(np.sin(np.float32(3.0))) * np.float32(2.0))
+  assert tnp.asarray(3.0).item() == 3.0 and tnp.asarray(True).tolist() is True

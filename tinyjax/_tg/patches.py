@@ -18,7 +18,7 @@ from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy, np_dtype
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
-  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
+  folded_array, filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
 _installed = False
@@ -96,6 +96,8 @@ def _gradient(self: Tensor, *targets: Tensor, gradient: Tensor | None = None, _o
   return _orig(self, *targets, gradient=gradient)
 
 _READS = ("realize", "numpy", "item", "tolist", "data", "__bool__", "_buffer")
+# reads of a device-less graph of constants, from its folded value (tinygrad would run a kernel to store it)
+_FOLDED_READS: dict[str, Callable[[np.ndarray], object]] = {"numpy": lambda a: a, "item": lambda a: a.item(), "tolist": lambda a: a.tolist()}
 
 
 def _guard(method: str, orig: Callable):
@@ -110,6 +112,7 @@ def _guard(method: str, orig: Callable):
       if method != "realize" and (stand_in := concrete_stand_in(method, self)) is not None: return orig(stand_in, *args, **kwargs)
       check_read(method, tensors)
       if method == "numpy" and (fast := _host_copy(self)) is not None: return fast
+      if method in _FOLDED_READS and self.device is None and (a := folded_array(self)) is not None: return _FOLDED_READS[method](a)
       # outside a capture, lazy values are computed by programs found again by their structure (runtime.realize_lazy)
       # a read's realizes are part of the read (runtime.in_read)
       with contextlib.nullcontext() if method == "realize" else reading(method):
