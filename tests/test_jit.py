@@ -498,3 +498,30 @@ def test_a_lazy_argument_is_computed_once_not_at_every_call():
   first = f(w, xs, ys).item()
   assert kernel_count(lambda: f(w, xs, ys).realize()) == kernel_count(lambda: f(w, xs + 0, ys).realize()) - 1
   np.testing.assert_allclose(first, np.mean((xs.numpy() - ys.numpy()) ** 2), rtol=1e-6)
+
+
+def test_a_function_defined_again_finds_the_kernels_captured_before(monkeypatch):
+  # JAX's compilation cache finds an executable by its HLO; tinyjax finds a captured TinyJit by the traced graphs'
+  # canonical key: the same code defined again (a re-run cell, a jit of a new closure) is not scheduled again. The key
+  # holds the inputs by position, closed-over data by identity and constants by value: other computations differ.
+  import tinygrad.tensor as tensor
+  tnp = tinyjax.numpy
+  schedules = []
+  monkeypatch.setattr(tensor, "create_linear_with_vars",
+                      lambda *a, _f=tensor.create_linear_with_vars, **k: schedules.append(1) or _f(*a, **k))
+  r = np.random.default_rng(3)
+  a, b = r.standard_normal(5).astype(np.float32), r.standard_normal(5).astype(np.float32)
+  c1, c2 = fresh(r.standard_normal(5).astype(np.float32)), fresh(r.standard_normal(5).astype(np.float32))
+  def make(order, const, k):
+    if order: return tinyjax.jit(lambda x, y: tnp.tanh(x - 2.75 * y) * k + const)
+    return tinyjax.jit(lambda y, x: tnp.tanh(x - 2.75 * y) * k + const)
+  cases = [(True, c1, 1.5), (True, c1, 1.5), (False, c1, 1.5), (True, c2, 1.5), (True, c1, 0.5), (True, c2, 1.5)]
+  scheduled = []
+  for order, const, k in cases:
+    schedules.clear()
+    out = make(order, const, k)(Tensor(a), Tensor(b)).numpy()
+    x, y = (a, b) if order else (b, a)
+    np.testing.assert_allclose(out, np.tanh(x - np.float32(2.75) * y) * np.float32(k) + const.numpy(), rtol=1e-6, atol=1e-6)
+    scheduled.append(len(schedules))
+  # the second and the last are the first and the fourth defined again: replayed, not scheduled
+  assert scheduled[1] == scheduled[5] == 0 and all(n > 0 for i, n in enumerate(scheduled) if i not in (1, 5)), scheduled

@@ -185,13 +185,14 @@ def holds_host_call(outs: list[UOp]) -> bool:
 _BUFFER_ARGS = frozenset({Ops.BUFFER, Ops.AFTER, Ops.MSELECT, Ops.MSTACK})
 
 
-def canonical_key(root: UOp) -> bytes:
+def canonical_key(root: UOp, inputs: Sequence[UOp] = ()) -> bytes:
   """root's key (tinygrad's: a hash of op, dtype, arg and the sources' keys) without what differs between two traces of
   the same computation, so compiled code can be found again by it: a FUNCTION's CallInfo (its grad_fxn's id; what a
   FUNCTION computes is its body, in its sources, or for a host call its rule's `content_key()`), a host call's name
-  (fixed by its FUNCTION's rule) and the slots of buffers not yet allocated (scratch, numbered by first use)."""
+  (fixed by its FUNCTION's rule) and the slots of buffers not yet allocated (scratch: the `inputs`' buffers numbered by
+  position, the others by first use)."""
   keys: dict[UOp, bytes] = {}
-  scratch: dict[UOp, int] = {}
+  scratch: dict[UOp, int] = {u.base: i for i, u in enumerate(inputs)}
   for u in root.toposort():
     arg = u.arg
     if u.op is Ops.FUNCTION and isinstance(arg, _CallInfo):

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, OutputBuffers, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
-  Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy
+  Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy, canonical_key
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
 from tinyjax import pytree as tu
@@ -51,6 +51,10 @@ def _empty_type(x: Tensor | np.ndarray, weak: DType | None, device) -> tuple:
   dev = device if isinstance(x, np.ndarray) or t.device is None else t.device
   return (static_shape(t), t.dtype if weak is None else weak_storage_dtype(weak), dev, weak)
 
+
+# captured TinyJits of pure traced functions by what they compute (_Entry.key), the oldest dropped first
+_CAPTURED: dict[tuple, Any] = {}
+_CAPTURED_SIZE = 256
 
 class _Entry:
   """The TinyJit for one signature. The function runs once, on placeholders, as JAX traces it once (a print in it
@@ -90,6 +94,12 @@ class _Entry:
     self.traced: tuple | None = None if self.rerun else ([p.uop for p in phs], [o for o, f in zip(outs, self.filled, strict=True) if f])
     self.tinyjit = capturing_tinyjit(self._flat)   # the second call replays, as in JAX
     self.replay: tuple[Replay, set[UOp]] | None = None
+    # a function traced to the same graphs as one captured before (the same code defined again: a re-run cell, a jit of
+    # a new closure) takes that capture's TinyJit, as JAX's compilation cache finds an executable by its HLO: tinygrad's
+    # scheduling of a big graph takes seconds
+    self.key = None if self.traced is None else \
+      (canonical_key(UOp.sink(*[o.uop for o in self.traced[1]]), self.traced[0]), tuple(self.out_specs), tuple(weak), beam)
+    if self.key is not None and (captured := _CAPTURED.get(self.key)) is not None: self.tinyjit, self.traced = captured, None
 
   def _inputs(self, bufs) -> list[Tensor]:
     """The function's arguments: weakly typed ones (Python scalars, Tensor(1.5)) as a weak-dtype view of their buffer."""
@@ -125,7 +135,11 @@ class _Entry:
         if self.replay is not None and (bufs := replay_buffers(tensors, ins, self.replay[1], plain)) is not None: self.replay[0].run(bufs, {})
         else:
           with kernel_search(self.beam): self.tinyjit(*tensors, *[Tensor(i) for i in ins])   # the capture compiles
-          if jit_captured(self.tinyjit): self.traced = None   # its placeholders and the state it read go
+          if jit_captured(self.tinyjit):
+            self.traced = None   # its placeholders and the state it read go
+            if self.key is not None:
+              if len(_CAPTURED) >= _CAPTURED_SIZE: del _CAPTURED[next(iter(_CAPTURED))]
+              _CAPTURED[self.key] = self.tinyjit
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
