@@ -1,6 +1,6 @@
 """lax.scan of an RK4 step, and grad through it: tinyjax.jit vs jax.jit vs hand-unrolled tinygrad, in one run.
 
-  python -m bench.loops [--quick]
+  python -m bench.loops [--quick] [--nested]
 
 The state is y (64,), dy/dt = tanh(y A) - 0.1 y with A (64, 64): four matrix-vector products per RK4 step. For each
 length L (10, 100, 1000, 10000) and for the final state and the gradient of sum(y_L^2) with respect to (y0, A):
@@ -13,6 +13,7 @@ length L (10, 100, 1000, 10000) and for the final state and the gradient of sum(
   hand       a Python loop of L RK4 steps written in tinygrad under TinyJit (unrolled: its graph and its compile grow with
              L; run up to L = 100, '-' beyond)
 Writes bench/out/loops.json and prints a markdown table (docs/benchmarks.md, section "lax.scan").
+--nested instead times loops holding loops (fori_loop of fori_loop) or LAPACK solves, per call against jax.jit.
 """
 from __future__ import annotations
 import argparse, json, time
@@ -82,10 +83,53 @@ def one_step(grad: bool) -> float:
   for _ in range(3): step(*args)
   return timeit(lambda: step(*args), 200) + (one_step(False) if grad else 0.0)
 
+# ---- loops holding loops or LAPACK calls (--nested) ------------------------------------------------------------------
+
+NS = 16
+B0 = (RNG.standard_normal((NS, NS)) / 4).astype(np.float32)
+
+def nested_fori(np_, lax, outer: int, inner: int):
+  """outer steps, each a fori_loop of `inner` steps of y <- tanh(y A) + i."""
+  def f(y0, a):
+    return lax.fori_loop(0, outer, lambda i, y: lax.fori_loop(0, inner, lambda j, z: np_.tanh(z @ a) + 0.01 * j, y) * 0.5 + i * 1e-3, y0)
+  return f
+
+def solve_loop(np_, lax, steps: int):
+  """steps of two solves with an (NS, NS) matrix and a product (the shape of the LQR backward pass in
+  examples/ports/jaxexamples_control.py)."""
+  def f(y0, a):
+    m = a + 2 * np_.eye(NS, dtype=a.dtype)
+    def step(i, y):
+      k = np_.linalg.solve(m + i * 1e-3, y)
+      return np_.linalg.solve(m.T, k) * 0.5 + a @ k * 0.1
+    return lax.fori_loop(0, steps, step, y0)
+  return f
+
+def nested_main():
+  """tinyjax.jit against jax.jit per call (median, with the spread over 5 repeats of the median) on loops holding loops
+  or solves."""
+  y0 = np.stack([Y0[:NS]] * 4, 1).astype(np.float32)   # (NS, 4)
+  cases = [("fori(100) of fori(10)", lambda np_, lax: nested_fori(np_, lax, 100, 10), y0.T.copy()),
+           ("fori(10) of fori(100)", lambda np_, lax: nested_fori(np_, lax, 10, 100), y0.T.copy()),
+           ("fori(100) of 2 solves", lambda np_, lax: solve_loop(np_, lax, 100), y0)]
+  print("| case | tinyjax | JAX | ratio | check |\n|---|---|---|---|---|")
+  for name, make, y in cases:
+    tj, jj = tinyjax.jit(make(tinyjax.numpy, tl)), jax.jit(make(jnp, jax.lax))
+    yt, at = Tensor(y).realize(), Tensor(B0).realize()
+    got, want = tj(yt, at).numpy(), np.asarray(jj(y, B0))
+    ok = bool(np.allclose(got, want, rtol=1e-4, atol=1e-5))
+    t = [timeit(lambda: tj(yt, at).realize(), 20) for _ in range(5)]
+    j = [timeit(lambda: jax.block_until_ready(jj(y, B0)), 20) for _ in range(5)]
+    print(f"| {name} | {fmt(float(np.median(t)))} ({fmt(min(t))}-{fmt(max(t))}) | {fmt(float(np.median(j)))} ({fmt(min(j))}-{fmt(max(j))}) "
+          f"| {np.median(t) / np.median(j):.2f}x | {ok} |", flush=True)
+
 def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--quick", action="store_true")
-  lengths = [10, 100, 1000] if ap.parse_args().quick else [10, 100, 1000, 10000]
+  ap.add_argument("--nested", action="store_true", help="only the loops holding loops or solves")
+  args = ap.parse_args()
+  if args.nested: return nested_main()
+  lengths = [10, 100, 1000] if args.quick else [10, 100, 1000, 10000]
   rows = []
   for grad in (False, True):
     step = one_step(grad)

@@ -4,34 +4,43 @@ tinygrad launches each CPU kernel from Python (a ctypes call per kernel and per 
 marshalling). Here the launches of a run of kernels are written once into a command table, one row per launch (the
 kernel's address, then its arguments: buffer addresses and variable values), and one small C function compiled once
 per process runs the table. A replay writes only the addresses of its new buffers (and the step index) into the rows
-that take them. The same function runs a loop body `steps` times, writing per step the index and the carry buffers
-(swapped by pointer), and a while_loop's condition, read after each condition's launches, so a lax loop does not return
-to Python between steps. The kernels stay tinygrad's, compiled by tinygrad; only the launching moves into C.
+that take them. The same function runs a loop (`Loop`: a struct naming a body table, a step count, the patches written
+before each step: the index and the carry buffers, swapped by pointer, and a while_loop's condition, read after each
+condition's launches), so a lax loop does not return to Python between steps. A row may itself run a loop (the
+executor's own address, the loop's struct: a nested loop), or a LAPACK solve (getrf and two trsm, through scipy's
+LAPACK and BLAS function pointers, the routines its Python wrappers call). The kernels stay tinygrad's, compiled by
+tinygrad; only the launching moves into C.
 
 Needs the CPU device's clang (what tinygrad compiles CPU kernels with); without it `executor()` is None and the Python
 launches run as before.
 """
 from __future__ import annotations
 import ctypes, functools, shutil
-from typing import Any
+from typing import Any, Union, cast
 import numpy as np
+from scipy.linalg import cython_blas, cython_lapack
 from tinygrad import Device
 from tinygrad.device import TinyELF
 from tinygrad.helpers import getenv
 from tinygrad.runtime.ops_cpu import CPUProgram
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
 
-# One entry point. c: the command rows (w words each: the kernel's address, then up to w-1 arguments); n: rows run per
-# step (the body); cond/nc: rows run before each step, after which *pred == 0 stops the loop (a while_loop); p/np: the
-# patches, 5 words each (row word, kind, x, y, z), written before each step j: kind 0 writes x + y*j (an index, y may be
-# -1 in two's complement), kind 1 writes z at j == 0 and then x for even j, y for odd j (a carry buffer swapped by
-# pointer). Returns the number of steps run.
+# tinyjax_exec(l, what) runs the loop struct l (see `Loop`) and returns the number of steps run; tinyjax_exec(0, what)
+# returns the address of a function a row can call: the loop runner (what 0; its struct the first argument) or lu_solve
+# (what 1). A patch (5 words: target address, kind, x, y, z) is written before each step j: kind 0 writes x + y*j (an index, y may be -1 in two's
+# complement), kind 1 writes z at j == 0 and then x for even j, y for odd j (a carry buffer swapped by pointer). A copy
+# (5 words: destination, sources after 0 / an even / an odd number of steps, bytes) runs after the loop (a while_loop's
+# carry into its outputs). lu_solve is linalg's _lu_solve: getrf on a column-major copy of a, b's rows permuted by the
+# interchanges, trsm with L (unit diagonal) and with U, per matrix of a batch.
 _SRC = r"""
 typedef unsigned long long u64;
 typedef void (*k15)(u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64);
 typedef void (*k63)(u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,
   u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,
   u64,u64,u64,u64,u64,u64,u64);
+typedef struct { u64 *c, n, w, steps, *p, np, *cond, nc; unsigned char *pred; u64 *cp, ncp, kb, kc, *count; } loop;
+static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv);
+static u64 exec_loop(loop *l);
 static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
   for (u64 i = 0; i < n; i++, c += w) {
     if (w <= 16) ((k15)c[0])(c[1],c[2],c[3],c[4],c[5],c[6],c[7],c[8],c[9],c[10],c[11],c[12],c[13],c[14],c[15]);
@@ -41,16 +50,57 @@ static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
       c[63]);
   }
 }
-u64 tinyjax_exec(u64 *c, u64 n, u64 w, u64 steps, u64 *p, u64 np, u64 *cond, u64 nc, unsigned char *pred) {
-  for (u64 j = 0; j < steps; j++) {
-    for (u64 k = 0; k < np; k++) {
-      u64 *q = p + 5 * k;
-      c[q[0]] = q[1] == 0 ? q[2] + q[3] * j : (j == 0 ? q[4] : ((j & 1) ? q[3] : q[2]));
+u64 tinyjax_exec(loop *l, u64 what) {   // first in the image: its entry point (statics' addresses need no GOT)
+  if (!l) return what == 0 ? (u64)&exec_loop : (u64)&lu_solve;
+  return exec_loop(l);
+}
+static u64 exec_loop(loop *l) {
+  u64 j = 0;
+  for (; j < l->steps; j++) {
+    for (u64 k = 0; k < l->np; k++) {
+      u64 *q = l->p + 5 * k;
+      *(u64 *)q[0] = q[1] == 0 ? q[2] + q[3] * j : (j == 0 ? q[4] : ((j & 1) ? q[3] : q[2]));
     }
-    if (nc) { rows(cond, nc, w); if (!*pred) return j; }
-    rows(c, n, w);
+    if (l->nc) { rows(l->cond, l->nc, l->w); *l->count += l->kc; if (!*l->pred) break; }
+    rows(l->c, l->n, l->w);
+    *l->count += l->kb;
   }
-  return steps;
+  for (u64 k = 0; k < l->ncp; k++) {
+    u64 *q = l->cp + 5 * k;
+    volatile unsigned char *d = (unsigned char *)q[0], *s = (unsigned char *)(j == 0 ? q[1] : ((j & 1) ? q[3] : q[2]));
+    if (s && s != d) for (u64 i = 0; i < q[4]; i++) d[i] = s[i];
+  }
+  return j;
+}
+typedef void (*getrf_t)(int *, int *, void *, int *, int *, int *);
+typedef void (*trsm_t)(char *, char *, char *, char *, int *, int *, void *, void *, int *, void *, int *);
+static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv) {
+  int N = (int)n, K = (int)k, info = 0, *piv = (int *)ipiv, *perm = piv + n;
+  char L = 'L', U = 'U', No = 'N';
+  double one_d = 1.0; float one_f = 1.0f;
+  for (u64 m = 0; m < batch; m++) {
+    if (dbl) {   // column-major copies of a and of b's rows in their permuted order, as scipy's wrappers make
+      double *A = (double *)a + m * n * n, *B = (double *)b + m * n * k, *O = (double *)out + m * n * k, *wa = (double *)work, *wb = wa + n * n;
+      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) wa[j * n + i] = A[i * n + j];
+      ((getrf_t)getrf)(&N, &N, wa, &N, piv, &info);
+      for (u64 i = 0; i < n; i++) perm[i] = (int)i;
+      for (u64 i = 0; i < n; i++) { int t = perm[i]; perm[i] = perm[piv[i] - 1]; perm[piv[i] - 1] = t; }
+      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) wb[j * n + i] = B[(u64)perm[i] * k + j];
+      ((trsm_t)trsm)(&L, &L, &No, &U, &N, &K, &one_d, wa, &N, wb, &N);
+      ((trsm_t)trsm)(&L, &U, &No, &No, &N, &K, &one_d, wa, &N, wb, &N);
+      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) O[i * k + j] = wb[j * n + i];
+    } else {
+      float *A = (float *)a + m * n * n, *B = (float *)b + m * n * k, *O = (float *)out + m * n * k, *wa = (float *)work, *wb = wa + n * n;
+      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) wa[j * n + i] = A[i * n + j];
+      ((getrf_t)getrf)(&N, &N, wa, &N, piv, &info);
+      for (u64 i = 0; i < n; i++) perm[i] = (int)i;
+      for (u64 i = 0; i < n; i++) { int t = perm[i]; perm[i] = perm[piv[i] - 1]; perm[piv[i] - 1] = t; }
+      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) wb[j * n + i] = B[(u64)perm[i] * k + j];
+      ((trsm_t)trsm)(&L, &L, &No, &U, &N, &K, &one_f, wa, &N, wb, &N);
+      ((trsm_t)trsm)(&L, &U, &No, &No, &N, &K, &one_f, wa, &N, wb, &N);
+      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) O[i * k + j] = wb[j * n + i];
+    }
+  }
 }
 """
 
@@ -64,8 +114,8 @@ def _executor(device: str) -> Any:
   # through tinygrad's disk cache, as its kernels
   lib = ClangCompiler(dev.renderer.target.arch.split(","), cachekey="tinyjax_cpu_graph").compile_cached(_SRC)
   prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))   # type: ignore[arg-type]
-  fn = ctypes.CFUNCTYPE(ctypes.c_uint64, *[ctypes.c_uint64] * 9)(prg.addr)
-  return prg, fn
+  fn = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)(prg.addr)
+  return prg, fn, fn(0, 0), fn(0, 1)
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
@@ -74,49 +124,104 @@ def executor(device: str) -> Any:
   try: return _executor(device.split(":")[0])
   except Exception: return None   # no compiler or loader here: the Python launches run
 
-Arg = "int | tuple[str, Any]"   # a fixed word, ("slot", input slot): a buffer's address, or ("var", name): a value
+Slot = tuple[str, int]    # ("slot", s): the address of buffer s of whatever runs the table, written per run
+Value = Union[int, Slot]  # a word's value: fixed, or a slot's
+Word = tuple[np.ndarray, int, int]   # (array, index, slot): this word takes slot's address
+
+class Nested:
+  """A row that runs more than a kernel (a loop, a LAPACK call): its words, and the words of its own arrays that take
+  a slot's address."""
+  row: list[Value]
+  slot_words: list[Word]
+  def _words(self, values: list[Value]) -> np.ndarray:
+    """values as an array; each slot among them recorded as a word of it."""
+    a = np.zeros(len(values), np.uint64)
+    for i, v in enumerate(values):
+      if isinstance(v, tuple): self.slot_words.append((a, i, v[1]))
+      else: a[i] = v & _MASK
+    return a
 
 class Commands:
-  """The launches of a run of CPU kernels as one table of command rows. The words a run fills in are `slot_words`
-  ((word, input slot): a buffer's address) and `var_words` ((word, variable name)); every other word (kernel addresses,
-  fixed buffers' addresses, constant values, core ids) is written once."""
-  def __init__(self, launches: list[tuple[int, list]], kernels: int, width: int = 0):
-    """launches: (kernel address, its arguments), one per row; `kernels`: how many kernels they launch (a kernel
-    running on several cores has a row per core). `width`: at least this many words per row."""
-    width = max(width, 1 + max(len(a) for _, a in launches))
+  """The launches of a run of CPU kernels (and `Nested` rows) as one table of command rows. The words a run fills in
+  are `slot_words` ((array, index, input slot): a buffer's address, in the table or a nested row's arrays) and
+  `var_words` ((index, variable name)); every other word (kernel addresses, fixed buffers' addresses, constant values,
+  core ids) is written once."""
+  def __init__(self, launches: list, kernels: int, width: int = 0):
+    """launches: (kernel address, its arguments) or a `Nested`, one per row; `kernels`: how many kernels they launch
+    (a kernel running on several cores has a row per core)."""
+    rows = [(l.row[0], l.row[1:]) if isinstance(l, Nested) else l for l in launches]
+    width = max(width, 1 + max(len(a) for _, a in rows))
     assert width <= WIDTH_LARGE, f"CPU programs take at most {WIDTH_LARGE - 1} arguments"
     self.launches, self.kernels = launches, kernels
-    self.width, self.n = (WIDTH_SMALL if width <= WIDTH_SMALL else WIDTH_LARGE), len(launches)
+    self.width, self.n = (WIDTH_SMALL if width <= WIDTH_SMALL else WIDTH_LARGE), len(rows)
     self.table = np.zeros(self.n * self.width, np.uint64)
-    self.slot_words: list[tuple[int, int]] = []
+    self.slot_words: list[Word] = [w for l in launches if isinstance(l, Nested) for w in l.slot_words]
     self.var_words: list[tuple[int, str]] = []
-    for i, (addr, args) in enumerate(launches):
+    for i, (addr, args) in enumerate(rows):
       self.table[i * self.width] = addr
       for j, a in enumerate(args, start=i * self.width + 1):
-        if isinstance(a, tuple): (self.slot_words if a[0] == "slot" else self.var_words).append((j, a[1]))
+        if isinstance(a, tuple):
+          if a[0] == "slot": self.slot_words.append((self.table, j, a[1]))
+          else: self.var_words.append((j, a[1]))
         else: self.table[j] = a & _MASK
-    self.once = (self.table.ctypes.data, self.n, self.width, 1, 0, 0, 0, 0, 0)   # run's arguments (ctypes.data: ~4 us)
+    self.loop: Loop | None = None   # (run's struct, made on first run)
 
   def fill(self, addrs: list[int], var_vals: dict[str, int]) -> None:
     """Write this run's buffer addresses (by input slot) and variable values into the table."""
+    for a, w, s in self.slot_words: a[w] = addrs[s]
     t = self.table
-    for w, s in self.slot_words: t[w] = addrs[s]
     for w, v in self.var_words: t[w] = var_vals[v]
 
 def run(device: str, commands: Commands) -> None:
   """Launch the table's rows once, in order (on a device `executor` gave an entry point for)."""
-  _executor(device.split(":")[0])[1](*commands.once)
+  if commands.loop is None: commands.loop = Loop(device, commands, 1, [])
+  run_loop(device, commands.loop)
 
-def run_loop(device: str, body: Commands, steps: int, patches: list[tuple[int, int, int, int, int]],
-             cond: Commands | None = None, pred: int = 0) -> int:
-  """Run `body`'s rows `steps` times (a while_loop: until `cond`'s rows, run before each step, leave 0 at address
-  `pred`), writing `patches` (word of the body's table, or of cond's table counted after it, kind, x, y, z: see _SRC)
-  before each step. The steps run. Both tables have the same width (`Commands(width=)`)."""
-  table = body.table if cond is None else np.concatenate([body.table, cond.table])
-  p = np.array([[w, k, x & _MASK, y & _MASK, z & _MASK] for w, k, x, y, z in patches], np.uint64).reshape(-1)
-  base = table.ctypes.data
-  done = _executor(device.split(":")[0])[1](base, body.n, body.width, steps, p.ctypes.data, len(patches),
-                                            0 if cond is None else base + body.table.nbytes, 0 if cond is None else cond.n, pred)
-  return int(done)
+class Loop(Nested):
+  """A loop as the executor's struct: `body`'s rows run `steps` times (a while_loop: until `cond`'s rows, run before
+  each step, leave 0 at `pred`), `patches` ((array, index) of a word of the body's or cond's table or of a nested row's,
+  kind, x, y, z: see _SRC) written before each step, `copies` (destination, sources after 0 / an even / an odd number
+  of steps, bytes) after the loop. Its row runs it as a nested loop. Both tables have the same width. `keep`: what the
+  words' addresses belong to (held as long as the loop)."""
+  def __init__(self, device: str, body: Commands, steps: int, patches: list[tuple[tuple[np.ndarray, int], int, Value, Value, Value]],
+               cond: Commands | None = None, pred: Value = 0, copies: list[tuple[Value, Value, Value, Value, int]] | None = None,
+               words: list[Word] | None = None):
+    """`words`: words of the tables that take a slot's address (of what runs this loop) but are the same every step."""
+    self.body, self.cond, self.slot_words, self.keep = body, cond, list(words or []), cast(Any, None)
+    copies = copies or []
+    self.p = self._words([v for (a, i), k, x, y, z in patches for v in (a.ctypes.data + 8 * i, k, x, y, z)])
+    self.cp = self._words([v for c in copies for v in c])
+    self.struct = self._words([body.table.ctypes.data, body.n, body.width, steps, self.p.ctypes.data, len(patches),
+                               0 if cond is None else cond.table.ctypes.data, 0 if cond is None else cond.n, pred,
+                               self.cp.ctypes.data, len(copies), body.kernels, 0 if cond is None else cond.kernels, _COUNT.ctypes.data])
+    self.row = [_executor(device.split(":")[0])[2], self.struct.ctypes.data]
+    self.address = self.struct.ctypes.data
+
+class LuSolve(Nested):
+  """A row running linalg's LAPACK solve (getrf, trsm, trsm) of a (batch, n, n) by b (batch, n, k) into `out`, in
+  float64 (`double`) or float32, with work arrays of its own. Its slots are words of its row (Commands places them)."""
+  def __init__(self, device: str, double: bool, n: int, k: int, batch: int, out: Value, a: Value, b: Value):
+    p = "d" if double else "s"
+    self.work, self.ipiv, self.slot_words = np.zeros(n * (n + k), np.float64), np.zeros(2 * n, np.int32), []
+    self.row = [_executor(device.split(":")[0])[3], _capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), int(double), n, k, batch,
+                out, a, b, self.work.ctypes.data, self.ipiv.ctypes.data]
+
+@functools.cache
+def _capi(lib: str, name: str) -> int:
+  """The address of scipy's LAPACK/BLAS routine `name` (the capsules of scipy.linalg.cython_lapack / cython_blas)."""
+  cap = (cython_lapack if lib == "lapack" else cython_blas).__pyx_capi__[name]
+  get_name, get_ptr = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer
+  get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+  get_ptr.restype, get_ptr.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+  return int(get_ptr(cap, get_name(cap)))
+
+_COUNT = np.zeros(1, np.uint64)   # kernels launched by the executor, every loop's struct adds to it
+
+def run_loop(device: str, loop: Loop, steps: int | None = None) -> tuple[int, int]:
+  """Run the loop (`steps`: this many instead of its own); (steps run, kernels launched)."""
+  if steps is not None: loop.struct[3] = steps
+  _COUNT[0] = 0
+  done = _executor(device.split(":")[0])[1](loop.address, 0)
+  return int(done), int(_COUNT[0])
 
 _MASK = 0xFFFFFFFFFFFFFFFF

@@ -158,6 +158,7 @@ def check_read(method: str, tensors: tuple) -> list:
 
 _host_executors: weakref.WeakKeyDictionary[UOp, Callable[[list[UOp]], None]] = weakref.WeakKeyDictionary()
 _host_names = itertools.count()
+_row_calls: weakref.WeakSet[UOp] = weakref.WeakSet()   # host calls whose executor can be a command row (`makes_rows`)
 
 
 def host_call(run: Callable[[list[UOp]], None], outs: list[tuple[tuple[int, ...], DType]], ins: list[UOp], device) -> list[UOp]:
@@ -166,6 +167,8 @@ def host_call(run: Callable[[list[UOp]], None], outs: list[tuple[tuple[int, ...]
   if not isinstance(device, str): raise NotImplementedError(f"tinyjax.lax control flow on multi-device (sharded) arrays, on {device}")
   fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
   _host_executors[fn] = run
+  # (the rule's executor is wrapped by lax.host_call's closure: found among its cells)
+  if getattr(run, "makes_rows", False) or any(getattr(c.cell_contents, "makes_rows", False) for c in run.__closure__ or ()): _row_calls.add(fn)
   bufs = [UOp.new_buffer(device, max(1, _prod(s)), d) for s, d in outs]
   call = fn.call(*bufs, *[_stored(i) for i in ins])
   return [b.after(call).reshape(s) for b, (s, _) in zip(bufs, outs, strict=True)]
@@ -235,6 +238,7 @@ class Step:
     self.linear = _realize.link_linear(_jit_lower(big, set(self.bufs), self.bufs))
 
     self.replay = Replay(self.linear)
+    self.device, self.loops = device, dict[tuple, Any]()   # (run_steps' loops over this body, by its buffers' pattern)
 
   def run(self, bufs: list[UOp], index: int = 0) -> None:
     """One step on these buffers (the types the step was compiled for) at this index."""
@@ -248,33 +252,105 @@ class Step:
 StepBuffers = tuple[list[UOp], list[UOp], list[UOp]]   # a step's buffers at step 0, at later even steps, at odd steps
 
 def run_steps(body: Any, bufs: StepBuffers, steps: int, index: tuple[int, int] = (0, 1),
-              cond: tuple[Any, StepBuffers, UOp] | None = None) -> int | None:
+              cond: tuple[Any, StepBuffers, UOp] | None = None, copies: Sequence[tuple[UOp, UOp, UOp, UOp]] = ()) -> int | None:
   """Run the step `body` `steps` times in compiled code (cpu_graph), without returning to Python between steps: step j
   on the buffers `bufs` give for it (a carry swapped between two sets by pointer) at index index[0] + index[1] * j. With
-  `cond` (a step, its buffers, its boolean output): before each step, stop if it computes False. The steps run, or None
-  where they cannot run in compiled code (not a CPU device, a step holding a host call): the caller loops."""
-  steps_bufs = [(body, bufs)] + ([] if cond is None else [(cond[0], cond[1])])
-  batches = [s.batch() if isinstance(s, Step) else None for s, _ in steps_bufs]
-  if any(b is None for b in batches): return None
-  parts = [(b, sb) for b, (_, sb) in zip(batches, steps_bufs, strict=True) if b is not None]
-  width = max(1 + len(a) for b, _ in parts for _, a in b.table().launches)
-  tables = [cpu_graph.Commands(b.table().launches, b.table().kernels, width) for b, _ in parts]
-  patches: list[tuple[int, int, int, int, int]] = []
-  offset = 0
-  for t, (b, (first, even, odd)) in zip(tables, parts, strict=True):
-    a0, ae, ao = (_addresses(x, b.device) for x in (first, even, odd))
-    for w, s in t.slot_words:
-      if a0[s] == ae[s] == ao[s]: t.table[w] = a0[s]
-      else: patches.append((offset + w, 1, ae[s], ao[s], a0[s]))
+  `cond` (a step, its buffers, its boolean output): before each step, stop if it computes False. After the loop each of
+  `copies` (destination, sources after 0 / an even / an odd number of steps) is copied. The steps run, or None where
+  they cannot run in compiled code (not a CPU device, a step holding a host call that makes no row): the caller loops.
+  While a step holding this loop is made into rows (`makes_rows`), the loop becomes a row of it (0 is returned)."""
+  where = [u for s in bufs for u in s] + ([] if cond is None else [u for s in cond[1] for u in s] + [cond[2]]) + [u for c in copies for u in c]
+  if _describing:
+    loop = _loop(body, bufs, steps, index, cond, copies, _marker_value, keep=where)
+    if loop is None: raise NotARow
+    _describing[-1][1].append(loop)
+    return 0
+  if not isinstance(body, Step) or cpu_graph.executor(body.device) is None: return None
+  ids: dict[UOp, int] = {}
+  key = (None if cond is None else cond[0], steps, index, tuple(ids.setdefault(u, len(ids)) for u in where))
+  if key not in body.loops:
+    if len(body.loops) >= 16: body.loops.clear()
+    body.loops[key] = _loop(body, bufs, steps, index, cond, copies, lambda u: ("slot", ids[u]))
+  if (loop := body.loops[key]) is None: return None
+  addrs = _addresses(list(ids), body.device)
+  for a, w, s in loop.slot_words: a[w] = addrs[s]
+  done, kernels = cpu_graph.run_loop(body.device, loop)
+  GlobalCounters.kernel_count += kernels
+  return done
+
+class NotARow(Exception):
+  """A host executor asked for its row (`makes_rows`) cannot make one: the step holding it runs from Python."""
+
+# the steps being made into rows, innermost last: markers standing for the step's buffers (by slot), the rows made
+_describing: list[tuple[dict[UOp, int], list[cpu_graph.Nested]]] = []
+
+def makes_rows(run: Callable) -> Callable:
+  """Marks a host executor that, called while a step holding it is made into command rows (`making_rows()`), adds its
+  row (a loop by `run_steps`, a LAPACK call by `lu_solve_row`) instead of running: a loop holding it then runs in
+  compiled code. Its buffers then stand for the step's (markers: never read nor written)."""
+  run.makes_rows = True   # type: ignore[attr-defined]
+  return run
+
+def making_rows() -> bool: return bool(_describing)
+
+def lu_solve_row(out: UOp, a: UOp, b: UOp, double: bool, n: int, k: int, batch: int) -> None:
+  """(making rows) linalg's LAPACK solve of a (batch, n, n) by b (batch, n, k) into out as a row (cpu_graph.LuSolve)."""
+  _describing[-1][1].append(cpu_graph.LuSolve(out.device, double, n, k, batch, *(_marker_value(u) for u in (out, a, b))))
+
+def _marker_value(u: UOp) -> Any:
+  """The word for buffer u in a step being made into rows: the slot a marker stands for, a fixed buffer's address."""
+  markers = _describing[-1][0]
+  if (s := markers.get(u)) is not None: return ("slot", s)
+  # a view of a marker is resolved per call (not a row); a fixed buffer or a view of one (a BITCAST of the memory plan) is
+  if not isinstance(u.device, str) or any(x in markers for x in u.toposort()): raise NotARow
+  return _addresses([u], u.device)[0]
+
+def _step_rows(step: Any) -> tuple[list, int] | None:
+  """A step's plan as command rows (its launches, and a row per host call, which makes its own) and its kernel count,
+  or None: not all of it can be a row."""
+  if not isinstance(step, Step) or cpu_graph.executor(step.device) is None: return None
+  launches: list = []
+  kernels, markers = 0, None
+  for item in step.replay.plan:
+    if isinstance(item, _Batch):
+      launches += item.table().launches
+      kernels += len(item.kernels)
+    elif isinstance(item, tuple) and len(item) == 1 and item[0].src[0] in _row_calls:
+      if markers is None: markers = [UOp.new_buffer(b.device, b.max_numel(), b.dtype) for b in step.bufs]
+      rows: list[cpu_graph.Nested] = []
+      _describing.append(({m: i for i, m in enumerate(markers)}, rows))
+      try: _host_executors[item[0].src[0]](_realize.resolve_params(item[0], tuple(markers)))
+      except NotARow: return None
+      finally: _describing.pop()
+      if len(rows) != 1: return None
+      launches.append(rows[0])
+    else: return None
+  return (launches, kernels) if launches else None
+
+def _loop(body: Any, bufs: StepBuffers, steps: int, index: tuple[int, int], cond: tuple[Any, StepBuffers, UOp] | None,
+          copies: Sequence[tuple[UOp, UOp, UOp, UOp]], value: Callable[[UOp], Any], keep: list[UOp] | None = None) -> cpu_graph.Loop | None:
+  """run_steps' loop as a cpu_graph.Loop, each buffer's word `value(buffer)` (an address, or a slot), or None."""
+  parts = [(body, bufs)] + ([] if cond is None else [(cond[0], cond[1])])
+  rows = [_step_rows(s) for s, _ in parts]
+  if any(r is None for r in rows): return None
+  width = max(len(l.row) if isinstance(l, cpu_graph.Nested) else 1 + len(l[1]) for r in rows if r for l in r[0])
+  tables = [cpu_graph.Commands(r[0], r[1], width) for r in rows if r is not None]
+  patches: list = []
+  words: list = []
+  for t, (_, (first, even, odd)) in zip(tables, parts, strict=True):
+    for a, w, s in t.slot_words:
+      v0, ve, vo = value(first[s]), value(even[s]), value(odd[s])
+      if v0 != ve or v0 != vo: patches.append(((a, w), 1, ve, vo, v0))
+      elif isinstance(v0, tuple): words.append((a, w, v0[1]))
+      else: a[w] = v0
     for w, v in t.var_words:
       assert v == Step.VAR, f"a loop step's kernel takes the variable {v}"
-      patches.append((offset + w, 0, *index, 0))
-    offset += t.table.size
-  device = parts[0][0].device
-  pred = 0 if cond is None else _addresses([cond[2]], device)[0]
-  done = cpu_graph.run_loop(device, tables[0], steps, patches, tables[1] if cond is not None else None, pred)
-  GlobalCounters.kernel_count += done * tables[0].kernels + (0 if cond is None else min(done + 1, steps) * tables[1].kernels)
-  return done
+      patches.append(((t.table, w), 0, *index, 0))
+  nbytes = [d.max_numel() * d.dtype.itemsize for d, *_ in copies]
+  loop = cpu_graph.Loop(body.device, tables[0], steps, patches, tables[1] if cond is not None else None, 0 if cond is None else value(cond[2]),
+                        [(*(value(u) for u in c), n) for c, n in zip(copies, nbytes, strict=True)], words)
+  loop.keep = (body, cond, keep)   # the steps (their kernels, fixed buffers) and, nested, the scratch buffers its words hold
+  return loop
 
 class Replay:
   """A compiled linear (a Step's, a captured TinyJit's) replayed on new input buffers. Kernels are launched straight

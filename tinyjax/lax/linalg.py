@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 from tinygrad import Tensor
-from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing
+from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing, makes_rows, \
+  making_rows, lu_solve_row
 from tinyjax.core import is_tracing, as_tensor
 from tinyjax.complex_array import ComplexArray, from_data, is_complex_data
 from tinyjax.dtypes import canonical_dtype, to_inexact_dtype
@@ -499,6 +500,16 @@ class LapackSolve(LapackCall):
   inverse: bool
   name = "lapack_solve"
   def core_types(self, shapes, dt): return [(shapes[-1], dt)]
+
+  def executor(self, ins, outs):
+    run = super().executor(ins, outs)
+    (sa, da), (sb, db) = ins[0], ins[-1]
+    if self.inverse or not da == db == outs[0][1] in (dtypes.float32, dtypes.float64): return run
+    def rows_or_run(bufs) -> None:
+      # in a loop's step made into command rows (on the CPU): the same routines called from compiled code, no Python
+      if making_rows(): lu_solve_row(bufs[0], bufs[1], bufs[2], da == dtypes.float64, sa[-1], sb[-1], math.prod(sa[:-2]))
+      else: run(bufs)
+    return makes_rows(rows_or_run)
 
   def one(self, a, b=None):
     # JAX's LU solve: getrf, the rows of b permuted, then trsm with L (unit diagonal) and U (jnp.linalg.inv is a solve

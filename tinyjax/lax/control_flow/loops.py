@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, UOp, Ops, jit_capturing, dtypes, scratch_like, copy_buffer, read_scalar, static_shape, run_steps
+from tinyjax._tg import Tensor, UOp, Ops, jit_capturing, dtypes, scratch_like, copy_buffer, read_scalar, static_shape, run_steps, \
+  makes_rows
 from tinyjax.core import as_tensor, traced_by, enclosing_inputs
 from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
@@ -62,7 +63,7 @@ class Scan(HostCallRule):
         dst = carry_out if (L - 1 - j) % 2 == 0 else other
         step(bufs[0].device).run(cur + rest + dst + ys, L - 1 - j if rev else j)
         cur = dst
-    return run
+    return run if self.effectful else makes_rows(run)   # (an effectful body's step writes tokens: from Python)
 
   def split(self, xs: Sequence):
     nc, nx = self.n_carry, len(self.x_axes)
@@ -169,12 +170,10 @@ class While(HostCallRule):
       device = bufs[0].device
       pred, other = scratch_like(UOp.new_buffer(device, 1, dtypes.bool)), [scratch_like(b) for b in out]
       # in compiled code where it can (CPU): steps 0, 2, ... write `out`, steps 1, 3, ... `other`
-      done = run_steps(body(device), (init + ks + out, other + ks + out, out + ks + other), 1 << 62,
-                       cond=(cond(device), (init + ks + [pred], other + ks + [pred], out + ks + [pred]), pred))
-      if done is not None:
-        if (cur := init if done == 0 else out if done % 2 == 1 else other) is not out:
-          for d, c in zip(out, cur, strict=True): copy_buffer(d, c)
-        return
+      # (after the loop the carry is copied into `out` from where it is: init after no step, other after an even number)
+      if run_steps(body(device), (init + ks + out, other + ks + out, out + ks + other), 1 << 62,
+                   cond=(cond(device), (init + ks + [pred], other + ks + [pred], out + ks + [pred]), pred),
+                   copies=list(zip(out, init, other, out, strict=True))) is not None: return
       cur = init
       while True:   # the stop is read back each iteration: a data-dependent trip count, even in a TinyJit's replay
         cond(device).run(cur + ks + [pred])
@@ -184,7 +183,7 @@ class While(HostCallRule):
         cur = dst
       if cur is not out:
         for d, c in zip(out, cur, strict=True): copy_buffer(d, c)
-    return run
+    return run if self.effectful else makes_rows(run)
 
   def jvp(self, xs, ts):
     nc = self.n_carry
