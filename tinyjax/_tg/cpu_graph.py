@@ -31,7 +31,7 @@ from tinygrad.runtime.support.compiler_cpu import ClangCompiler
 # complement), kind 1 writes z at j == 0 and then x for even j, y for odd j (a carry buffer swapped by pointer). A copy
 # (5 words: destination, sources after 0 / an even / an odd number of steps, bytes) runs after the loop (a while_loop's
 # carry into its outputs). lu_solve is linalg's _lu_solve: getrf on a column-major copy of a, b's rows permuted by the
-# interchanges, trsm with L (unit diagonal) and with U, per matrix of a batch.
+# interchanges, trsm with L (unit diagonal) and with U, per matrix of a batch (b's matrices bs elements apart).
 _SRC = r"""
 typedef unsigned long long u64;
 typedef void (*k15)(u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64);
@@ -39,7 +39,7 @@ typedef void (*k63)(u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,
   u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,
   u64,u64,u64,u64,u64,u64,u64);
 typedef struct { u64 *c, n, w, steps, *p, np, *cond, nc; unsigned char *pred; u64 *cp, ncp, kb, kc, *count; } loop;
-static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv);
+static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv, u64 bs);
 static u64 exec_loop(loop *l);
 static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
   for (u64 i = 0; i < n; i++, c += w) {
@@ -74,13 +74,13 @@ static u64 exec_loop(loop *l) {
 }
 typedef void (*getrf_t)(int *, int *, void *, int *, int *, int *);
 typedef void (*trsm_t)(char *, char *, char *, char *, int *, int *, void *, void *, int *, void *, int *);
-static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv) {
+static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv, u64 bs) {
   int N = (int)n, K = (int)k, info = 0, *piv = (int *)ipiv, *perm = piv + n;
   char L = 'L', U = 'U', No = 'N';
   double one_d = 1.0; float one_f = 1.0f;
   for (u64 m = 0; m < batch; m++) {
     if (dbl) {   // column-major copies of a and of b's rows in their permuted order, as scipy's wrappers make
-      double *A = (double *)a + m * n * n, *B = (double *)b + m * n * k, *O = (double *)out + m * n * k, *wa = (double *)work, *wb = wa + n * n;
+      double *A = (double *)a + m * n * n, *B = (double *)b + m * bs, *O = (double *)out + m * n * k, *wa = (double *)work, *wb = wa + n * n;
       for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) wa[j * n + i] = A[i * n + j];
       ((getrf_t)getrf)(&N, &N, wa, &N, piv, &info);
       for (u64 i = 0; i < n; i++) perm[i] = (int)i;
@@ -90,7 +90,7 @@ static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 
       ((trsm_t)trsm)(&L, &U, &No, &No, &N, &K, &one_d, wa, &N, wb, &N);
       for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) O[i * k + j] = wb[j * n + i];
     } else {
-      float *A = (float *)a + m * n * n, *B = (float *)b + m * n * k, *O = (float *)out + m * n * k, *wa = (float *)work, *wb = wa + n * n;
+      float *A = (float *)a + m * n * n, *B = (float *)b + m * bs, *O = (float *)out + m * n * k, *wa = (float *)work, *wb = wa + n * n;
       for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) wa[j * n + i] = A[i * n + j];
       ((getrf_t)getrf)(&N, &N, wa, &N, piv, &info);
       for (u64 i = 0; i < n; i++) perm[i] = (int)i;
@@ -199,12 +199,14 @@ class Loop(Nested):
 
 class LuSolve(Nested):
   """A row running linalg's LAPACK solve (getrf, trsm, trsm) of a (batch, n, n) by b (batch, n, k) into `out`, in
-  float64 (`double`) or float32, with work arrays of its own. Its slots are words of its row (Commands places them)."""
-  def __init__(self, device: str, double: bool, n: int, k: int, batch: int, out: Value, a: Value, b: Value):
+  float64 (`double`) or float32, with work arrays of its own; b None: by the identity (an inverse). Its slots are words
+  of its row (Commands places them)."""
+  def __init__(self, device: str, double: bool, n: int, k: int, batch: int, out: Value, a: Value, b: Value | None):
     p = "d" if double else "s"
     self.work, self.ipiv, self.slot_words = np.zeros(n * (n + k), np.float64), np.zeros(2 * n, np.int32), []
+    self.eye = np.eye(n, dtype=np.float64 if double else np.float32)
     self.row = [_executor(device.split(":")[0])[3], _capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), int(double), n, k, batch,
-                out, a, b, self.work.ctypes.data, self.ipiv.ctypes.data]
+                out, a, self.eye.ctypes.data if b is None else b, self.work.ctypes.data, self.ipiv.ctypes.data, 0 if b is None else n * k]
 
 @functools.cache
 def _capi(lib: str, name: str) -> int:

@@ -293,9 +293,11 @@ def makes_rows(run: Callable) -> Callable:
 
 def making_rows() -> bool: return bool(_describing)
 
-def lu_solve_row(out: UOp, a: UOp, b: UOp, double: bool, n: int, k: int, batch: int) -> None:
-  """(making rows) linalg's LAPACK solve of a (batch, n, n) by b (batch, n, k) into out as a row (cpu_graph.LuSolve)."""
-  _describing[-1][1].append(cpu_graph.LuSolve(out.device, double, n, k, batch, *(_marker_value(u) for u in (out, a, b))))
+def lu_solve_row(out: UOp, a: UOp, b: UOp | None, double: bool, n: int, k: int, batch: int) -> None:
+  """(making rows) linalg's LAPACK solve of a (batch, n, n) by b (batch, n, k; None: the identity) into out as a row
+  (cpu_graph.LuSolve)."""
+  _describing[-1][1].append(cpu_graph.LuSolve(out.device, double, n, k, batch, _marker_value(out), _marker_value(a),
+                                              None if b is None else _marker_value(b)))
 
 def _marker_value(u: UOp) -> Any:
   """The word for buffer u in a step being made into rows: the slot a marker stands for, a fixed buffer's address."""

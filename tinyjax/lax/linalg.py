@@ -504,10 +504,11 @@ class LapackSolve(LapackCall):
   def executor(self, ins, outs):
     run = super().executor(ins, outs)
     (sa, da), (sb, db) = ins[0], ins[-1]
-    if self.inverse or not da == db == outs[0][1] in (dtypes.float32, dtypes.float64): return run
+    if not da == db == outs[0][1] in (dtypes.float32, dtypes.float64): return run
     def rows_or_run(bufs) -> None:
       # in a loop's step made into command rows (on the CPU): the same routines called from compiled code, no Python
-      if making_rows(): lu_solve_row(bufs[0], bufs[1], bufs[2], da == dtypes.float64, sa[-1], sb[-1], math.prod(sa[:-2]))
+      if making_rows():
+        lu_solve_row(bufs[0], bufs[1], None if self.inverse else bufs[2], da == dtypes.float64, sa[-1], sb[-1], math.prod(sa[:-2]))
       else: run(bufs)
     return makes_rows(rows_or_run)
 
