@@ -525,3 +525,28 @@ def test_a_function_defined_again_finds_the_kernels_captured_before(monkeypatch)
     scheduled.append(len(schedules))
   # the second and the last are the first and the fourth defined again: replayed, not scheduled
   assert scheduled[1] == scheduled[5] == 0 and all(n > 0 for i, n in enumerate(scheduled) if i not in (1, 5)), scheduled
+
+
+def test_functions_with_host_calls_defined_again_share_a_capture_only_if_they_compute_the_same(monkeypatch):
+  # a loop or a callback is a host call, keyed by what its rule computes: the same loop defined again is replayed, a
+  # callback of another Python function is not
+  from tinygrad.engine.jit import TinyJit
+  tnp = tinyjax.numpy
+  schedules = []   # TinyJit captures
+  cls = type(TinyJit(lambda: None))
+  monkeypatch.setattr(cls, "__call__", lambda self, *a, _f=cls.__call__, **k: (self.captured is None and schedules.append(1)) or _f(self, *a, **k))
+  x = np.linspace(-1, 1, 4).astype(np.float32)
+  def loop(n): return tinyjax.jit(lambda v: tinyjax.lax.fori_loop(0, n, lambda i, c: tnp.sin(c) + 0.5, v))
+  def callback(fn): return tinyjax.jit(lambda v: tinyjax.pure_callback(fn, jax.ShapeDtypeStruct((4,), np.float32), v) * 2)
+  def want_loop(n):
+    c = x
+    for _ in range(n): c = np.sin(c) + np.float32(0.5)
+    return c
+  cases = [(loop(3), want_loop(3)), (loop(3), want_loop(3)), (loop(4), want_loop(4)),
+           (callback(lambda v: v + 1), (x + 1) * 2), (callback(lambda v: v - 1), (x - 1) * 2)]
+  scheduled = []
+  for f, want in cases:
+    schedules.clear()
+    np.testing.assert_allclose(f(Tensor(x)).numpy(), want, rtol=1e-6)
+    scheduled.append(len(schedules))
+  assert scheduled[1] == 0 and all(n > 0 for i, n in enumerate(scheduled) if i != 1), scheduled

@@ -96,10 +96,12 @@ class _Entry:
     self.replay: tuple[Replay, set[UOp]] | None = None
     # a function traced to the same graphs as one captured before (the same code defined again: a re-run cell, a jit of
     # a new closure) takes that capture's TinyJit, as JAX's compilation cache finds an executable by its HLO: tinygrad's
-    # scheduling of a big graph takes seconds
-    self.key = None if self.traced is None else \
-      (canonical_key(UOp.sink(*[o.uop for o in self.traced[1]]), self.traced[0]), tuple(self.out_specs), tuple(weak), beam)
-    if self.key is not None and (captured := _CAPTURED.get(self.key)) is not None: self.tinyjit, self.traced = captured, None
+    # scheduling of a big graph takes seconds. Not one that writes state (its capture holds that state's buffers)
+    self.key = None if self.state else \
+      (canonical_key(UOp.sink(*[o.uop for o, f in zip(outs, self.filled, strict=True) if f]), [p.uop for p in phs]),
+       tuple(self.out_specs), tuple(weak), beam)
+    if self.key is not None and (captured := _CAPTURED.get(self.key)) is not None:
+      self.tinyjit, self.traced, self.rerun = captured, None, None
 
   def _inputs(self, bufs) -> list[Tensor]:
     """The function's arguments: weakly typed ones (Python scalars, Tensor(1.5)) as a weak-dtype view of their buffer."""
