@@ -17,6 +17,7 @@ from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy, np_dtype
+from tinyjax._tg.compile import compile_kernels
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   folded_array, filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
 
@@ -170,8 +171,15 @@ def _constant_arguments(call: UOp) -> UOp | None:
 _swapped: dict[tuple[UOp, UOp, UOp], UOp] = {}
 _lower_and_compile = _realize.lower_and_compile
 
+# Kernels not compiled yet are compiled first by `compile.compile_kernels` (one clang process for all of them) where it
+# applies; otherwise, or if it fails, tinygrad's own lower_and_compile compiles them.
 def _cached_lower_and_compile(linear: UOp) -> UOp:
   calls = {c: a for c in linear.toposort() if c.op is Ops.CALL and (a := _realize._get_call_to_compile(c)) is not None}
+  todo = {k: a for a in calls.values() if (k := _to_program_key(*a)) not in _to_program_cache}
+  if todo:
+    try: compiled = compile_kernels(list(todo.values()))
+    except Exception: compiled = False
+    if not compiled: return _lower_and_compile(linear)
   swaps = {}
   for c, (ast, renderer) in calls.items():
     if (program := _to_program_cache.get(_to_program_key(ast, renderer))) is None: return _lower_and_compile(linear)
@@ -247,7 +255,7 @@ def install() -> None:
     (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION),), name="call", allow_any_len=True), _constant_arguments)]),
     "a host call's arguments that the scheduler folded into constants are filled into buffers")
   _patch(_realize, "lower_and_compile", _cached_lower_and_compile, "the swap of compiled programs into their CALLs memoised "
-         "(a quarter of an eager realize of a small graph)")
+         "(a quarter of an eager realize of a small graph); new CPU kernels compiled by one clang process (_tg/compile.py)")
   _patch(_realize, "pm_exec", _realize.pm_exec + _realize.PatternMatcher([
     (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION, name="ast"),), name="call", allow_any_len=True), _exec_host)]),
     "host calls (loops, LAPACK) run their executor")
