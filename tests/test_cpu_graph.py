@@ -104,6 +104,22 @@ def test_nested_loops_and_solves_in_compiled_code_match_jax(n0, monkeypatch):
   assert_close(f(Tensor(A), Tensor(Y0), n0), want)
   assert steps == [] and len(loops) - len(runs) == 3
 
+def test_switch_in_a_loop_in_compiled_code(monkeypatch):
+  """lax.cond and lax.switch in a loop's body are rows of its table: the branch the index names runs, clamped."""
+  def f(np_, lax):
+    def g(a, y0):
+      def step(i, y):
+        y = lax.cond(y.sum() > 0, lambda v: np_.tanh(v @ a), lambda v: v * 0.5 - 1.0, y)
+        return lax.switch(i - 1, [lambda v: v + 1.0, lambda v: v * 2.0, lambda v: -v], y)   # -1 and 5 clamp
+      return lax.fori_loop(0, 7, step, y0)
+    return g
+  want = ref(lambda: jax.jit(f(jnp, jax.lax))(A, Y0))
+  got = tinyjax.jit(f(tnp, tl))
+  assert_close(got(Tensor(A), Tensor(Y0)), want)
+  monkeypatch.setattr(Step, "run", lambda self, *a: pytest.fail("a step ran from Python"))
+  assert_close(got(Tensor(A), Tensor(Y0)), want)
+  assert_close(got(Tensor(A), Tensor(-Y0)), ref(lambda: jax.jit(f(jnp, jax.lax))(A, -Y0)))
+
 def test_solve_in_a_loop_is_lapack_bit_for_bit():
   """The LAPACK row (getrf, trsm with L, trsm with U through scipy's function pointers) gives JAX's solve exactly."""
   rng = np.random.default_rng(2)

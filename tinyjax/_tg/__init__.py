@@ -17,7 +17,7 @@ from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, 
 from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, replay_buffers, \
   jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \
   add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, in_read, \
-  canonical_key, Step, run_steps, makes_rows, making_rows, lu_solve_row, Replay, \
+  canonical_key, Step, run_steps, makes_rows, making_rows, lu_solve_row, switch_row, Replay, \
   scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar, realize_lazy, \
   live_tensors, is_lazy, GraphMemo
 from tinyjax._tg.patches import add_tensor_methods, install
@@ -33,7 +33,7 @@ __all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradie
            "jit_capturing", "kernel_search", "capturing_tinyjit", "captured_replay", "replay_buffers", "jit_kernel_names", "jit_captured",
            "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read",
            "add_concrete_stand_in", "concrete_stand_in", "host_call", "holds_host_call", "in_read",
-           "canonical_key", "Step", "run_steps", "makes_rows", "making_rows", "lu_solve_row", "Replay",
+           "canonical_key", "Step", "run_steps", "makes_rows", "making_rows", "lu_solve_row", "switch_row", "Replay",
            "scratch_like", "constant_array", "filled_buffer", "copy_buffer", "read_scalar",
            "realize_lazy", "live_tensors", "is_lazy", "GraphMemo",
            "add_tensor_methods", "install"]

@@ -7,7 +7,8 @@ per process runs the table. A replay writes only the addresses of its new buffer
 that take them. The same function runs a loop (`Loop`: a struct naming a body table, a step count, the patches written
 before each step: the index and the carry buffers, swapped by pointer, and a while_loop's condition, read after each
 condition's launches), so a lax loop does not return to Python between steps. A row may itself run a loop (the
-executor's own address, the loop's struct: a nested loop), or a LAPACK solve (getrf and two trsm, through scipy's
+executor's own address, the loop's struct: a nested loop), a lax.switch (the rows of the branch an index names), or a
+LAPACK solve (getrf and two trsm, through scipy's
 LAPACK and BLAS function pointers, the routines its Python wrappers call). The kernels stay tinygrad's, compiled by
 tinygrad; only the launching moves into C.
 
@@ -16,7 +17,7 @@ launches run as before.
 """
 from __future__ import annotations
 import ctypes, functools, shutil
-from typing import Any, Union, cast
+from typing import Any, Union
 import numpy as np
 from scipy.linalg import cython_blas, cython_lapack
 from tinygrad import Device
@@ -26,11 +27,12 @@ from tinygrad.runtime.ops_cpu import CPUProgram
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
 
 # tinyjax_exec(l, what) runs the loop struct l (see `Loop`) and returns the number of steps run; tinyjax_exec(0, what)
-# returns the address of a function a row can call: the loop runner (what 0; its struct the first argument) or lu_solve
-# (what 1). A patch (5 words: target address, kind, x, y, z) is written before each step j: kind 0 writes x + y*j (an index, y may be -1 in two's
-# complement), kind 1 writes z at j == 0 and then x for even j, y for odd j (a carry buffer swapped by pointer). A copy
-# (5 words: destination, sources after 0 / an even / an odd number of steps, bytes) runs after the loop (a while_loop's
-# carry into its outputs). lu_solve is linalg's _lu_solve: getrf on a column-major copy of a, b's rows permuted by the
+# returns the address of a function a row can call: the loop runner (what 0; its struct the first argument), lu_solve
+# (what 1) or the switch runner (what 2: the rows of one of several tables, by an index read from a buffer). A patch
+# (5 words: target address, kind, x, y, z) is written before each step j: kind 0 writes x + y*j (an index, y may be -1
+# in two's complement), kind 1 writes z at j == 0 and then x for even j, y for odd j (a carry buffer swapped by
+# pointer). A copy (5 words: destination, sources after 0 / an even / an odd number of steps, bytes) runs after the
+# loop (a while_loop's carry into its outputs). lu_solve is linalg's _lu_solve: getrf on a column-major copy of a, b's rows permuted by the
 # interchanges, trsm with L (unit diagonal) and with U, per matrix of a batch (b's matrices bs elements apart).
 _SRC = r"""
 typedef unsigned long long u64;
@@ -41,6 +43,7 @@ typedef void (*k63)(u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,
 typedef struct { u64 *c, n, w, steps, *p, np, *cond, nc; unsigned char *pred; u64 *cp, ncp, kb, kc, *count; } loop;
 static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv, u64 bs);
 static u64 exec_loop(loop *l);
+static void exec_switch(u64 *s);
 static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
   for (u64 i = 0; i < n; i++, c += w) {
     if (w <= 16) ((k15)c[0])(c[1],c[2],c[3],c[4],c[5],c[6],c[7],c[8],c[9],c[10],c[11],c[12],c[13],c[14],c[15]);
@@ -51,7 +54,7 @@ static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
   }
 }
 u64 tinyjax_exec(loop *l, u64 what) {   // first in the image: its entry point (statics' addresses need no GOT)
-  if (!l) return what == 0 ? (u64)&exec_loop : (u64)&lu_solve;
+  if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : (u64)&exec_switch;
   return exec_loop(l);
 }
 static u64 exec_loop(loop *l) {
@@ -71,6 +74,12 @@ static u64 exec_loop(loop *l) {
     if (s && s != d) for (u64 i = 0; i < q[4]; i++) d[i] = s[i];
   }
   return j;
+}
+static void exec_switch(u64 *s) {   // index (a signed integer's address), branches k, width, the count's address, the index's
+  long long i = s[4] == 8 ? *(long long *)s[0] : s[4] == 4 ? *(int *)s[0] : s[4] == 2 ? *(short *)s[0] : *(signed char *)s[0];
+  u64 b = i < 0 ? 0 : ((u64)i >= s[1] ? s[1] - 1 : (u64)i), *t = s + 5 + 3 * b;   // bytes, then per branch its table, rows
+  rows((u64 *)t[0], t[1], s[2]);                                                 // and kernels; the index clamped, as JAX
+  *(u64 *)s[3] += t[2];
 }
 typedef void (*getrf_t)(int *, int *, void *, int *, int *, int *);
 typedef void (*trsm_t)(char *, char *, char *, char *, int *, int *, void *, void *, int *, void *, int *);
@@ -115,7 +124,7 @@ def _executor(device: str) -> Any:
   lib = ClangCompiler(dev.renderer.target.arch.split(","), cachekey="tinyjax_cpu_graph").compile_cached(_SRC)
   prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))   # type: ignore[arg-type]
   fn = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)(prg.addr)
-  return prg, fn, fn(0, 0), fn(0, 1)
+  return prg, fn, fn(0, 0), fn(0, 1), fn(0, 2)
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
@@ -133,6 +142,7 @@ class Nested:
   a slot's address."""
   row: list[Value]
   slot_words: list[Word]
+  keep: Any = None   # what the words' addresses belong to (steps, scratch buffers): held as long as the row
   def _words(self, values: list[Value]) -> np.ndarray:
     """values as an array; each slot among them recorded as a word of it."""
     a = np.zeros(len(values), np.uint64)
@@ -181,13 +191,12 @@ class Loop(Nested):
   """A loop as the executor's struct: `body`'s rows run `steps` times (a while_loop: until `cond`'s rows, run before
   each step, leave 0 at `pred`), `patches` ((array, index) of a word of the body's or cond's table or of a nested row's,
   kind, x, y, z: see _SRC) written before each step, `copies` (destination, sources after 0 / an even / an odd number
-  of steps, bytes) after the loop. Its row runs it as a nested loop. Both tables have the same width. `keep`: what the
-  words' addresses belong to (held as long as the loop)."""
+  of steps, bytes) after the loop. Its row runs it as a nested loop. Both tables have the same width."""
   def __init__(self, device: str, body: Commands, steps: int, patches: list[tuple[tuple[np.ndarray, int], int, Value, Value, Value]],
                cond: Commands | None = None, pred: Value = 0, copies: list[tuple[Value, Value, Value, Value, int]] | None = None,
                words: list[Word] | None = None):
     """`words`: words of the tables that take a slot's address (of what runs this loop) but are the same every step."""
-    self.body, self.cond, self.slot_words, self.keep = body, cond, list(words or []), cast(Any, None)
+    self.body, self.cond, self.slot_words = body, cond, list(words or [])
     copies = copies or []
     self.p = self._words([v for (a, i), k, x, y, z in patches for v in (a.ctypes.data + 8 * i, k, x, y, z)])
     self.cp = self._words([v for c in copies for v in c])
@@ -207,6 +216,15 @@ class LuSolve(Nested):
     self.eye = np.eye(n, dtype=np.float64 if double else np.float32)
     self.row = [_executor(device.split(":")[0])[3], _capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), int(double), n, k, batch,
                 out, a, self.eye.ctypes.data if b is None else b, self.work.ctypes.data, self.ipiv.ctypes.data, 0 if b is None else n * k]
+
+class Switch(Nested):
+  """A row running one of `branches` (tables of one width), the one `index` (a signed integer of `size` bytes) names,
+  clamped."""
+  def __init__(self, device: str, index: Value, size: int, branches: list[Commands]):
+    self.branches, self.slot_words = branches, []
+    self.struct = self._words([index, len(branches), branches[0].width, _COUNT.ctypes.data, size] +
+                              [v for b in branches for v in (b.table.ctypes.data, b.n, b.kernels)])
+    self.row = [_executor(device.split(":")[0])[4], self.struct.ctypes.data]
 
 @functools.cache
 def _capi(lib: str, name: str) -> int:

@@ -7,7 +7,7 @@ and selects, as JAX does.
 from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, dtypes, read_scalar, static_shape, dtype_name
+from tinyjax._tg import Tensor, UOp, dtypes, read_scalar, static_shape, dtype_name, makes_rows, making_rows, switch_row
 from tinyjax.core import as_tensor
 from tinyjax.call_rule import BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
@@ -31,9 +31,10 @@ class Switch(HostCallRule):
     steps = [compiled(b, [(s, d, None) for s, d in ins[1:]], [(s, d, None) for s, d in outs]) for b in self.branches]
     n = len(outs)
     def run(bufs: list[UOp]) -> None:
+      if making_rows(): return switch_row(bufs[n], [(s(bufs[0].device), bufs[n + 1:] + bufs[:n]) for s in steps])   # in a loop's step
       i = min(max(int(read_scalar(bufs[n])), 0), len(steps) - 1)   # clamped, as JAX
       steps[i](bufs[0].device).run(bufs[n + 1:] + bufs[:n])
-    return run
+    return makes_rows(run) if dtypes.is_int(ins[0][1]) and not dtypes.is_unsigned(ins[0][1]) and not self.effectful else run
 
   def jvp(self, xs, ts):
     ops, tops = xs[1:], ts[1:]
