@@ -3,11 +3,12 @@
 A loop is one node in the traced graph: a call (a tinygrad FUNCTION) whose rule is a `Scan` or `While` holding the
 user's functions traced once, as `Body`s. Its lowering is one host call (`lax.host_call`): when tinygrad runs it
 (eagerly or replaying a TinyJit), an executor runs each body's kernels, compiled once (`_tg.Step`), with the carry
-kept in device buffers: on the CPU all steps in one call into compiled code (`_tg.run_steps`), elsewhere from a
-Python loop. Tracing and compiling cost one step whatever the trip count, and a
-while_loop stops on a value read back each iteration. Each transform has a rule that builds another such node from
-transformed bodies (vmap: vmapped bodies, the batch put next to the scanned axis; jvp: a scan of the primal and
-tangent; reverse mode: a scan saving the carries and a reverse scan of the body's vjp), so transforms nest freely.
+kept in device buffers: on the CPU all steps in one call into compiled code (`_tg.run_steps`; a loop, cond or solve in
+the body is a row of the body's table: `_tg.makes_rows`), elsewhere from a Python loop. Tracing and compiling cost one
+step whatever the trip count, and a while_loop stops on a value read back each iteration. Each transform has a rule
+that builds another such node from transformed bodies (vmap: vmapped bodies, the batch put next to the scanned axis;
+jvp: a scan of the primal and tangent; reverse mode: a scan saving the carries and a reverse scan of the body's vjp),
+so transforms nest freely.
 See docs/control_flow.md.
 """
 from __future__ import annotations
