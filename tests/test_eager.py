@@ -236,3 +236,27 @@ def test_reading_device_less_constants_folds_them_as_tinygrad_does(dtype):
   assert divisions < 10
   assert float(tnp.sin(tnp.float32(3.0)) * 2.0) == float(np.float32(np.sin(np.float32(3.0))) * np.float32(2.0))
   assert tnp.asarray(3.0).item() == 3.0 and tnp.asarray(True).tolist() is True
+
+
+def test_reading_device_less_arrays_folds_them_without_a_kernel():
+  """jnp's creation functions on Python numbers build device-less graphs (arange: tinygrad's pooled cumsum of ones):
+  read from their folded value, element by element as tinygrad folds them, with no kernel; bigger ones run a kernel."""
+  from tinygrad.helpers import GlobalCounters
+  cases = [lambda np_: np_.arange(7), lambda np_: np_.arange(2, 20, 3, dtype=np_.int32), lambda np_: np_.linspace(0.0, 1.0, 5),
+           lambda np_: np_.flip(np_.arange(6).reshape(2, 3), 1).T, lambda np_: np_.pad(np_.arange(4), (2, 1)),
+           lambda np_: np_.arange(12).reshape(3, 4).sum(0), lambda np_: np_.arange(12).reshape(3, 4).max(1),
+           lambda np_: (np_.arange(5) * 2.5 - 1) / 3, lambda np_: np_.arange(10)[2:8:2], lambda np_: np_.eye(3, dtype=np_.int32),
+           lambda np_: np_.arange(5) < 3, lambda np_: np_.arange(6).reshape(2, 3).prod(1)]
+  for make in cases:
+    t = make(tnp)
+    assert t.device is None
+    before = GlobalCounters.kernel_count
+    got = t.numpy()
+    assert GlobalCounters.kernel_count == before
+    tg = Tensor(t.uop).to("CPU").numpy()
+    assert got.dtype == tg.dtype and got.shape == tg.shape and got.tobytes() == tg.tobytes()
+    np.testing.assert_allclose(got, np.asarray(make(jnp)), rtol=1e-6)
+  big = tnp.arange(10000)   # past the folding limit: a kernel
+  before = GlobalCounters.kernel_count
+  np.testing.assert_array_equal(big.numpy(), np.arange(10000))
+  assert GlobalCounters.kernel_count > before

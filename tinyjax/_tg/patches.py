@@ -17,9 +17,10 @@ from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy, np_dtype
+from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
-  folded_array, filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
+  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
 _installed = False

@@ -1,7 +1,7 @@
 """Running what tinygrad scheduled, tinyjax's way: TinyJit support, the read checks' registry, the state a jit's
 abstract trace puts back, host calls (loops, LAPACK) and their compiled steps, replaying a compiled linear."""
 from __future__ import annotations
-import contextlib, functools, hashlib, itertools, math, re, threading, weakref
+import contextlib, functools, hashlib, itertools, re, threading, weakref
 from typing import Any, Callable, Sequence, cast
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
@@ -13,11 +13,11 @@ import tinygrad.helpers as _helpers
 import tinygrad.engine.realize as _realize
 from tinygrad.tensor import all_tensors as _all_tensors
 from tinygrad.engine.jit import jit_lower as _jit_lower
-from tinygrad.uop.ops import UOp, Ops, GroupOp, buffers, CallInfo as _CallInfo
-import tinygrad.uop.ops as _ops
+from tinygrad.uop.ops import UOp, Ops, buffers, CallInfo as _CallInfo
 from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
-from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, static_shape, write_array
+from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, write_array
 from tinyjax._tg import cpu_graph
+from tinyjax._tg.fold import folded_scalar
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
 
@@ -486,54 +486,6 @@ def constant_array(t: Tensor) -> np.ndarray | None:
   try: return t.numpy()
   finally: _jit_capturing.extend(saved)
 
-# movement ops that keep a constant's value (its shape is the Tensor's); PAD would not
-_UNIFORM_MOVES = frozenset({Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP})
-_SHAPE = object()
-
-def folded_constant(u: UOp) -> Any:
-  """The value of a device-less graph of constants (`f(3.0)`: Python scalars through jnp functions), folded as
-  tinygrad's scheduler folds it (symbolic.fold_const_alu: exec_alu, then the dtype's truncation, node by node), or
-  None. tinygrad would schedule, compile and run a kernel to store that same folded value (~5 ms a read)."""
-  vals: dict[UOp, Any] = {}
-  for x in u.toposort(enter_calls=False):
-    if x.op is Ops.CONST:
-      if x.src: return None   # a constant on a device
-      vals[x] = x.arg
-    elif x.op in _UNIFORM_MOVES: vals[x] = vals[x.src[0]]
-    elif x.op is Ops.STACK: vals[x] = _SHAPE   # a movement op's shape
-    elif x.op is Ops.CAST:
-      if (v := vals[x.src[0]]) is _SHAPE: return None
-      if dtypes.is_int(x.dtype) and isinstance(v, float) and not math.isfinite(v): return None
-      vals[x] = x.dtype.const(v)
-    elif x.op in GroupOp.ALU and x.op is not Ops.THREEFRY and x.op in _ops.python_alu:
-      if any(vals[s] is _SHAPE for s in x.src): return None
-      try:
-        if (q := _quotient(x)) is not None: vals[x] = x.dtype.const(_ieee_div(vals[q[0]], vals[q[1]]))
-        else: vals[x] = x.dtype.const(_ops.exec_alu(x.op, x.dtype, [vals[s] for s in x.src], False))
-      except (ArithmeticError, ValueError, TypeError): return None
-    else: return None
-    # tinygrad keeps an integer's value unwrapped and C wraps it: left to tinygrad
-    if dtypes.is_int(x.dtype) and (v := vals[x]) is not _SHAPE and not x.dtype.min <= v <= x.dtype.max: return None
-  return vals[u]
-
-def _quotient(x: UOp) -> tuple[UOp, UOp] | None:
-  """(a, b) if x is a float a * (1/b): a kernel computes it as a / b (codegen's FDIV rewrite), one rounding; folding
-  its two nodes apart rounds twice (1.6652045 * (1/1.6652045) is 0.99999994 in float32, so x // x was 0)."""
-  if x.op is not Ops.MUL or not dtypes.is_float(x.dtype): return None
-  a, r = x.src if x.src[1].op is Ops.RECIPROCAL else x.src[::-1]
-  return (a, r.src[0]) if r.op is Ops.RECIPROCAL else None
-
-def _ieee_div(a: float, b: float) -> float:
-  # in float64, then rounded once to float32: as exact as float32 division (53 >= 2 * 24 + 2 bits)
-  try: return a / b
-  except ZeroDivisionError: return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-def folded_array(t: Tensor) -> np.ndarray | None:
-  """t's value as a numpy array if it is a device-less graph of constants of a numpy dtype (`folded_constant`)."""
-  if t.uop.op is Ops.CONST and t.uop.src or (npdt := np_dtype(t.dtype)) is None: return None
-  if (v := folded_constant(t.uop)) is None: return None
-  return np.full(static_shape(t), v, npdt)
-
 def filled_buffer(a: np.ndarray, device) -> UOp:
   """A new buffer holding numpy data (written from the host, no kernel)."""
   t = host_buffer(a, device)
@@ -691,10 +643,11 @@ def _host_copy(u: UOp) -> bool:
     and isinstance(u.device, str) and (hb := buffers.get(b)) is not None and hb.is_allocated() and hb.size > 0 and np_dtype(b.dtype) is not None
 
 def _constant_fill(u: UOp) -> bool:
-  """u fills a new buffer with a constant: AFTER(buf, STORE(buf, constant)) over a whole BUFFER with no data yet
-  (tinygrad's Tensor.full and zeros_like, and the constant cotangents its gradient clones into buffers)."""
+  """u fills a new buffer with a constant: AFTER(buf, STORE(buf, a broadcast CONST)) over a whole BUFFER with no data
+  yet (tinygrad's Tensor.full and zeros_like, and the constant cotangents its gradient clones into buffers)."""
   return u.op is Ops.AFTER and len(u.src) == 2 and (s := u.src[1]).op is Ops.STORE and s.src[0] is u.src[0] and \
-    s.src[1].device is None and ((b := u.src[0]).op is Ops.BUFFER or (b.op is Ops.RESHAPE and (b := b.src[0]).op is Ops.BUFFER)) and \
+    (c := s.src[1].base).op is Ops.CONST and not c.src and all(x.op in (Ops.RESHAPE, Ops.EXPAND, Ops.CONST, Ops.STACK) for x in s.src[1].toposort()) \
+    and ((b := u.src[0]).op is Ops.BUFFER or (b.op is Ops.RESHAPE and (b := b.src[0]).op is Ops.BUFFER)) and \
     isinstance(b.device, str) and ((hb := buffers.get(b)) is None or not hb.is_allocated()) and np_dtype(b.dtype) is not None \
     and isinstance(n := b.numel(), int) and n > 0
 
@@ -706,16 +659,16 @@ def _host_data_filled(sink: UOp) -> UOp:
   subs: dict[UOp, UOp] = {}
   for u in sink.toposort(enter_calls=False):
     if _host_copy(u): subs[u] = filled_buffer(_copyout(_one(u.src[0])), u.device).reshape(u.shape)
-    elif _constant_fill(u) and (v := folded_constant(u.src[1].src[1])) is not None:
+    elif _constant_fill(u):
       buf = u.src[0].base
-      write_array(buf, np.full(buf.numel(), v, np_dtype(buf.dtype)))
+      write_array(buf, np.full(buf.numel(), u.src[1].src[1].base.arg, np_dtype(buf.dtype)))
       subs[u] = u.src[0]
   return sink.substitute(subs) if subs else sink
 
 def _folded_in_place(t: Tensor) -> bool:
   """A device-less scalar graph of constants becomes its folded constant (what tinygrad's realize leaves a graph
   that tinygrad's scheduler would fold), so that eager scalar chains do not grow."""
-  if t.device is not None or t.uop.op is Ops.CONST or t.shape != () or (v := folded_constant(t.uop)) is None: return False
+  if t.device is not None or t.uop.op is Ops.CONST or t.shape != () or (v := folded_scalar(t.uop)) is None: return False
   t.uop = UOp.const(v, t.dtype)
   return True
 
