@@ -161,3 +161,17 @@ def test_nested_grad_with_and_without_the_executor(monkeypatch):
     assert_close(f(Tensor(A), Tensor(Y0)), want)
   monkeypatch.setattr("tinyjax._tg.cpu_graph.executor", lambda device: None)
   assert_close(tinyjax.jit(g(tnp, tl))(Tensor(A), Tensor(Y0)), want)
+
+def test_python_device_runs_nested_loops_and_cond():
+  """tinygrad's PYTHON emulator: nested loops and a cond in a loop run their steps from Python, the same values."""
+  def f(np_, lax):
+    def g(y):
+      def outer(i, y):
+        y = lax.fori_loop(0, 2, lambda j, z: z * 0.5 + j, y)
+        return lax.cond(y.sum() > 1.0, lambda v: v - 1.0, lambda v: v * 3.0, y)
+      return lax.fori_loop(0, 3, outer, y)
+    return g
+  y = np.array([0.25, -0.5], np.float32)
+  got = tinyjax.jit(f(tnp, tl))(Tensor(y, device="PYTHON"))
+  assert got.device == "PYTHON"
+  np.testing.assert_allclose(got.numpy(), np.asarray(jax.jit(f(jnp, jax.lax))(y)), rtol=1e-6)
