@@ -56,7 +56,8 @@ def test_other_devices_keep_tinygrads_path():
 
 _PROGRAM = textwrap.dedent(f"""
   import os, hashlib, numpy as np, tinyjax, tinyjax.numpy as tnp
-    from tinygrad import Tensor
+  import tinyjax._tg.patches as tgp
+  from tinygrad import Tensor
   from tinygrad.runtime.support.compiler_cpu import ClangCompiler
   if os.environ["UNIT"] == "0": tgp.compile_kernels = lambda todo: False
   runs, real = [], ClangCompiler.compile
