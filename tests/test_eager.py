@@ -260,3 +260,13 @@ def test_reading_device_less_arrays_folds_them_without_a_kernel():
   before = GlobalCounters.kernel_count
   np.testing.assert_array_equal(big.numpy(), np.arange(10000))
   assert GlobalCounters.kernel_count > before
+
+
+def test_reading_a_weakly_typed_result_of_a_buffer():
+  # an int array times a Python float is weakly typed in JAX (float32 with x64 off); reading it raised "cannot create
+  # storage for weak dtype" (the cached-program path made a buffer of the weak dtype)
+  with x64_off():
+    for make in (lambda np_: np_.asarray(np.arange(5)) * 2.5, lambda np_: np_.asarray(np.arange(6).reshape(2, 3)) / 4.0 + 1):
+      got, want = make(tnp), make(jnp)
+      np.testing.assert_array_equal(got.numpy(), np.asarray(want))
+      assert got.numpy().dtype == np.asarray(want).dtype and float(got.sum()) == float(want.sum())

@@ -703,11 +703,10 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   key, ins, consts = found
   # graphs of constants only on a device are computed there by a program of no inputs; with no device (f(3.0)),
   # tinygrad folds them to a constant that goes on any device (a buffer on the default device would not mix with
-  # sharded values), and a weak dtype has no storage
+  # sharded values); a weak dtype has no storage (`asarray(ints) * 2.5`: tinygrad stores it in its default dtype)
   devices = {b.device for b in ins} if ins else {t.device for t in tensors}
-  if not ins:
-    key = (key, *devices)
-    if None in devices or any(t.dtype in dtypes.weaks for t in tensors): devices = set()
+  if not ins: key = (key, *devices)
+  if None in devices or any(t.dtype in dtypes.weaks for t in tensors): devices = set()
   if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
     by_device: dict[Any, list[Tensor]] = {}
     for t in tensors: by_device.setdefault(t.device, []).append(t)
