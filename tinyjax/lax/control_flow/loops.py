@@ -51,10 +51,13 @@ class Scan(HostCallRule):
     at = [None] * nc + list(self.x_axes) + [None] * (len(ins) - nc - nx)
     step = compiled(self.body, [(s, d, a) for (s, d), a in zip(ins, at, strict=True)],
                      [(s, d, a) for (s, d), a in zip(outs, [None] * nc + list(self.y_axes), strict=True)], L)
+    scratch: dict[Any, list[UOp]] = {}
     def run(bufs: list[UOp]) -> None:
       carry_out, ys, ins = bufs[:nc], bufs[nc:n_out], bufs[n_out:]
       init, rest = ins[:nc], ins[nc:]
-      other = [scratch_like(b) for b in carry_out]
+      # (the carry's second set of buffers: allocated once per device, ~50 us a call otherwise; a loop never runs
+      # inside itself, so two runs never share it at once)
+      other = scratch[device] if (device := bufs[0].device) in scratch else scratch.setdefault(device, [scratch_like(b) for b in carry_out])
       # in compiled code where it can (CPU): step j reads the carry step j - 1 wrote, the last step writes the output's
       even, odd = (carry_out, other) if (L - 1) % 2 == 0 else (other, carry_out)   # where steps 0, 2, ... / 1, 3, ... write
       if run_steps(step(bufs[0].device), (init + rest + even + ys, odd + rest + even + ys, even + rest + odd + ys), L,
@@ -166,10 +169,12 @@ class While(HostCallRule):
     nc = self.n_carry
     cond = compiled(self.cond, [(s, d, None) for s, d in ins], [((1,), dtypes.bool, None)])
     body = compiled(self.body, [(s, d, None) for s, d in ins], [(s, d, None) for s, d in outs])
+    scratch: dict[Any, list[UOp]] = {}
     def run(bufs: list[UOp]) -> None:
       out, init, ks = bufs[:nc], bufs[nc:2 * nc], bufs[2 * nc:]
       device = bufs[0].device
-      pred, other = scratch_like(UOp.new_buffer(device, 1, dtypes.bool)), [scratch_like(b) for b in out]
+      if device not in scratch: scratch[device] = [scratch_like(UOp.new_buffer(device, 1, dtypes.bool))] + [scratch_like(b) for b in out]
+      pred, *other = scratch[device]   # (allocated once per device, as a scan's)
       # in compiled code where it can (CPU): steps 0, 2, ... write `out`, steps 1, 3, ... `other`
       # (after the loop the carry is copied into `out` from where it is: init after no step, other after an even number)
       if run_steps(body(device), (init + ks + out, other + ks + out, out + ks + other), 1 << 62,
