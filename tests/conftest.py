@@ -128,6 +128,7 @@ FAST = {
   "test_public_names.py": "JAX's public names: each in tinyjax or listed in docs/porting.md (no kernels but a few)",
   "test_vmap_kernels.py": "kernel counts: vmap launches as many kernels as the batch axis written by hand",
   "test_jit.py": "jit's trace and cache counts, replays, kernels, static arguments (but see FAST_EXCEPT)",
+  "test_compile.py::test_one_clang_process_per_realize": "clang processes per first call",
   "test_jit_inputs.py": "one trace per signature for every kind of input (but see SLOW: the sharded ones)",
   # kernel counts of the jnp functions and of the collectives, as hand-written tinygrad
   "test_numpy_math.py::test_kernels_as_hand_written": "kernel counts",

@@ -167,17 +167,10 @@ def host_call(run: Callable[[list[UOp]], None], outs: list[tuple[tuple[int, ...]
   if not isinstance(device, str): raise NotImplementedError(f"tinyjax.lax control flow on multi-device (sharded) arrays, on {device}")
   fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
   _host_executors[fn] = run
-  if _makes_rows(run): _row_calls.add(fn)
+  if getattr(run, "makes_rows", False): _row_calls.add(fn)
   bufs = [UOp.new_buffer(device, max(1, _prod(s)), d) for s, d in outs]
   call = fn.call(*bufs, *[_stored(i) for i in ins])
   return [b.after(call).reshape(s) for b, (s, _) in zip(bufs, outs, strict=True)]
-
-def _makes_rows(run: Callable) -> bool:
-  # the rule's executor is wrapped by lax.host_call's closure: found among its cells
-  def cell(c) -> Any:
-    try: return c.cell_contents
-    except ValueError: return None   # (an empty cell)
-  return any(getattr(f, "makes_rows", False) for f in [run, *(cell(c) for c in getattr(run, "__closure__", None) or ())])
 
 def _stored(u: UOp) -> UOp:
   """u as a buffer for the host call. The scheduler folds a contiguous one-element constant back into the constant

@@ -212,6 +212,7 @@ class HostCallRule(CallRule):
       _EAGER_RUN.append(False)   # the host calls it runs (a loop body's callbacks) run at every step
       try: run(outs + [filled[i] if i in fixed else next(ins) for i in range(len(xs))])
       finally: _EAGER_RUN.pop()
+    with_constants.makes_rows = getattr(run, "makes_rows", False)   # type: ignore[attr-defined]
     outs = host_call(with_constants, out_types, [p for i, p in enumerate(params) if i not in fixed], device)
     return self.node(outs, [x.uop for x in xs])
 
