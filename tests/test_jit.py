@@ -550,3 +550,25 @@ def test_functions_with_host_calls_defined_again_share_a_capture_only_if_they_co
     np.testing.assert_allclose(f(Tensor(x)).numpy(), want, rtol=1e-6)
     scheduled.append(len(schedules))
   assert scheduled[1] == 0 and all(n > 0 for i, n in enumerate(scheduled) if i != 1), scheduled
+
+
+def test_the_shared_captures_keep_a_bounded_number_of_bytes_alive(monkeypatch):
+  # a kept capture holds its intermediate and closed-over buffers: the cache keeps at most _CAPTURED_BYTES of them, so
+  # with no room a function defined again is captured again (and gives the same numbers)
+  import tinyjax.transforms.jit as jit_module
+  from tinygrad.engine.jit import TinyJit
+  captures = []
+  cls = type(TinyJit(lambda: None))
+  monkeypatch.setattr(cls, "__call__", lambda self, *a, _f=cls.__call__, **k: (self.captured is None and captures.append(1)) or _f(self, *a, **k))
+  monkeypatch.setattr(jit_module, "_CAPTURED", {})
+  x = np.linspace(0, 1, 6).astype(np.float32)
+  c = fresh(np.full(6, 3.25, np.float32))   # closed-over data the capture holds
+  for budget, want in ((0, [1, 1]), (1 << 20, [1, 0])):
+    monkeypatch.setattr(jit_module, "_CAPTURED_BYTES", budget)
+    got = []
+    for _ in range(2):
+      captures.clear()
+      np.testing.assert_allclose(tinyjax.jit(lambda v: tinyjax.numpy.cos(v) * c - v)(Tensor(x)).numpy(), np.cos(x) * 3.25 - x, rtol=1e-6)
+      got.append(len(captures))
+    assert got == want
+  assert sum(n for _, n in jit_module._CAPTURED.values()) <= 1 << 20

@@ -7,7 +7,7 @@ import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
 from tinygrad.dtype import DType
-from tinygrad.device import Buffer
+from tinygrad.device import Buffer, MultiBuffer
 from tinygrad.helpers import GlobalCounters
 import tinygrad.helpers as _helpers
 import tinygrad.engine.realize as _realize
@@ -32,6 +32,11 @@ def capturing_tinyjit(fn: Callable) -> Any:
   tj = TinyJit(fn)
   tj.cnt = 1
   return tj
+
+def captured_nbytes(jit) -> int:
+  """The bytes of the buffers a captured TinyJit holds (its intermediates and the closed-over data it reads)."""
+  return sum(x.nbytes for u in jit.captured.linear.toposort() if u.op is Ops.BUFFER and (b := buffers.get(u)) is not None
+             for x in (b.bufs if isinstance(b, MultiBuffer) else (b,)))
 
 def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
   """A captured TinyJit's kernels as a Replay, with the buffers they write (None: not captured yet)."""

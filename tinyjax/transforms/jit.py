@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, OutputBuffers, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
-  Replay, captured_replay, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy, canonical_key
+  Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy, canonical_key
 from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
 from tinyjax import pytree as tu
@@ -52,9 +52,15 @@ def _empty_type(x: Tensor | np.ndarray, weak: DType | None, device) -> tuple:
   return (static_shape(t), t.dtype if weak is None else weak_storage_dtype(weak), dev, weak)
 
 
-# captured TinyJits of pure traced functions by what they compute (_Entry.key), the oldest dropped first
-_CAPTURED: dict[tuple, Any] = {}
-_CAPTURED_SIZE = 256
+# captured TinyJits by what their functions compute (_Entry.key), the oldest dropped first: they hold their buffers
+# (intermediates, closed-over data), so the cache keeps at most _CAPTURED_BYTES of them alive
+_CAPTURED: dict[tuple, tuple[Any, int]] = {}
+_CAPTURED_BYTES = 256 << 20
+
+def _keep_capture(key: tuple, tinyjit) -> None:
+  if (size := captured_nbytes(tinyjit)) > _CAPTURED_BYTES: return
+  while _CAPTURED and sum(n for _, n in _CAPTURED.values()) + size > _CAPTURED_BYTES: del _CAPTURED[next(iter(_CAPTURED))]
+  _CAPTURED[key] = (tinyjit, size)
 
 class _Entry:
   """The TinyJit for one signature. The function runs once, on placeholders, as JAX traces it once (a print in it
@@ -101,7 +107,7 @@ class _Entry:
       (canonical_key(UOp.sink(*[o.uop for o, f in zip(outs, self.filled, strict=True) if f]), [p.uop for p in phs]),
        tuple(self.out_specs), tuple(weak), beam)
     if self.key is not None and (captured := _CAPTURED.get(self.key)) is not None:
-      self.tinyjit, self.traced, self.rerun = captured, None, None
+      (self.tinyjit, _), self.traced, self.rerun = captured, None, None
 
   def _inputs(self, bufs) -> list[Tensor]:
     """The function's arguments: weakly typed ones (Python scalars, Tensor(1.5)) as a weak-dtype view of their buffer."""
@@ -139,9 +145,7 @@ class _Entry:
           with kernel_search(self.beam): self.tinyjit(*tensors, *[Tensor(i) for i in ins])   # the capture compiles
           if jit_captured(self.tinyjit):
             self.traced = None   # its placeholders and the state it read go
-            if self.key is not None:
-              if len(_CAPTURED) >= _CAPTURED_SIZE: del _CAPTURED[next(iter(_CAPTURED))]
-              _CAPTURED[self.key] = self.tinyjit
+            if self.key is not None: _keep_capture(self.key, self.tinyjit)
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
