@@ -227,6 +227,21 @@ def _identity(kind: str, dt: DType) -> Any:
   if dtypes.is_float(dt): return math.inf if kind == "min" else -math.inf
   return dt.max if kind == "min" else dt.min
 
+def _box_set(x: Tensor, items: list[Any], new: Tensor) -> Tensor | None:
+  """x with the box that ints and unit-step slices select set to `new` (x[items]'s shape), as one where over a padded
+  mask: a few nodes, where tinygrad's functional setitem builds index compares through arange (~7 ms eager). None for
+  other indices (new axes, strides)."""
+  box = []
+  for i, n in zip(items, _S(x), strict=True):
+    if isinstance(i, int): box.append((i, i + 1))
+    elif isinstance(i, slice) and (r := range(*i.indices(n))).step == 1: box.append((r.start, max(r.start, r.stop)))
+    else: return None
+  if len(box) != x.ndim: return None
+  shape, pads = tuple(e - b for b, e in box), tuple((b, n - e) for (b, e), n in zip(box, _S(x), strict=True))
+  if 0 in shape: return x
+  mask = Tensor.full(shape, True, dtype=dtypes.bool, buffer=False).pad(pads)
+  return mask.where(new.reshape(shape).pad(pads), x)
+
 class _IndexUpdateRef:
   """x.at[idx]: JAX's functional indexed updates. Each returns a new Tensor (x is unchanged), computed with masks and
   one-hot compares that tinygrad fuses; updates at out-of-bounds indices are dropped (mode='clip' clamps them)."""
@@ -252,7 +267,8 @@ class _IndexUpdateRef:
       if v is not None and not _broadcastable(_S(v), _S(cur)):
         raise ValueError(f"Incompatible shapes for broadcasting: {_S(v)} and requested shape {_S(cur)}")
       new = fn(cur) if fn is not None else _combine(kind, cur, v)   # type: ignore[arg-type]
-      return set_items(x, tuple(items), new.expand(_S(cur)) if _S(new) != _S(cur) else new)
+      new = new.expand(_S(cur)) if _S(new) != _S(cur) else new
+      return out if (out := _box_set(x, items, new)) is not None else set_items(x, tuple(items), new)
     pos = _positions(shp, _advanced(items, x.device), valid, False)
     n, k = math.prod(shp), math.prod(_S(pos))
     hit = pos.reshape(k, 1) == Tensor.arange(n, dtype=default_int()).reshape(1, n)   # (updates, elements)
