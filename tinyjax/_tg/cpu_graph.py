@@ -83,32 +83,24 @@ static void exec_switch(u64 *s) {   // index (a signed integer's address), branc
 }
 typedef void (*getrf_t)(int *, int *, void *, int *, int *, int *);
 typedef void (*trsm_t)(char *, char *, char *, char *, int *, int *, void *, void *, int *, void *, int *);
+// one solve of the batch in T: column-major copies of a and of b's rows in their permuted order (as scipy's wrappers
+// make them), getrf, then two trsm
+#define LU_SOLVE_ONE(T, ONE) { \
+  T one = ONE, *A = (T *)a + m * n * n, *B = (T *)b + m * bs, *O = (T *)out + m * n * k, *wa = (T *)work, *wb = wa + n * n; \
+  for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) wa[j * n + i] = A[i * n + j]; \
+  ((getrf_t)getrf)(&N, &N, wa, &N, piv, &info); \
+  for (u64 i = 0; i < n; i++) perm[i] = (int)i; \
+  for (u64 i = 0; i < n; i++) { int t = perm[i]; perm[i] = perm[piv[i] - 1]; perm[piv[i] - 1] = t; } \
+  for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) wb[j * n + i] = B[(u64)perm[i] * k + j]; \
+  ((trsm_t)trsm)(&L, &L, &No, &U, &N, &K, &one, wa, &N, wb, &N); \
+  ((trsm_t)trsm)(&L, &U, &No, &No, &N, &K, &one, wa, &N, wb, &N); \
+  for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) O[i * k + j] = wb[j * n + i]; \
+}
 static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv, u64 bs) {
   int N = (int)n, K = (int)k, info = 0, *piv = (int *)ipiv, *perm = piv + n;
   char L = 'L', U = 'U', No = 'N';
-  double one_d = 1.0; float one_f = 1.0f;
   for (u64 m = 0; m < batch; m++) {
-    if (dbl) {   // column-major copies of a and of b's rows in their permuted order, as scipy's wrappers make
-      double *A = (double *)a + m * n * n, *B = (double *)b + m * bs, *O = (double *)out + m * n * k, *wa = (double *)work, *wb = wa + n * n;
-      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) wa[j * n + i] = A[i * n + j];
-      ((getrf_t)getrf)(&N, &N, wa, &N, piv, &info);
-      for (u64 i = 0; i < n; i++) perm[i] = (int)i;
-      for (u64 i = 0; i < n; i++) { int t = perm[i]; perm[i] = perm[piv[i] - 1]; perm[piv[i] - 1] = t; }
-      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) wb[j * n + i] = B[(u64)perm[i] * k + j];
-      ((trsm_t)trsm)(&L, &L, &No, &U, &N, &K, &one_d, wa, &N, wb, &N);
-      ((trsm_t)trsm)(&L, &U, &No, &No, &N, &K, &one_d, wa, &N, wb, &N);
-      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) O[i * k + j] = wb[j * n + i];
-    } else {
-      float *A = (float *)a + m * n * n, *B = (float *)b + m * bs, *O = (float *)out + m * n * k, *wa = (float *)work, *wb = wa + n * n;
-      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) wa[j * n + i] = A[i * n + j];
-      ((getrf_t)getrf)(&N, &N, wa, &N, piv, &info);
-      for (u64 i = 0; i < n; i++) perm[i] = (int)i;
-      for (u64 i = 0; i < n; i++) { int t = perm[i]; perm[i] = perm[piv[i] - 1]; perm[piv[i] - 1] = t; }
-      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) wb[j * n + i] = B[(u64)perm[i] * k + j];
-      ((trsm_t)trsm)(&L, &L, &No, &U, &N, &K, &one_f, wa, &N, wb, &N);
-      ((trsm_t)trsm)(&L, &U, &No, &No, &N, &K, &one_f, wa, &N, wb, &N);
-      for (u64 i = 0; i < n; i++) for (u64 j = 0; j < k; j++) O[i * k + j] = wb[j * n + i];
-    }
+    if (dbl) LU_SOLVE_ONE(double, 1.0) else LU_SOLVE_ONE(float, 1.0f)
   }
 }
 """
