@@ -106,6 +106,7 @@ AT_ROWS = [at_row(m, k) for m, kinds in METHODS.items() for k in kinds] + [
   Row("at-max-ties", lambda x, v: x.at[np.array([1, 1, 2])].max(v), lambda x, v: J(x).at[np.array([1, 1, 2])].max(v),
       (np.array([0., 5., 7.]), np.array([5., 5., 7.]))),
   Row("at-set-scalar", lambda x: x.at[1:3, 2].set(0.5), lambda x: J(x).at[1:3, 2].set(0.5), (A,)),
+  Row("at-set-new-axis", lambda x: x.at[1, 2:, None].set(0.5), lambda x: J(x).at[1, 2:, None].set(0.5), (A,)),
   Row("at-add-clip", lambda x, v: x.at[np.array([1, 9])].add(v, mode="clip"), lambda x, v: J(x).at[np.array([1, 9])].add(v, mode="clip"),
       (A, rnd(2, 5, seed=3))),
   Row("at-add-traced-indices", lambda x, i, v: x.at[i].add(v), lambda x, i, v: J(x).at[i].add(v), (A, np.array([1, 3, 1, 7]), rnd(4, 5, seed=3)),

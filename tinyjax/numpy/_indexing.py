@@ -231,12 +231,12 @@ def _box_set(x: Tensor, items: list[Any], new: Tensor) -> Tensor | None:
   """x with the box that ints and unit-step slices select set to `new` (x[items]'s shape), as one where over a padded
   mask: a few nodes, where tinygrad's functional setitem builds index compares through arange (~7 ms eager). None for
   other indices (new axes, strides)."""
+  if len(items) != x.ndim: return None   # new axes
   box = []
   for i, n in zip(items, _S(x), strict=True):
     if isinstance(i, int): box.append((i, i + 1))
     elif isinstance(i, slice) and (r := range(*i.indices(n))).step == 1: box.append((r.start, max(r.start, r.stop)))
     else: return None
-  if len(box) != x.ndim: return None
   shape, pads = tuple(e - b for b, e in box), tuple((b, n - e) for (b, e), n in zip(box, _S(x), strict=True))
   if 0 in shape: return x
   mask = Tensor.full(shape, True, dtype=dtypes.bool, buffer=False).pad(pads)
