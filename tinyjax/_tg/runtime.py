@@ -18,6 +18,7 @@ from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
 from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, write_array
 from tinyjax._tg import cpu_graph
 from tinyjax._tg.fold import folded_scalar
+from tinyjax._tg.ir import unfilled
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
 
@@ -548,17 +549,9 @@ def _liftable(c: UOp, users: dict[UOp, set]) -> bool:
 
 _eager_programs: dict[tuple, _EagerProgram] = {}
 
-@functools.lru_cache(maxsize=512)
-def _value_key(body: UOp) -> tuple:
-  """What a call's body computes, its nested calls by their bodies and names: a re-defined custom_jvp function
-  (the same code run again) makes new CallInfos (their rules' ids), not a new computation."""
-  index: dict[UOp, int] = {}
-  parts: list[tuple] = []
-  for u in body.toposort(enter_calls=False):
-    arg = (_value_key(u.src[0]), u.arg.name) if u.op is Ops.FUNCTION and isinstance(u.arg, _CallInfo) else u.arg
-    index[u] = len(parts)
-    parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
-  return tuple(parts)
+# what a call's body computes (`canonical_key`: nested calls by their bodies, not their rules' ids; a custom_jvp
+# function defined again makes new CallInfos, not a new computation), once per body
+_body_key = functools.lru_cache(maxsize=512)(canonical_key)
 
 def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool) -> tuple[tuple, list[UOp], list[UOp]] | None:
   """(key, leaves, consts): what the graphs under `sink` compute whatever their buffers (the `leaves`, by position),
@@ -574,7 +567,7 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool) -> t
     if reject(u): return None
     arg: Any = u.arg
     if u.op is Ops.BUFFER: arg = ("leaf", leaves.setdefault(u, len(leaves)), u.shape, u.device)
-    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo): arg = (_value_key(u.src[0]), arg.name) if values_only else (u.src[0], arg)
+    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo): arg = (_body_key(u.src[0]), arg.name) if values_only else (u.src[0], arg)
     elif values_only and u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype):
       arg = ("const", len(consts))
       consts.append(u)
@@ -647,10 +640,10 @@ def _host_copy(u: UOp) -> bool:
     and isinstance(u.device, str) and (hb := buffers.get(b)) is not None and hb.is_allocated() and hb.size > 0 and np_dtype(b.dtype) is not None
 
 def _constant_fill(u: UOp) -> bool:
-  """u fills a new buffer with a constant: AFTER(buf, STORE(buf, a broadcast CONST)) over a whole BUFFER with no data
-  yet (tinygrad's Tensor.full and zeros_like, and the constant cotangents its gradient clones into buffers)."""
-  return u.op is Ops.AFTER and len(u.src) == 2 and (s := u.src[1]).op is Ops.STORE and s.src[0] is u.src[0] and \
-    (c := s.src[1].base).op is Ops.CONST and not c.src and all(x.op in (Ops.RESHAPE, Ops.EXPAND, Ops.CONST, Ops.STACK) for x in s.src[1].toposort()) \
+  """u fills a new buffer with a constant (`ir.unfilled`'s AFTER(buf, STORE(buf, value)), the value a broadcast CONST)
+  over a whole BUFFER with no data yet: tinygrad's Tensor.full and zeros_like, the constant cotangents its gradient
+  clones into buffers."""
+  return (v := unfilled(u)) is not u and all(x.op in (Ops.RESHAPE, Ops.EXPAND, Ops.CONST, Ops.STACK) for x in v.toposort()) \
     and ((b := u.src[0]).op is Ops.BUFFER or (b.op is Ops.RESHAPE and (b := b.src[0]).op is Ops.BUFFER)) and \
     isinstance(b.device, str) and ((hb := buffers.get(b)) is None or not hb.is_allocated()) and np_dtype(b.dtype) is not None \
     and isinstance(n := b.numel(), int) and n > 0
