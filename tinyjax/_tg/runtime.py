@@ -307,10 +307,7 @@ def lu_solve_row(out: UOp, a: UOp, b: UOp | None, double: bool, n: int, k: int, 
 def switch_row(index: UOp, branches: list[tuple[Any, list[UOp]]]) -> None:
   """(making rows) a switch as a row: of the steps `branches` (each with its buffers), the one `index` (a signed integer)
   names runs."""
-  rows = [_step_rows(s) for s, _ in branches]
-  if any(r is None for r in rows): raise NotARow
-  width = max(len(l.row) if isinstance(l, cpu_graph.Nested) else 1 + len(l[1]) for r in rows if r for l in r[0])
-  tables = [cpu_graph.Commands(r[0], r[1], width) for r in rows if r is not None]
+  if (tables := _tables([s for s, _ in branches])) is None: raise NotARow
   words = []
   for t, (_, bufs) in zip(tables, branches, strict=True):
     for a, w, s in t.slot_words:
@@ -352,14 +349,19 @@ def _step_rows(step: Any) -> tuple[list, int] | None:
     else: return None
   return (launches, kernels) if launches else None
 
+def _tables(steps: list[Any]) -> list[cpu_graph.Commands] | None:
+  """The steps' rows as command tables of one width (a loop's body and condition, a switch's branches: the executor
+  walks them alike), or None: a step cannot be made into rows."""
+  rows = [_step_rows(s) for s in steps]
+  if any(r is None for r in rows): return None
+  width = max(len(l.row) if isinstance(l, cpu_graph.Nested) else 1 + len(l[1]) for r in rows if r for l in r[0])
+  return [cpu_graph.Commands(r[0], r[1], width) for r in rows if r is not None]
+
 def _loop(body: Any, bufs: StepBuffers, steps: int, index: tuple[int, int], cond: tuple[Any, StepBuffers, UOp] | None,
           copies: Sequence[tuple[UOp, UOp, UOp, UOp]], value: Callable[[UOp], Any], keep: list[UOp] | None = None) -> cpu_graph.Loop | None:
   """run_steps' loop as a cpu_graph.Loop, each buffer's word `value(buffer)` (an address, or a slot), or None."""
   parts = [(body, bufs)] + ([] if cond is None else [(cond[0], cond[1])])
-  rows = [_step_rows(s) for s, _ in parts]
-  if any(r is None for r in rows): return None
-  width = max(len(l.row) if isinstance(l, cpu_graph.Nested) else 1 + len(l[1]) for r in rows if r for l in r[0])
-  tables = [cpu_graph.Commands(r[0], r[1], width) for r in rows if r is not None]
+  if (tables := _tables([s for s, _ in parts])) is None: return None
   patches: list = []
   words: list = []
   for t, (_, (first, even, odd)) in zip(tables, parts, strict=True):
@@ -549,9 +551,19 @@ def _liftable(c: UOp, users: dict[UOp, set]) -> bool:
 
 _eager_programs: dict[tuple, _EagerProgram] = {}
 
-# what a call's body computes (`canonical_key`: nested calls by their bodies, not their rules' ids; a custom_jvp
-# function defined again makes new CallInfos, not a new computation), once per body
-_body_key = functools.lru_cache(maxsize=512)(canonical_key)
+@functools.lru_cache(maxsize=512)
+def _body_key(body: UOp) -> tuple:
+  """What a call's body computes, its nested calls by their bodies and names: a custom_jvp function defined again (the
+  same code run again) makes new CallInfos (their rules' ids), not a new computation. (Not `canonical_key`: that keys
+  a host call's CUSTOM_FUNCTION as "host" and leaves what it runs to its FUNCTION's content key, which this name-only
+  key of calls would drop: two scans of different bodies would share a program.)"""
+  index: dict[UOp, int] = {}
+  parts: list[tuple] = []
+  for u in body.toposort(enter_calls=False):
+    arg = (_body_key(u.src[0]), u.arg.name) if u.op is Ops.FUNCTION and isinstance(u.arg, _CallInfo) else u.arg
+    index[u] = len(parts)
+    parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
+  return tuple(parts)
 
 def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool) -> tuple[tuple, list[UOp], list[UOp]] | None:
   """(key, leaves, consts): what the graphs under `sink` compute whatever their buffers (the `leaves`, by position),
