@@ -270,3 +270,31 @@ def test_reading_a_weakly_typed_result_of_a_buffer():
       got, want = make(tnp), make(jnp)
       np.testing.assert_array_equal(got.numpy(), np.asarray(want))
       assert got.numpy().dtype == np.asarray(want).dtype and float(got.sum()) == float(want.sum())
+
+
+def test_a_constant_fill_read_again_is_not_scheduled_again(monkeypatch):
+  # jnp.zeros is a fill of a new buffer (tinygrad's AFTER/STORE), written from the host when first read; another
+  # value still reading that fill is computed by a program found by its structure, not by tinygrad's scheduler (the
+  # KS port's complex constants: their zero imaginary parts sent every realize of 16 constants to the scheduler)
+  import tinygrad.tensor as tensor
+  schedules = []
+  monkeypatch.setattr(tensor, "create_linear_with_vars", lambda *a, _f=tensor.create_linear_with_vars, **k: schedules.append(1) or _f(*a, **k))
+  got = []
+  for i in range(3):
+    z = tnp.zeros(7)   # a fill of a new buffer
+    w = Tensor(np.arange(7, dtype=np.float32)).realize()
+    a, b = z + w, z * w - 2.0
+    np.testing.assert_array_equal(a.numpy(), np.arange(7, dtype=np.float32))
+    schedules.clear()
+    np.testing.assert_array_equal(b.numpy(), np.full(7, -2.0, np.float32))
+    got.append(len(schedules))
+  assert got[1:] == [0, 0], got
+
+
+def test_host_data_read_is_its_buffer_without_a_kernel():
+  # Tensor(numpy) is written into its buffer from the host: reading it runs no kernel (it copied the buffer before)
+  from conftest import kernel_count
+  x = np.random.default_rng(1).standard_normal(9).astype(np.float32)
+  t = Tensor(x)
+  assert kernel_count(lambda: t.realize()) == 0
+  np.testing.assert_array_equal(t.numpy(), x)

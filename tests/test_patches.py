@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PROBE = r"""
 import sys, json, inspect
 import tinygrad, tinygrad.nn, tinygrad.nn.optim, tinygrad.nn.state, tinygrad.engine.realize, tinygrad.engine.jit
-import tinygrad.schedule.rangeify, tinygrad.codegen, tinygrad.mixin.gradient
+import tinygrad.schedule.rangeify, tinygrad.codegen, tinygrad.codegen.opt.heuristic, tinygrad.mixin.gradient
 from tinygrad.uop.ops import PatternMatcher
 def is_code(v):   # (a table of functions, such as the ALU's, is code too)
   return callable(v) or isinstance(v, (property, PatternMatcher)) or (isinstance(v, dict) and bool(v) and all(callable(f) for f in v.values()))
@@ -52,3 +52,25 @@ def test_the_patches_applied_are_the_patches_listed():
     listed |= {f"tinygrad.tensor.Tensor.{n.strip()}" for n in group.split(",")}
   assert listed == set(got["applied"]), (f"docs/design.md lists {sorted(listed - set(got['applied']))} that are not applied and "
                                          f"misses {sorted(set(got['applied']) - listed)}")
+
+
+def test_kernels_of_software_transcendentals_get_at_most_4_lanes():
+  # clang has no sin: each lane of an UPCAST/UNROLL copies its polynomial, and tinygrad unrolls a reduce of 16 whole.
+  # The sin kernel's unroll is narrowed to 4 lanes; a kernel of plain arithmetic keeps tinygrad's whole unroll
+  import numpy as np
+  from tinygrad import Tensor
+  from tinygrad.uop.ops import Ops
+  from tinygrad.helpers import Context
+  import tinyjax, tinyjax.numpy as tnp
+  x = np.random.default_rng(2).standard_normal((8, 16)).astype(np.float32)
+  def lanes(fn) -> tuple:
+    f = tinyjax.jit(fn)
+    with Context(NOOPT=0): out = f(Tensor(x)).numpy()   # (the suite runs with tinygrad's optimizations off)
+    opts = [u.src[0].arg.applied_opts for u in next(iter(f._cache.values())).tinyjit.captured.linear.toposort() if u.op is Ops.PROGRAM]
+    return out, opts
+  got, opts = lanes(lambda v: tnp.sin(v).sum(1))
+  np.testing.assert_allclose(got, np.sin(x).sum(1), rtol=1e-5, atol=1e-5)
+  assert [[(o.op.name, o.arg) for o in k] for k in opts] == [[("UNROLL", 4)]], opts
+  got, opts = lanes(lambda v: (v * v).sum(1))
+  np.testing.assert_allclose(got, (x * x).sum(1), rtol=1e-5)
+  assert [[(o.op.name, o.arg) for o in k] for k in opts] == [[("UNROLL", 0)]], opts   # 0: the whole axis

@@ -14,18 +14,20 @@ from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode
 from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, OutputBuffers, sharding, shard_like, \
   placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, read_array, write_array, run_on_host, jit_input, plain_buffer
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
-  custom_rule_of, param_like, set_items, unfilled, const_value, is_data, is_view, has_effects, mop, rop, broadcast_to, move_axis, param, assign_into
+  custom_rule_of, param_like, set_items, unfilled, const_value, is_data, is_view, has_effects, mop, rop, broadcast_to, move_axis, param, \
+  assign_into, stored_once
 from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, captured_nbytes, replay_buffers, \
   jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \
   add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, in_read, \
-  canonical_key, Step, run_steps, makes_rows, making_rows, lu_solve_row, switch_row, Replay, \
+  canonical_key, closed_buffers, rebound_capture, Step, run_steps, makes_rows, making_rows, lu_solve_row, switch_row, Replay, \
   scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar, realize_lazy, \
   live_tensors, is_lazy, GraphMemo
 from tinyjax._tg.patches import add_tensor_methods, install
 
 __all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
            "least_upper_dtype",
-           "static_shape", "placeholder", "allocated_buffer", "OutputBuffers", "assign_into", "sharding", "shard_like", "placeholder_like",
+           "static_shape", "placeholder", "allocated_buffer", "OutputBuffers", "assign_into", "stored_once", "sharding", "shard_like",
+           "placeholder_like",
            "default_device", "np_dtype", "np_dtype_of", "host_buffer", "read_array", "write_array", "run_on_host", "jit_input",
            "plain_buffer",
            "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",
@@ -35,7 +37,8 @@ __all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradie
            "jit_kernel_names", "jit_captured",
            "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read",
            "add_concrete_stand_in", "concrete_stand_in", "host_call", "holds_host_call", "in_read",
-           "canonical_key", "Step", "run_steps", "makes_rows", "making_rows", "lu_solve_row", "switch_row", "Replay",
+           "canonical_key", "closed_buffers", "rebound_capture", "Step", "run_steps", "makes_rows", "making_rows", "lu_solve_row",
+           "switch_row", "Replay",
            "scratch_like", "constant_array", "filled_buffer", "copy_buffer", "read_scalar",
            "realize_lazy", "live_tensors", "is_lazy", "GraphMemo",
            "add_tensor_methods", "install"]

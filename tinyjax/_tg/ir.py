@@ -1,7 +1,8 @@
 """tinygrad's UOp IR as tinyjax reads and builds it: the gather kernel, markers, calls (custom rules, tinygrad
 @functions), PARAMs and raw movement ops."""
 from __future__ import annotations
-import types
+import math, types
+from typing import Callable
 import numpy as np
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
@@ -151,3 +152,23 @@ def assign_into(buf: Tensor, value: Tensor) -> Tensor:
   if (g := gather_args(u)) is not None and u.dtype == buf.dtype and isinstance(buf.device, str) and buf.ndim == 1:
     return buf.custom_kernel(Tensor(g[0]), Tensor(g[1]), fxn=_gather_kernel)[0]
   return buf.assign(value.cast(buf.dtype).reshape(buf.shape))
+
+def stored_once(values: list[Tensor], store: Callable[[int, Tensor], Tensor]) -> list[Tensor]:
+  """[store(i, values[i]) ...] (store: the Tensor of an assign of a value into an output), with a value that is part of
+  another one read back from where it was stored instead of computed again: tinygrad computes each assign's value
+  whole, so two outputs of one function that share work (a value and its square; a scan's carry and its ys) did it
+  twice (the KS port's spectral constants: twice the code to compile)."""
+  first: dict[UOp, int] = {}
+  for i, v in enumerate(values):
+    if v.uop.base.op not in (Ops.BUFFER, Ops.CONST, Ops.PARAM) and isinstance(v.device, str): first.setdefault(v.uop, i)
+  out: list[Tensor | None] = [None] * len(values)
+  new: dict[UOp, UOp] = {}
+  for u in (UOp.sink(*first).toposort(enter_calls=False) if first and len(values) > 1 else ()):   # parts before wholes
+    src = tuple(new.get(s, s) for s in u.src)
+    n = u if src == u.src else u.replace(src=src)
+    if (k := first.get(u)) is not None:
+      out[k] = st = store(k, Tensor(n))
+      if st.dtype == n.dtype and isinstance(st.device, str) and all(isinstance(d, int) for d in n.shape) and \
+         st.numel() == math.prod(n.shape): n = st.reshape(n.shape).uop
+    new[u] = n
+  return [o if o is not None else store(i, Tensor(new.get(v.uop, v.uop))) for i, (v, o) in enumerate(zip(values, out, strict=True))]

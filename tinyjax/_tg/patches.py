@@ -13,6 +13,8 @@ import tinygrad.engine.realize as _realize
 from tinygrad.tensor import all_tensors as _all_tensors
 import tinygrad.schedule.rangeify as _rangeify
 import tinygrad.uop.ops as _ops
+import tinygrad.codegen.opt.heuristic as _heuristic
+from tinygrad.codegen.opt import Opt as _Opt, OptOps as _OptOps, KernelOptError as _KernelOptError
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
@@ -190,6 +192,32 @@ def _cached_lower_and_compile(linear: UOp) -> UOp:
   return linear.substitute(swaps, name="precompile kernels")
 
 
+# ---- kernels of software transcendental functions: at most 4 lanes ------------------------------------------------
+# Where the renderer has no sin/exp2/log2 (clang), each is a long polynomial (float64 sin: Payne-Hanek reduction), and
+# each lane of an UPCAST/UNROLL is another copy of it: tinygrad's heuristic unrolls a reduce of up to 32 whole (the KS
+# port's mean over 16 contour points of complex exps: 9 s to generate and compile one kernel, 2.7 s at 4 lanes). Their
+# run time is the same at 4 lanes (bench: exp/sin reduced over 16, float32 and float64).
+_SOFT_LANES = 4
+
+def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
+  out = _orig(k)
+  if out.upcast_size() <= _SOFT_LANES or not any(u.op in (Ops.SIN, Ops.EXP2, Ops.LOG2) and u.op not in k.ren.code_for_op
+                                                 for u in k.ast.backward_slice): return out
+  capped = k.copy()
+  for opt in out.applied_opts:   # the same choices, an UPCAST/UNROLL narrowed to 4 or 2 lanes, or left out
+    if opt.op not in (_OptOps.UPCAST, _OptOps.UNROLL):
+      try: capped.apply_opt(opt)
+      except _KernelOptError: return out   # its axes moved with a narrowed one: tinygrad's choice stands
+      continue
+    for lanes in (opt.arg, 4, 2):
+      trial = capped.copy()
+      try: trial.apply_opt(_Opt(opt.op, opt.axis, lanes))
+      except _KernelOptError: continue
+      if trial.upcast_size() <= _SOFT_LANES:
+        capped = trial
+        break
+  return capped
+
 def _exec_host(ctx, call: UOp, ast: UOp):
   if (run := _host_executors.get(ast)) is None:
     if ast.arg.startswith("tinyjax_host_"): raise RuntimeError(f"tinyjax: the executor of {ast.arg} was freed while a schedule still calls it")
@@ -261,6 +289,9 @@ def install() -> None:
     (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION, name="ast"),), name="call", allow_any_len=True), _exec_host)]),
     "host calls (loops, LAPACK) run their executor")
   _patch(_realize, "get_call_name", _call_name, "DEBUG=2 names a host loop")
+  _patch(_heuristic, "hand_coded_optimizations", _hand_coded_optimizations, "kernels of software transcendental "
+         "functions (sin/exp2/log2 without the renderer's own) get at most 4 lanes of UPCAST/UNROLL: each lane copies "
+         "the polynomial, and a 16-lane unroll took seconds to compile for the same run time")
   _patch(_ops, "python_alu", _IEEE_ALU, "constant folding compares float constants as IEEE floats (tinygrad's "
          "ConstFloat has nan == nan: isnan of a constant folded to False)")
   _patch(DType, "__eq__", _dtype_eq, "a DType equals numpy's dtype of its layout (x.dtype == np.float32, as a JAX array's)")

@@ -18,7 +18,7 @@ from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
 from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, write_array
 from tinyjax._tg import cpu_graph
 from tinyjax._tg.fold import folded_scalar
-from tinyjax._tg.ir import unfilled
+from tinyjax._tg.ir import unfilled, stored_once
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
 
@@ -38,6 +38,18 @@ def captured_nbytes(jit) -> int:
   """The bytes of the buffers a captured TinyJit holds (its intermediates and the closed-over data it reads)."""
   return sum(x.nbytes for u in jit.captured.linear.toposort() if u.op is Ops.BUFFER and (b := buffers.get(u)) is not None
              for x in (b.bufs if isinstance(b, MultiBuffer) else (b,)))
+
+def closed_buffers(root: UOp, inputs: Sequence[UOp]) -> list[UOp]:
+  """The data root reads that is not among `inputs`: allocated single-device buffers (a function's closed-over
+  Tensors), in the order `canonical_key` meets them."""
+  ins = {u.base for u in inputs}
+  return [u for u in root.toposort() if u.op is Ops.BUFFER and u not in ins and isinstance(u.device, str) and u in buffers]
+
+def rebound_capture(jit, subs: dict[UOp, UOp]) -> Any:
+  """A TinyJit replaying jit's compiled kernels with the buffers of `subs` read instead (another function's closed-over
+  data of the same types): the same programs and intermediates, no scheduling or compiling."""
+  c = jit.captured
+  return type(jit)(None, type(c)(c.ret, c._linear.substitute(subs, walk=True), c.expected_names, c.expected_input_info))
 
 def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
   """A captured TinyJit's kernels as a Replay, with the buffers they write (None: not captured yet)."""
@@ -197,8 +209,8 @@ def canonical_key(root: UOp, inputs: Sequence[UOp] = ()) -> bytes:
   """root's key (tinygrad's: a hash of op, dtype, arg and the sources' keys) without what differs between two traces of
   the same computation, so compiled code can be found again by it: a FUNCTION's CallInfo (its grad_fxn's id; what a
   FUNCTION computes is its body, in its sources, or for a host call its rule's `content_key()`), a host call's name
-  (fixed by its FUNCTION's rule) and the slots of buffers not yet allocated (scratch: the `inputs`' buffers numbered by
-  position, the others by first use)."""
+  (fixed by its FUNCTION's rule) and the slots of buffers not yet allocated (scratch: the `inputs`' buffers, allocated or
+  not, numbered by position, the others by first use)."""
   keys: dict[UOp, bytes] = {}
   scratch: dict[UOp, int] = {u.base: i for i, u in enumerate(inputs)}
   for u in root.toposort():
@@ -207,7 +219,7 @@ def canonical_key(root: UOp, inputs: Sequence[UOp] = ()) -> bytes:
       content = getattr(arg.aux, "content_key", None)
       arg = (arg.name, content() if content is not None else None)
     elif u.op is Ops.CUSTOM_FUNCTION and u in _host_executors: arg = "host"
-    elif u.op is Ops.BUFFER and u not in buffers: arg = ("scratch", scratch.setdefault(u, len(scratch)), arg.dtype, arg.device)
+    elif u.op is Ops.BUFFER and (u in scratch or u not in buffers): arg = ("scratch", scratch.setdefault(u, len(scratch)), arg.dtype, arg.device)
     keys[u] = hashlib.sha256(str((u.op, u.dtype, arg)).encode() + b"".join(keys[x] for x in u.src)).digest()
   return keys[root]
 
@@ -232,8 +244,10 @@ class Step:
     tin = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in ins]
     tout = [Tensor.empty(*s, dtype=d, device=device) for s, d, _ in outs]
     vals = fn([t if ax is None else _sliced(_at(t, i, ax).squeeze(ax), nested) for t, (_, _, ax) in zip(tin, ins, strict=True)])
-    stores = [(o if ax is None else _at(o, i, ax)).assign((v if ax is None else v.unsqueeze(ax)).cast(o.dtype))
-              for o, v, (_, _, ax) in zip(tout, vals, outs, strict=True)]
+    def store(k: int, v: Tensor) -> Tensor:
+      o, ax = tout[k], outs[k][2]
+      return (o if ax is None else _at(o, i, ax)).assign((v if ax is None else v.unsqueeze(ax)).cast(o.dtype))
+    stores = stored_once(list(vals), store)
     cap = _Capture()
     _jit_capturing.append(cap)
     try: Tensor.realize(*stores)
@@ -651,14 +665,19 @@ def _host_copy(u: UOp) -> bool:
   return u.op is Ops.COPY and (b := u.src[0]).op is Ops.BUFFER and isinstance(b.device, str) and b.device.startswith(_HOST_DATA) \
     and isinstance(u.device, str) and (hb := buffers.get(b)) is not None and hb.is_allocated() and hb.size > 0 and np_dtype(b.dtype) is not None
 
+# the constant fills written from the host, by buffer: another live Tensor may still read the fill's AFTER (only the
+# Tensors realized are rebound), and the buffer holds that value until a write, which realizes its readers first
+# (patches.py: a write's old-data readers)
+_host_fills: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+
 def _constant_fill(u: UOp) -> bool:
   """u fills a new buffer with a constant (`ir.unfilled`'s AFTER(buf, STORE(buf, value)), the value a broadcast CONST)
-  over a whole BUFFER with no data yet: tinygrad's Tensor.full and zeros_like, the constant cotangents its gradient
-  clones into buffers."""
+  over a whole BUFFER with no data yet, or one this fill was written into before: tinygrad's Tensor.full and
+  zeros_like, the constant cotangents its gradient clones into buffers."""
   return (v := unfilled(u)) is not u and all(x.op in (Ops.RESHAPE, Ops.EXPAND, Ops.CONST, Ops.STACK) for x in v.toposort()) \
     and ((b := u.src[0]).op is Ops.BUFFER or (b.op is Ops.RESHAPE and (b := b.src[0]).op is Ops.BUFFER)) and \
-    isinstance(b.device, str) and ((hb := buffers.get(b)) is None or not hb.is_allocated()) and np_dtype(b.dtype) is not None \
-    and isinstance(n := b.numel(), int) and n > 0
+    isinstance(b.device, str) and ((hb := buffers.get(b)) is None or not hb.is_allocated() or _host_fills.get(b) is u) \
+    and np_dtype(b.dtype) is not None and isinstance(n := b.numel(), int) and n > 0
 
 def _host_data_filled(sink: UOp) -> UOp:
   """sink with its copies of host data, and its constant fills of new buffers, replaced by buffers written from the
@@ -669,8 +688,9 @@ def _host_data_filled(sink: UOp) -> UOp:
   for u in sink.toposort(enter_calls=False):
     if _host_copy(u): subs[u] = filled_buffer(_copyout(_one(u.src[0])), u.device).reshape(u.shape)
     elif _constant_fill(u):
-      buf = u.src[0].base
-      write_array(buf, np.full(buf.numel(), u.src[1].src[1].base.arg, np_dtype(buf.dtype)))
+      if _host_fills.get(buf := u.src[0].base) is not u:
+        write_array(buf, np.full(buf.numel(), u.src[1].src[1].base.arg, np_dtype(buf.dtype)))
+        _host_fills[buf] = u
       subs[u] = u.src[0]
   return sink.substitute(subs) if subs else sink
 
@@ -691,14 +711,24 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   for t in tensors:
     if not _folded_in_place(t): by_uop.setdefault(t.uop, []).append(t)
   if not by_uop: return
-  tensors = [t for ts in by_uop.values() for t in ts]
   sink = _host_data_filled(UOp.sink(*by_uop))
+  # a value that is now a buffer written from the host (numpy data, a fill) is that buffer: nothing to compute
+  if any(whole := [f.op in (Ops.BUFFER, Ops.RESHAPE) and f.base.op is Ops.BUFFER for f in sink.src]):
+    for (u, ts), f, w in zip(list(by_uop.items()), sink.src, whole, strict=True):
+      if w:
+        for t in ts: t.uop = f
+        del by_uop[u]
+    if not by_uop: return
+    sink = UOp.sink(*[f for f, w in zip(sink.src, whole, strict=True) if not w])
+  tensors = [t for ts in by_uop.values() for t in ts]
   if (found := _structure(sink, _not_computable, values_only=True)) is None:
     if early and len(keep := [t for t in tensors if not _placeholder_in(t)]) < len(tensors):
       if keep: realize_lazy(keep, early)
       return
-    # tinygrad realizes the graphs that hold such nodes (which rebinds every Tensor that reads them), then the others
-    hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in t.uop.toposort(enter_calls=False))]
+    # tinygrad realizes the graphs that hold such nodes (which rebinds every Tensor that reads them), then the others;
+    # copies of host data and constant fills are not such nodes (written from the host above)
+    filled = dict(zip(by_uop, sink.src, strict=True))
+    hard = [t for t in tensors if any(x.op in _EAGER_UNSUPPORTED for x in filled[t.uop].toposort(enter_calls=False))]
     if hard: _realize_by_tinygrad(hard, early)
     if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest, early)
     elif rest: _realize_by_tinygrad(rest, early)

@@ -13,9 +13,10 @@ import functools, inspect, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
-  jit_captured, OutputBuffers, assign_into, sharding, placeholder_like, host_buffer, jit_input, default_device, \
-  Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy, canonical_key
-from tinyjax.core import serialized, trace_scope, trace_state, is_tracing, as_tensor, substitute
+  jit_captured, OutputBuffers, assign_into, stored_once, sharding, placeholder_like, host_buffer, jit_input, default_device, \
+  Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy, canonical_key, \
+  closed_buffers, rebound_capture
+from tinyjax.core import serialized, realize_pending, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
 from tinyjax import pytree as tu
 
@@ -54,13 +55,13 @@ def _empty_type(x: Tensor | np.ndarray, weak: DType | None, device) -> tuple:
 
 # captured TinyJits by what their functions compute (_Entry.key), the oldest dropped first: they hold their buffers
 # (intermediates, closed-over data), so the cache keeps at most _CAPTURED_BYTES of them alive
-_CAPTURED: dict[tuple, tuple[Any, int]] = {}
+_CAPTURED: dict[tuple, tuple[Any, int, list[UOp]]] = {}   # key -> (TinyJit, bytes, the closed-over buffers it reads)
 _CAPTURED_BYTES = 256 << 20
 
-def _keep_capture(key: tuple, tinyjit) -> None:
+def _keep_capture(key: tuple, tinyjit, closed: list[UOp]) -> None:
   if (size := captured_nbytes(tinyjit)) > _CAPTURED_BYTES: return
-  while _CAPTURED and sum(n for _, n in _CAPTURED.values()) + size > _CAPTURED_BYTES: del _CAPTURED[next(iter(_CAPTURED))]
-  _CAPTURED[key] = (tinyjit, size)
+  while _CAPTURED and sum(n for _, n, _ in _CAPTURED.values()) + size > _CAPTURED_BYTES: del _CAPTURED[next(iter(_CAPTURED))]
+  _CAPTURED[key] = (tinyjit, size, closed)
 
 class _Entry:
   """The TinyJit for one signature. The function runs once, on placeholders, as JAX traces it once (a print in it
@@ -101,13 +102,18 @@ class _Entry:
     self.tinyjit = capturing_tinyjit(self._flat)   # the second call replays, as in JAX
     self.replay: tuple[Replay, set[UOp]] | None = None
     # a function traced to the same graphs as one captured before (the same code defined again: a re-run cell, a jit of
-    # a new closure) takes that capture's TinyJit, as JAX's compilation cache finds an executable by its HLO: tinygrad's
-    # scheduling of a big graph takes seconds. Not one that writes state (its capture holds that state's buffers)
+    # a new closure) takes that capture's kernels, as JAX's compilation cache finds an executable by its HLO: tinygrad's
+    # scheduling of a big graph takes seconds. Closed-over data counts by position and type, as JAX passes a jaxpr's
+    # constants (a re-run script computes them anew): the capture is replayed reading this function's buffers. Not one
+    # that writes state (its capture holds that state's buffers)
+    sink = UOp.sink(*[o.uop for o, f in zip(outs, self.filled, strict=True) if f])
+    self.closed = closed_buffers(sink, [p.uop for p in phs])
     self.key = None if self.state else \
-      (canonical_key(UOp.sink(*[o.uop for o, f in zip(outs, self.filled, strict=True) if f]), [p.uop for p in phs]),
-       tuple(self.out_specs), tuple(weak), beam)
+      (canonical_key(sink, [*(p.uop for p in phs), *self.closed]), tuple(self.out_specs), tuple(weak), beam)
     if self.key is not None and (captured := _CAPTURED.get(self.key)) is not None:
-      (self.tinyjit, _), self.traced, self.rerun = captured, None, None
+      tinyjit, _, closed = captured
+      self.tinyjit = tinyjit if closed == self.closed else rebound_capture(tinyjit, dict(zip(closed, self.closed, strict=True)))
+      self.traced, self.rerun = None, None
 
   def _inputs(self, bufs) -> list[Tensor]:
     """The function's arguments: weakly typed ones (Python scalars, Tensor(1.5)) as a weak-dtype view of their buffer."""
@@ -120,14 +126,14 @@ class _Entry:
       assert self.traced is not None, "tinyjax.jit: the traced graphs are gone after the capture"
       phs, outs = self.traced
       done = substitute([o.uop for o in outs], {ph: b.uop for ph, b in zip(phs, bufs[:n], strict=True)})
-      return tuple(assign_into(b, Tensor(o)) for b, o in zip(bufs[n:], done, strict=True))
+      return tuple(stored_once([Tensor(o) for o in done], lambda i, o: assign_into(bufs[n + i], o)))
     self.inputs = frozenset(b.uop for b in bufs[:n])   # this run's inputs, for functions that close over them (vjp's pullback)
     outs = [_out_tensor(l) for l, f in zip(tu.tree_leaves(self.rerun(self._inputs(bufs[:n]))), self.filled, strict=True) if f]
     # writes it left lazy into closed-over state and into its arguments (realized buffers, passed as they are: the write
     # reaches the caller's Tensor) are realized with the outputs, so that every replay makes them
     state = [*(r() for r in self.state), *bufs[:n]]
     writes = [t for t in state if t is not None and not t.uop.has_buffer_identity() and not t.uop.is_virtual]
-    return tuple(assign_into(b, o) for b, o in zip(bufs[n:], outs, strict=True)) + tuple(writes)
+    return tuple(stored_once(outs, lambda i, o: assign_into(bufs[n + i], o))) + tuple(writes)
 
   def __call__(self, tensors: Sequence[Tensor], plain: bool = False):
     # fresh output buffers as TinyJit inputs (flat ones are cheap for it to prepare), shaped views of them as the results
@@ -145,7 +151,7 @@ class _Entry:
           with kernel_search(self.beam): self.tinyjit(*tensors, *[Tensor(i) for i in ins])   # the capture compiles
           if jit_captured(self.tinyjit):
             self.traced = None   # its placeholders and the state it read go
-            if self.key is not None: _keep_capture(self.key, self.tinyjit)
+            if self.key is not None: _keep_capture(self.key, self.tinyjit, self.closed)
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
 
@@ -289,6 +295,9 @@ class jit:
     except TypeError as e: raise ValueError(f"jit: static arguments must be hashable (they are part of the cache key): {e}") from None
 
     if (entry := self._cache.get(key)) is None and (entry := _equal_key(self._cache, key)) is None:
+      # the values it closes over are JAX arrays, computed: pending ones are computed first (as a transform does), or
+      # their graphs would be traced into the capture and computed again in every kernel that reads them
+      realize_pending()
       dyn_pos = set(pos)
       template = [None if i in dyn_pos else l for i, l in enumerate(leaves)]   # not the arrays: the cache must not keep them
       nargs, static_pos, static_kw = len(args), {i: args[i] for i in nums}, dict(static[len(nums):])
