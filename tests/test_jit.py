@@ -625,3 +625,15 @@ def test_outputs_that_share_work_compute_it_once():
   for o, w in zip(outs, (want, want * 2, want), strict=True): np.testing.assert_allclose(o.numpy(), w, rtol=1e-5, atol=1e-6)
   sources = [len(u.src[2].arg) for u in next(iter(f._cache.values())).tinyjit.captured.linear.toposort() if u.op is Ops.PROGRAM]
   assert len(sources) == 3 and max(sources[1:]) * 3 < sources[0], sources
+
+
+def test_an_argument_that_is_the_buffer_the_function_closes_over():
+  # TinyJit makes every read of an input's buffer an input slot: captured on f(c) of `lambda x: x * 2 + c`, the
+  # closure's read of c became the argument's slot, and f(d) gave d * 3 (silently). JAX: d * 2 + c
+  c, d = fresh(np.array([1.0, 2.0, 3.0], np.float32)), fresh(np.array([10.0, 20.0, 30.0], np.float32))
+  cn, dn = c.numpy(), d.numpy()
+  f = tinyjax.jit(lambda x: x * 2 + c)
+  g = tinyjax.jit(lambda x: tinyjax.lax.fori_loop(0, 2, lambda i, v: v * 0.5 + c, x))   # a host call: the function runs again
+  for x, xn in ((c, cn), (d, dn), (c, cn)):
+    np.testing.assert_allclose(f(x).numpy(), xn * 2 + cn)
+    np.testing.assert_allclose(g(x).numpy(), (xn * 0.5 + cn) * 0.5 + cn)

@@ -148,6 +148,11 @@ class _Entry:
         if self.replay is None: self.replay = captured_replay(self.tinyjit)
         if self.replay is not None and (bufs := replay_buffers(tensors, ins, self.replay[1], plain)) is not None: self.replay[0].run(bufs, {})
         else:
+          if not jit_captured(self.tinyjit) and self.closed and (closed := set(self.closed)).intersection(t.uop.base for t in tensors):
+            # an argument that is a buffer the function also closes over (f(c) of `lambda x: x * 2 + c`) is captured
+            # as a copy: TinyJit makes every read of an input's buffer an input slot, the closure's too, so later
+            # calls read their argument where the function reads c
+            tensors = [jit_input(t, None, copy=True)[0] if t.uop.base in closed else t for t in tensors]
           with kernel_search(self.beam): self.tinyjit(*tensors, *[Tensor(i) for i in ins])   # the capture compiles
           if jit_captured(self.tinyjit):
             self.traced = None   # its placeholders and the state it read go
