@@ -1,11 +1,13 @@
 """The CPU graph executor (tinyjax/_tg/cpu_graph.py): a jitted function's kernels launched by one call into compiled
 code, and lax loops run there without returning to Python between steps; the same values as JAX (x64) with it, without it
 (the Python launches every other device uses) and on tinygrad's PYTHON emulator device."""
+import functools
 import numpy as np
 import pytest
 import jax
 import jax.numpy as jnp
 from tinygrad import Tensor, GlobalCounters
+from tinygrad.helpers import Context
 import tinyjax
 import tinyjax.numpy as tnp
 from tinyjax import lax as tl
@@ -175,3 +177,26 @@ def test_python_device_runs_nested_loops_and_cond():
   got = tinyjax.jit(f(tnp, tl))(Tensor(y, device="PYTHON"))
   assert got.device == "PYTHON"
   np.testing.assert_allclose(got.numpy(), np.asarray(jax.jit(f(jnp, jax.lax))(y)), rtol=1e-6)
+
+_SRC = tinyjax._tg.cpu_graph._SRC
+BROKEN = {   # sources that compile: each must leave the executor off
+  "a function left out": _SRC[:_SRC.rindex("static void lu_solve(")],   # lu_solve declared, referenced, not defined
+  "no entry point": _SRC[:_SRC.index("u64 tinyjax_exec(")],              # an empty image: CPUProgram would jump into it
+  "wrong steps": _SRC.replace("q[2] + q[3] * j", "q[2] + q[3] * j + 1"),  # a loop index off by one
+  "wrong solve": _SRC.replace("perm[i] = (int)i;", "perm[i] = 0;"),         # the pivots' rows lost
+}
+
+@pytest.mark.parametrize("why", BROKEN)
+def test_a_broken_executor_source_falls_back_to_python_launches(why, monkeypatch, capsys):
+  """An executor whose object fails a check (an undefined symbol, no entry point, its self-test's loop or solve
+  wrong) is not used: DEBUG says so, and the Python launches give JAX's numbers."""
+  cg = tinyjax._tg.cpu_graph
+  monkeypatch.setattr(cg, "_SRC", BROKEN[why])
+  monkeypatch.setattr(cg, "_executor", functools.cache(cg._executor.__wrapped__))   # the real one (its programs) kept
+  with Context(DEBUG=1): assert cg.executor("CPU") is None
+  assert "the CPU graph executor is off" in capsys.readouterr().out
+  n = 6 + list(BROKEN).index(why)   # shapes no test compiled before: new steps
+  a, y0 = RNG.standard_normal((n, n)) / 2, RNG.standard_normal(n)
+  def f(np_, lax):
+    return lambda a, y0: (loops(np_, lax)(a, y0, 7.0), lax.fori_loop(0, 2, lambda i, x: np_.linalg.solve(a, x), y0))
+  assert_close(tinyjax.jit(f(tnp, tl))(Tensor(a), Tensor(y0)), ref(lambda: jax.jit(f(jnp, jax.lax))(a, y0)))

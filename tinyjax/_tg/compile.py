@@ -141,10 +141,16 @@ def compile_unit(compiler: ClangCompiler, srcs: list[tuple[str, str]]) -> list[b
   if any(r[2] not in (libc.R_X86_64_PC32, libc.R_X86_64_PLT32) for r in relocs):
     raise RuntimeError("a relocation that depends on where the image is loaded")
   if max(s.header.sh_addralign for s in sections) > _ENTRY: raise RuntimeError("a section aligned beyond the entry jump")
+  where = symbols(obj)
+  # jmp rel32 (from the end of its 5 bytes) to the function in the image after the entry bytes; int3 padding
+  return [b"\xe9" + struct.pack("<i", _ENTRY + where[n] - 5) + b"\xcc" * (_ENTRY - 5) + image for n in names]
+
+def symbols(obj: bytes) -> dict[str, int]:
+  """The symbols an ELF object defines -> their offsets in the image tinygrad's loader makes of it. Raises on a symbol
+  it does not define (no library is given to look it up in)."""
+  _, sections, _ = elf_loader(obj)
   symtab = next(s for s in sections if s.header.sh_type == libc.SHT_SYMTAB)
   strtab = sections[symtab.header.sh_link].content
   syms = (libc.Elf64_Sym * (len(symtab.content) // ctypes.sizeof(libc.Elf64_Sym))).from_buffer_copy(symtab.content)
-  where = {strtab[s.st_name:strtab.index(b"\0", s.st_name)].decode(): sections[s.st_shndx].header.sh_addr + s.st_value
-           for s in syms if s.st_shndx != 0 and s.st_shndx < len(sections)}
-  # jmp rel32 (from the end of its 5 bytes) to the function in the image after the entry bytes; int3 padding
-  return [b"\xe9" + struct.pack("<i", _ENTRY + where[n] - 5) + b"\xcc" * (_ENTRY - 5) + image for n in names]
+  return {strtab[s.st_name:strtab.index(b"\0", s.st_name)].decode(): sections[s.st_shndx].header.sh_addr + s.st_value
+          for s in syms if 0 < s.st_shndx < len(sections)}

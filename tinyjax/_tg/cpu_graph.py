@@ -12,8 +12,9 @@ LAPACK solve (getrf and two trsm, through scipy's
 LAPACK and BLAS function pointers, the routines its Python wrappers call). The kernels stay tinygrad's, compiled by
 tinygrad; only the launching moves into C.
 
-Needs the CPU device's clang (what tinygrad compiles CPU kernels with); without it `executor()` is None and the Python
-launches run as before.
+Needs the CPU device's clang (what tinygrad compiles CPU kernels with); without it, or when the compiled object fails
+its checks (`_load`: an undefined symbol, the entry point, a self-test of a loop and a solve), `executor()` is None and
+the Python launches run as before (DEBUG=1 says why).
 """
 from __future__ import annotations
 import ctypes, functools, shutil
@@ -22,9 +23,10 @@ import numpy as np
 from scipy.linalg import cython_blas, cython_lapack
 from tinygrad import Device
 from tinygrad.device import TinyELF
-from tinygrad.helpers import getenv
+from tinygrad.helpers import DEBUG, getenv
 from tinygrad.runtime.ops_cpu import CPUProgram
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
+from tinyjax._tg.compile import symbols
 
 # tinyjax_exec(l, what) runs the loop struct l (see `Loop`) and returns the number of steps run; tinyjax_exec(0, what)
 # returns the address of a function a row can call: the loop runner (what 0; its struct the first argument), lu_solve
@@ -112,18 +114,61 @@ def _executor(device: str) -> Any:
   dev = Device[device]
   if not isinstance(prg_t := getattr(dev, "runtime_t", None), type) or not issubclass(prg_t, CPUProgram): return None
   if shutil.which(getenv("CC", "clang")) is None: return None
-  # through tinygrad's disk cache, as its kernels
-  lib = ClangCompiler(dev.renderer.target.arch.split(","), cachekey="tinyjax_cpu_graph").compile_cached(_SRC)
-  prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))   # type: ignore[arg-type]
+  try: return _load(dev, _SRC)
+  except Exception as e:   # a failure is the Python launches (cached: not compiled again per call), never a wrong run
+    if DEBUG >= 1: print(f"tinyjax: the CPU graph executor is off, kernels launch from Python: {type(e).__name__}: {e}")
+    return None
+
+def _load(dev: Any, src: str) -> tuple:
+  """The executor compiled from `src` and checked: (program, entry, loop runner, lu_solve, switch runner). Raises when
+  the object is not the one expected: a symbol it does not define (tinygrad's loader would look it up in libm and
+  libgcc_s, and clang drops a call to an undefined static function), `tinyjax_exec` not at the image's first byte
+  (where CPUProgram enters), the routines not the object's, or a small loop, switch and solve computing wrong values."""
+  lib = ClangCompiler(dev.renderer.target.arch.split(","), cachekey="tinyjax_cpu_graph").compile_cached(src)   # tinygrad's disk cache
+  where = symbols(lib)   # raises on an undefined symbol
+  if where.get("tinyjax_exec") != 0: raise RuntimeError("tinyjax_exec is not at the image's first byte")
+  prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))
   fn = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)(prg.addr)
-  return prg, fn, fn(0, 0), fn(0, 1), fn(0, 2)
+  entries = (fn(0, 0), fn(0, 1), fn(0, 2))
+  if entries != tuple(prg.addr + where.get(n, -prg.addr) for n in ("exec_loop", "lu_solve", "exec_switch")):
+    raise RuntimeError("tinyjax_exec does not return the object's exec_loop, lu_solve, exec_switch")
+  _self_test(fn, *entries)
+  return prg, fn, *entries
+
+def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int) -> None:
+  """Three steps of a loop whose row is a switch, with both kinds of patch and a copy; a float64 and a float32 solve."""
+  def addr(a: np.ndarray, i: int = 0) -> int: return a.ctypes.data + a.itemsize * i
+  w, count = np.zeros(6, np.uint64), np.zeros(1, np.uint64)   # w: index, swapped word, copy's target, its 3 sources
+  w[3:] = 7, 8, 9
+  empty = np.zeros(16, np.uint64)
+  switch = np.array([addr(w), 2, 16, addr(count), 8, addr(empty), 0, 100, addr(empty), 0, 1], np.uint64)
+  body = np.zeros(16, np.uint64)
+  body[:2] = switch_fn, addr(switch)
+  patches = np.array([addr(w), 0, _MASK, 1, 0, addr(w, 1), 1, 10, 11, 12], np.uint64)   # index -1 + j; 12, 11, 10
+  copy = np.array([addr(w, 2), addr(w, 3), addr(w, 4), addr(w, 5), 8], np.uint64)   # after 3 steps: the odd source, 9
+  loop = np.array([addr(body), 1, 16, 3, addr(patches), 2, 0, 0, 0, addr(copy), 1, 1, 0, addr(count)], np.uint64)
+  outer = np.zeros(16, np.uint64)
+  outer[:2] = loop_fn, addr(loop)   # the loop as a nested row of a one-step loop
+  top = np.array([addr(outer), 1, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, addr(count)], np.uint64)
+  steps = fn(addr(top), 0)
+  if (steps, w[:3].tolist(), int(count[0])) != (1, [1, 10, 9], 100 + 100 + 1 + 3):
+    raise RuntimeError(f"the loop self-test ran {steps} steps, left {w[:3].tolist()}, counted {int(count[0])}")
+  solve = ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 12)(lu_fn)
+  a64, b64 = np.array([[0.5, 2.0], [3.0, 1.0]]), np.array([[1.0], [2.0]])   # a pivot: rows swapped
+  for double in (True, False):
+    a, b = (a64, b64) if double else (a64.astype(np.float32), b64.astype(np.float32))
+    out, work, ipiv = np.zeros_like(b), np.zeros(6, np.float64), np.zeros(4, np.int32)
+    p = "d" if double else "s"
+    solve(_capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), int(double), 2, 1, 1, addr(out), addr(a), addr(b), addr(work),
+          addr(ipiv), 2)
+    if not np.allclose(out, np.linalg.solve(a64, b64), rtol=1e-5): raise RuntimeError(f"the {p}getrf solve self-test gave {out.ravel()}")
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
-  or no clang."""
+  no clang, or an executor that failed its checks (`_load`)."""
   if not isinstance(device, str) or not device.startswith("CPU"): return None
   try: return _executor(device.split(":")[0])
-  except Exception: return None   # no compiler or loader here: the Python launches run
+  except Exception: return None   # no device here: the Python launches run
 
 Slot = tuple[str, int]    # ("slot", s): the address of buffer s of whatever runs the table, written per run
 Value = Union[int, Slot]  # a word's value: fixed, or a slot's
