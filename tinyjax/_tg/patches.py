@@ -179,17 +179,19 @@ _lower_and_compile = _realize.lower_and_compile
 def _cached_lower_and_compile(linear: UOp) -> UOp:
   calls = {c: a for c in linear.toposort() if c.op is Ops.CALL and (a := _realize._get_call_to_compile(c)) is not None}
   todo = {k: a for a in calls.values() if (k := _to_program_key(*a)) not in _to_program_cache}
-  if todo:
-    try: compiled = compile_kernels(list(todo.values()))
-    except Exception: compiled = False
-    if not compiled: return _lower_and_compile(linear)
-  swaps = {}
-  for c, (ast, renderer) in calls.items():
-    if (program := _to_program_cache.get(_to_program_key(ast, renderer))) is None: return _lower_and_compile(linear)
-    if (body := _swapped.get(key := (c.src[0], ast, program))) is None: body = _swapped[key] = c.src[0].substitute({ast: program})
-    swaps[c] = c.replace(src=(body, *c.src[1:]))
-  if not swaps: return linear
-  return linear.substitute(swaps, name="precompile kernels")
+  try: compiled = not todo or compile_kernels(list(todo.values()))
+  except Exception: compiled = False
+  if compiled:
+    swaps = {}
+    for c, (ast, renderer) in calls.items():
+      if (program := _to_program_cache.get(_to_program_key(ast, renderer))) is None: break
+      if (body := _swapped.get(key := (c.src[0], ast, program))) is None: body = _swapped[key] = c.src[0].substitute({ast: program})
+      swaps[c] = c.replace(src=(body, *c.src[1:]))
+    else: return linear.substitute(swaps, name="precompile kernels") if swaps else linear
+  # tinygrad's path, its kernels generated in this process: its spawned workers import tinygrad alone, without the
+  # patches below of its code generation (IEEE constant folding, the soft transcendentals' lanes); BEAM keeps them
+  beam = any(getattr(ast.arg, "beam", 0) for ast, _ in calls.values())
+  with _helpers.Context(PARALLEL=_helpers.PARALLEL.value if beam else 0): return _lower_and_compile(linear)
 
 
 # ---- kernels of software transcendental functions: at most 4 lanes ------------------------------------------------
