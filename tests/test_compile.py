@@ -99,3 +99,9 @@ def test_parallel_code_generation():
   n_ser, out_ser, none, bins_ser = _run_all(True, CCACHE="0")
   assert forked >= 4 and none == 0, (forked, none)
   assert (n_par, out_par, bins_par) == (n_ser, out_ser, bins_ser)
+
+def test_tinygrads_path_generates_in_process():
+  """Kernels left to tinygrad's path (compile_kernels declining) are generated in this process, not by tinygrad's
+  spawned workers, which import tinygrad alone, without tinyjax's patches of its code generation (patches.py): the
+  numbers of the unit's path (with PARALLEL=2 they differed: other unrolls of the soft tanh, other roundings)."""
+  assert _run(False, CCACHE="0", PARALLEL="2")[1] == _run(True, CCACHE="0")[1]
