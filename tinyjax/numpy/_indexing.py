@@ -12,9 +12,10 @@ from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes, DType, np_dtype, set_items, static_shape as _S
-from tinyjax.core import traced_by, static_ints
+from tinyjax.core import traced_by, static_ints, trace_state
 from tinyjax.dtypes import type_str
 from tinyjax.numpy._core import asarray, promote, default_int, canonicalize_axis
+from tinyjax.numpy._shape import _take_static
 
 __all__ = ["take", "take_along_axis", "choose", "NonConcreteBooleanIndexError"]
 
@@ -148,17 +149,41 @@ def _getitem(self: Tensor, idx: Any) -> Tensor:
         if type(i) is int and (k >= len(shp) or not -shp[k] <= i < shp[k]): ok = False
         k += 1
     if ok and k <= len(shp): return _orig_getitem(self, idx)
-  try: items_p, _, _ = _bounds(_parse(_S(self), idx, self.device), _S(self), "clip")
+  try:
+    parsed = _parse(_S(self), idx, self.device)
+    if (static := _static_take(self, parsed, "clip", True)) is not None: return static
+    items_p, _, _ = _bounds(parsed, _S(self), "clip")
   except TypeError as e:
     # lists of tinygrad's own index objects (sints, UOps: tinygrad's reflect pad) are not JAX indexers: tinygrad's rules
     if str(e).endswith("with type object"): return _orig_getitem(self, idx)
     raise
   return _orig_getitem(self, tuple(_advanced(items_p, self.device)))
 
+_STATIC_INDEX = 256   # elements: a concrete index array up to this size is read on the host
+
+def _static_take(x: Tensor, items: list[Any], mode: str, wrap_negative: bool) -> Tensor | None:
+  """x[items] for one concrete integer index array along one axis (the other entries whole slices), in bounds in this
+  mode: its values read and taken as slices (`_take_static`, movement ops). tinygrad's indexing by a Tensor compares
+  it with an arange over the axis, ~60 nodes a take (qujax's `jnp.take(params, inds)` per gate: 13 ms each to build,
+  most of an eager circuit's graph). Not under jit, whose capture keeps reading a closed-over buffer (it may be
+  written later); the value read is an immutable JAX array everywhere else."""
+  adv = [p for p, i in enumerate(items) if isinstance(i, Tensor)]
+  if len(adv) != 1 or any(i != slice(None) for p, i in enumerate(items) if p != adv[0]): return None
+  i = items[d := adv[0]]
+  if not (i.uop.is_realized and dtypes.is_int(i.dtype) and i.numel() <= _STATIC_INDEX) or traced_by(i) is not None or \
+     any(name == "jit" for name, _ in trace_state().active) or trace_state().running_jit or _tg.jit_capturing(): return None
+  n, a = _S(x)[d], i.numpy().astype(np.int64)
+  if wrap_negative: a = np.where(a < 0, a + n, a)
+  if mode == "wrap": a = a % n if n else a
+  elif mode == "clip": a = np.clip(a, 0, n - 1)
+  if a.size and (n == 0 or a.min() < 0 or a.max() >= n): return None   # fill/drop of an index out of bounds: the general path
+  return _take_static(x, a.reshape(-1), d).reshape(_S(x)[:d] + a.shape + _S(x)[d+1:])
+
 def _gather(x: Tensor, idx: Any, mode: str | None, fill_value: Any, wrap_negative: bool = True) -> Tensor:
   """x[idx] with JAX's gather modes: clip (x[idx]'s default), fill (fill_value where an index is out of bounds), wrap."""
   shp = _S(x)
   items = _parse(shp, idx, x.device)
+  if (static := _static_take(x, items, mode or "clip", wrap_negative)) is not None: return static
   if mode in (None, "clip", "wrap", "promise_in_bounds"):
     out, _, _ = _bounds(items, shp, mode or "clip", wrap_negative)
     return _orig_getitem(x, tuple(_advanced(out, x.device)))
