@@ -18,7 +18,8 @@ caller then takes tinygrad's own path, as it does when anything here raises (the
 relocation that is not position-independent): a failure costs a compile, never a result.
 """
 from __future__ import annotations
-import atexit, ctypes, gc, multiprocessing, os, struct, sys, warnings
+from typing import Any
+import atexit, ctypes, gc, multiprocessing, os, struct, sys, threading, warnings
 from multiprocessing.pool import Pool
 import tinygrad.codegen as _codegen
 from tinygrad.codegen import to_program_cache, to_program_context, to_program_key
@@ -55,43 +56,64 @@ def _generate(ast: UOp, renderer: Renderer) -> tuple[UOp, str]:
   deferred = _Deferred()
   return _codegen.do_to_program(ast, _with_compiler(renderer, deferred)), deferred.src
 
-def _generate_task(task: tuple[UOp, Renderer, dict]) -> tuple[UOp, str]:
-  with Context(**task[2]): return _generate(task[0], task[1])
+_pool: tuple[int, int, Pool] | None = None   # the process that forked it, its size, the pool
+_next: Any = None                            # the next kernel's index, shared with the pool (inherited at the fork)
+_one_at_a_time = threading.Lock()            # one counter: one parallel generation at a time
 
-_pool: tuple[int, int, Pool] | None = None   # (the process that forked it, its size, the pool)
+def _take(next_index: Any, n: int) -> int | None:
+  with next_index.get_lock():
+    if (i := next_index.value) >= n: return None
+    next_index.value = i + 1
+  return i
+
+def _drain(task: tuple[list[tuple[UOp, Renderer]], dict]) -> list[tuple[int, UOp, str]]:
+  """A worker's share: the kernels it takes, one at a time, until none is left."""
+  todo, done = task[0], []
+  with Context(**task[1]):
+    while (i := _take(_next, len(todo))) is not None: done.append((i, *_generate(*todo[i])))
+  return done
 
 def _workers(n: int) -> Pool:
-  """Processes forked from this one, kept: their own caches (tinygrad's rewrites warm up as they run) stay warm."""
-  global _pool
+  """n - 1 processes forked from this one, kept: their caches (tinygrad's rewrites run faster once warm) stay warm."""
+  global _pool, _next
   if _pool is None or _pool[:2] != (os.getpid(), n):
     if _pool is not None and _pool[0] == os.getpid(): _pool[2].terminate()
+    fork = multiprocessing.get_context("fork")
+    _next = fork.Value("q", 0)
     gc.freeze()   # the children's collections do not touch (and so copy) every page of this process's objects
     try:
       with warnings.catch_warnings():   # JAX's, when loaded: the children run tinygrad's code generation, never JAX
         warnings.filterwarnings("ignore", "os.fork", RuntimeWarning)
-        pool = multiprocessing.get_context("fork").Pool(n)
+        pool = fork.Pool(n - 1)
     finally: gc.unfreeze()
     atexit.register(pool.terminate)
     _pool = (os.getpid(), n, pool)
   return _pool[2]
 
 def _generate_all(todo: list[tuple[UOp, Renderer]]) -> list[tuple[UOp, str]]:
-  """Code generation (75-85% of a first call, Python) in PARALLEL processes, as tinygrad's own path does. Not tinygrad's
-  pool: its workers are spawned (~1.5 s to start, again every 16 kernels) and import tinygrad alone, without tinyjax's
-  patches of its code generation (patches.py: the soft transcendentals' lanes, IEEE constant folding); forked ones
-  have them, and start in milliseconds. Where fork is not Linux's (or in a daemon process) the kernels are generated
-  here, one by one."""
+  """Code generation (75-85% of a first call, Python) in PARALLEL processes, as tinygrad's own path does: this one and
+  PARALLEL - 1 forked ones, each taking the next kernel left. Not tinygrad's pool: its workers are spawned (~1.5 s to
+  start, again every 16 kernels) and import tinygrad alone, without tinyjax's patches of its code generation
+  (patches.py: the soft transcendentals' lanes, IEEE constant folding); forked ones have them, and start in
+  milliseconds. Where fork is not Linux's (or in a daemon process) the kernels are generated here, one by one."""
   global forked, _pool
   n = PARALLEL.value
   if n < 2 or len(todo) < 2 or sys.platform != "linux" or multiprocessing.current_process().daemon:
     return [_generate(*a) for a in todo]
-  ctx = {v.key: v.value for v in to_program_context}
-  try: out = _workers(n).map(_generate_task, [(ast, renderer, ctx) for ast, renderer in todo], chunksize=1)
-  except KeyboardInterrupt:   # as tinygrad does with its pool: the workers may be deep in a long kernel
-    if _pool is not None: _pool[2].terminate()
-    _pool = None
-    raise
-  forked += len(todo)
+  with _one_at_a_time:
+    pool = _workers(n)
+    _next.value = 0   # the workers are idle: the last call waited for them all
+    try:
+      shares = pool.map_async(_drain, [(todo, {v.key: v.value for v in to_program_context})] * (n - 1), chunksize=1)
+      done = [(i, *_generate(*todo[i])) for i in iter(lambda: _take(_next, len(todo)), None)]
+      theirs = [d for share in shares.get() for d in share]
+    except BaseException:   # a failure or an interrupt: the workers may be deep in a long kernel
+      pool.terminate()
+      _pool = None
+      raise
+  forked += len(theirs)
+  out: list = [None] * len(todo)
+  for i, prg, src in done + theirs: out[i] = (prg, src)
   return out
 
 def _cached(compiler: ClangCompiler, src: str) -> bytes | None:
