@@ -1,6 +1,6 @@
 """tinyjax's top level against JAX's: tinyjax.tree / tree_util (pytrees, key paths, custom nodes), test_util.check_grads,
 config options, devices and device_put/device_get/block_until_ready, eval_shape, make_jaxpr, and the namespace itself."""
-import collections, dataclasses, operator
+import collections, contextlib, dataclasses, operator
 import numpy as np
 import pytest
 import jax
@@ -188,6 +188,19 @@ def test_config(monkeypatch):
     with pytest.raises(NotImplementedError, match=name): c.update(name, value)
   for cfg in (c, jax.config):
     with pytest.raises(AttributeError, match="Unrecognized config option: jax_no_such_option"): cfg.update("jax_no_such_option", 1)
+
+def test_x64_is_part_of_a_jitted_functions_signature():
+  # as in JAX, where x64 is part of the trace context: a function traced under x64 (jnp.zeros is float64) is traced
+  # again with x64 off (float32), not replayed
+  tnp = tinyjax.numpy
+  jf, x = tinyjax.jit(lambda v: v * 0.5 + tnp.zeros(4)), np.arange(4, dtype=np.float32)
+  for x64 in (True, False, True):
+    with (x64_off() if not x64 else contextlib.nullcontext()):
+      want = np.asarray(jax.jit(lambda v: v * 0.5 + jxn.zeros(4))(x))
+      for g in (jf, tinyjax.jit(lambda v: v * 0.5 + tnp.zeros(4))):
+        got = np.asarray(g(x))
+        assert got.dtype == want.dtype == (np.float64 if x64 else np.float32)
+        np.testing.assert_array_equal(got, want)
 
 # ---- devices --------------------------------------------------------------------------------------------------------
 

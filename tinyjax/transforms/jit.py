@@ -18,6 +18,7 @@ from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dt
   closed_buffers, rebound_capture
 from tinyjax.core import serialized, realize_pending, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
+from tinyjax.config import config
 from tinyjax import pytree as tu
 
 _SCALARS = (bool, int, float)
@@ -225,7 +226,7 @@ class jit:
        or (tensors := self._plain_inputs(args, fast)) is None:
       entry, tensors = self._entry(args, kwargs)
       return entry(tensors)
-    if (plain := self._plain.get(fast)) is None: plain = self._plain[fast] = self._entry(args, kwargs)[0]
+    if (plain := self._plain.get(fast := (fast, config.jax_enable_x64))) is None: plain = self._plain[fast] = self._entry(args, kwargs)[0]
     return plain(tensors, tensors is args)   # Tensors only (no numpy data copied in): known realized whole buffers
 
   @staticmethod
@@ -295,7 +296,8 @@ class jit:
         weak.append(w)
         sigs.append((t.shape, t.dtype, t.device, sharding(t), w))
       where.append(k)
-    key = (treedef, tuple(where), tuple(sigs), tuple(statics), static)
+    # x64 is part of the signature, as in JAX: the default dtypes are traced into the capture (jnp.zeros)
+    key = (treedef, tuple(where), tuple(sigs), tuple(statics), static, config.jax_enable_x64)
     try: hash(key)
     except TypeError as e: raise ValueError(f"jit: static arguments must be hashable (they are part of the cache key): {e}") from None
 
