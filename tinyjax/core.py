@@ -64,7 +64,9 @@ def transform_entry(fn: Callable) -> Callable:
 
 def realize_pending() -> None:
   """Compute every live Tensor that is a lazy computation (not traced values: they have no data)."""
-  pending = [t for t in _tg.live_tensors() if _tg.is_lazy(t) and traced_by(t) is None]
+  # (not device-less constants nor empty arrays: nothing to compute, they stay lazy, and would be sent to tinygrad's
+  # scheduler again at every transform, each time with other pending values: a new schedule each time)
+  pending = [t for t in _tg.live_tensors() if _tg.is_lazy(t) and traced_by(t) is None and t.device is not None and 0 not in t.shape]
   try: _tg.realize_lazy(pending, early=True)
   except Exception:
     # one of them cannot be computed (a graph a failed call left behind): the others are, that one stays as it is

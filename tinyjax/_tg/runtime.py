@@ -661,8 +661,9 @@ def _realize_by_tinygrad(tensors: list[Tensor], early: bool) -> None:
   computed_early.update(t.uop.base for t in derived if t.uop.base.op is Ops.BUFFER)
 
 def _host_copy(u: UOp) -> bool:
-  """u copies host data (`Tensor(np_array)`: a BUFFER on NPY) to one device."""
-  return u.op is Ops.COPY and (b := u.src[0]).op is Ops.BUFFER and isinstance(b.device, str) and b.device.startswith(_HOST_DATA) \
+  """u copies host data (`Tensor(np_array)`: a BUFFER on NPY, or a whole reshape of one) to one device."""
+  return u.op is Ops.COPY and ((b := u.src[0]).op is Ops.BUFFER or (b.op is Ops.RESHAPE and (b := b.src[0]).op is Ops.BUFFER)) \
+    and isinstance(b.device, str) and b.device.startswith(_HOST_DATA) \
     and isinstance(u.device, str) and (hb := buffers.get(b)) is not None and hb.is_allocated() and hb.size > 0 and np_dtype(b.dtype) is not None
 
 # the constant fills written from the host, by buffer: another live Tensor may still read the fill's AFTER (only the
