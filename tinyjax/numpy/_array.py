@@ -88,17 +88,15 @@ _AS_JNP = {"__floordiv__": _math.floor_divide, "__mod__": _math.mod, "__le__": _
 # In-place operators. JAX arrays are immutable: `x += y` rebinds x to `x + y` (jax.Array has no __iadd__). tinygrad's
 # `+=` assigns into x (AFTER(x, STORE(x, x + y))), which a transform cannot take from a traced value: vmap and jvp
 # had no rule for the STORE, and grad read the placeholder written into (grad of `x += 1; sum(x**2)` was 2x, not
-# 2(x+1)). An x that holds no data yet (a lazy value, jnp.zeros; traced or not) or a traced x gets JAX's: outside
-# transforms too, an assign into a lazy value was a STORE that sent every later realize of it to tinygrad's scheduler
-# (qujax's `out += coeff * term`: ~0.3 s a read), and aliases of x saw the new value, which JAX's never do. A write
-# into a realized buffer (a model's state, under jit too) keeps tinygrad's assign.
+# 2(x+1)). A traced x, or a traced y into an x that holds no data yet (a value computed in the function, jnp.zeros),
+# gets JAX's; a write into a realized buffer (a model's state, under jit too) and code outside transforms keep tinygrad's.
 _INPLACE = ("add", "sub", "mul", "truediv", "floordiv", "pow", "matmul", "and", "or", "xor", "lshift", "rshift")
 
 def _inplace(o: str) -> Callable:
   orig, name = _tg.tensor_method(f"__i{o}__"), f"__{o}__"
   @functools.wraps(orig)
   def op(self, x):
-    if not self.uop.is_realized or traced_by(self) is not None:
+    if traced_by(self) is not None or (isinstance(x, Tensor) and not self.uop.is_realized and traced_by(x) is not None):
       return getattr(self, name)(x)
     return orig(self, x)
   return op
