@@ -63,22 +63,3 @@ def test_jit_reads_a_closed_over_index_buffer():
   assert f(x).tolist() == [1., 2.]
   idx.assign(jnp.asarray(np.array([2, 2], np.int32))).realize()
   assert f(x).tolist() == [3., 3.]
-
-def test_inplace_on_lazy_value_rebinds():
-  def f(np_):
-    out = 0
-    terms = []
-    for k in range(3):
-      term = np_.sin(np_.arange(4.0) * (k + 1))
-      terms.append(term)
-      out += term          # the qujax expectation's accumulator: a lazy value after the first term
-    alias = out
-    out *= 2.0
-    return out, alias, terms[0]
-  got = f(jnp)
-  assert all(Ops.STORE not in ops_of(t) for t in got)
-  assert_close(got, f(jxn))
-  z = jnp.zeros(3)
-  before = z
-  z += 1.0
-  assert before.tolist() == [0., 0., 0.] and z.tolist() == [1., 1., 1.]
