@@ -61,10 +61,13 @@ def test_dtype_stays_tinygrads_among_dtypes():
   assert dtypes.float32 != dtypes.float64 and dtypes.weakfloat != dtypes.float32
   assert hash(dtypes.float32) == object.__hash__(dtypes.float32)
   assert {dtypes.float32: 1, dtypes.float64: 2}[dtypes.float] == 1 and dtypes.float32 not in {np.float32: 0}
-  with pytest.raises(TypeError, match="Cannot interpret 'dtypes.weakfloat' as a data type"): np.dtype(dtypes.weakfloat)
+  with pytest.raises(TypeError, match="Cannot interpret 'dtypes.bfloat16' as a data type"): np.dtype(dtypes.bfloat16)
+  # a weak dtype's numpy dtype is the one it is stored in, as a JAX array's (float64 weak_type=True with x64)
+  assert np.dtype(dtypes.weakfloat) == np.float64 and dtypes.weakfloat == np.float64 and dtypes.weakfloat != np.float32
+  with x64_off(): assert np.dtype(dtypes.weakfloat) == np.float32 and dtypes.weakfloat == "float32"
 
 
 def test_dtype_prints_as_jax():
   """print(x.dtype) shows numpy's name, as JAX's: a port printing a dtype printed tinygrad's `dtypes.float`."""
-  for fn in (lambda m: m.ones(3), lambda m: m.arange(3), lambda m: m.ones(2, m.bool_)):
+  for fn in (lambda m: m.ones(3), lambda m: m.arange(3), lambda m: m.ones(2, m.bool_), lambda m: m.arange(3) * 0.5):
     assert str(fn(jnp).dtype) == str(fn(jxn).dtype) and f"{fn(jnp).dtype}" == f"{fn(jxn).dtype}"

@@ -1,6 +1,7 @@
 """Eager values outside jit (issue 29): a transform called outside any trace computes as JAX does, at once, so that an
 un-jitted training loop carries concrete state and costs the same at every iteration; tinygrad code that never calls a
 transform keeps tinygrad's lazy semantics (its backward() included). See docs/jit.md, "Eager values"."""
+import contextlib
 import numpy as np
 import pytest
 import jax
@@ -270,6 +271,25 @@ def test_reading_a_weakly_typed_result_of_a_buffer():
       got, want = make(tnp), make(jnp)
       np.testing.assert_array_equal(got.numpy(), np.asarray(want))
       assert got.numpy().dtype == np.asarray(want).dtype and float(got.sum()) == float(want.sum())
+
+
+@pytest.mark.parametrize("make", [
+  lambda np_: np_.arange(5) * 0.1,
+  lambda np_: (np_.arange(3) * 0.1)[:, None] - np_.arange(4) * 0.7,
+  lambda np_: (np_.arange(4) * 0.3).sum(),
+  lambda np_: np_.exp(np_.asarray(np.arange(3)) * -1.5).reshape(3, 1) * np_.arange(2),
+  lambda np_: (jax if np_ is jnp else tinyjax).jit(lambda s: np_.arange(5) * s + 0.25)(0.1),
+])
+def test_weakly_typed_floats_are_float64_with_x64(make):
+  # jnp.arange(5) * 0.1 is weakly typed float64 with x64 in JAX; tinygrad computed and stored its weakfloat at its
+  # DEFAULT_FLOAT (float32: 7 digits). Each mode twice, one after the other: no cache (kernels, schedules, eager
+  # programs, jit) may give one mode's width to the other.
+  for x64 in (True, False, True, False):
+    with contextlib.nullcontext() if x64 else x64_off():
+      got, want = make(tnp), make(jnp)
+      a, w = np.asarray(got), np.asarray(want)
+      assert a.dtype == w.dtype == np.dtype(got.dtype), (a.dtype, w.dtype, got.dtype)
+      np.testing.assert_allclose(a, w, rtol=1e-15 if x64 else 1e-6, atol=0)
 
 
 def test_a_constant_fill_read_again_is_not_scheduled_again(monkeypatch):

@@ -3,6 +3,7 @@ accepted where ignoring them changes no result, and refused (NotImplementedError
 from __future__ import annotations
 import os, re
 from typing import Any
+from tinyjax import _tg
 
 def _env_flag(name: str) -> bool: return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -69,6 +70,15 @@ class Config:
     self.jax_numpy_rank_promotion, self.jax_traceback_filtering = "allow", "auto"
     self.tinyjax_fft = "auto"
     self.jax_num_cpu_devices = _forced_cpu_devices()
+
+  @property
+  def jax_enable_x64(self) -> bool: return self._x64
+
+  @jax_enable_x64.setter
+  def jax_enable_x64(self, value: bool) -> None:
+    # a Python float is float64 with x64: tinygrad computes and stores weakly typed values at that width from now on
+    self._x64 = bool(value)
+    _tg.set_weak_float(self._x64)
 
   def update(self, name: str, value) -> None:
     if name not in self._options: raise AttributeError(f"Unrecognized config option: {name}")

@@ -22,9 +22,9 @@ from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit,
   canonical_key, closed_buffers, rebound_capture, Step, run_steps, makes_rows, making_rows, lu_solve_row, switch_row, Replay, \
   scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar, realize_lazy, \
   live_tensors, is_lazy, GraphMemo
-from tinyjax._tg.patches import add_tensor_methods, install
+from tinyjax._tg.patches import add_tensor_methods, install, set_weak_float
 
-__all__ = ["Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
+__all__ = ["set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
            "least_upper_dtype",
            "static_shape", "placeholder", "allocated_buffer", "OutputBuffers", "assign_into", "stored_once", "sharding", "shard_like",
            "placeholder_like",

@@ -7,7 +7,7 @@ import numpy as np
 from tinygrad import Tensor, Device, dtypes
 from tinygrad.dtype import DType, strong_dtype, _from_np_dtype, _to_np_dtype
 from tinygrad.device import Buffer, MultiBuffer, canonicalize_device
-from tinygrad.helpers import Metadata as _Metadata
+from tinygrad.helpers import Metadata as _Metadata, ContextVar
 from tinygrad.tensor import all_tensors as _all_tensors, _METADATA as _tensor_metadata
 from tinygrad.uop.ops import UOp, Ops, AxisType, shape_to_shape_arg, buffers, ParamArg
 
@@ -112,6 +112,17 @@ def placeholder_like(t: Tensor) -> Tensor:
 
 def default_device() -> str: return Device.DEFAULT
 
+# The width weakly typed floats (tinygrad's weakfloat: a Python float's value) are computed and stored at: JAX's for a
+# Python float, float64 with x64 (tinyjax.config sets it). tinygrad's own is its DEFAULT_FLOAT, which also types new
+# Tensors (Tensor([0.1]): tinygrad's optimizers assign such values into float32 parameters), so patches.py puts this
+# width in its place only where a weak value is lowered or stored. A ContextVar: part of tinygrad's kernel cache keys.
+WEAK_FLOAT = ContextVar("TINYJAX_WEAK_FLOAT", "float32")
+
+def weak_storage(dt: DType) -> DType:
+  """The dtype a value of dtype dt is stored in: dt itself, or for a weak one the width it is computed at."""
+  if dt is dtypes.weakfloat: return dtypes.float64 if WEAK_FLOAT.value == "float64" else dtypes.float32
+  return strong_dtype(dt)
+
 @functools.cache
 def np_dtype(dt: DType):
   """numpy's dtype with dt's layout, or None (tinygrad maps bfloat16 and fp8 to float32)."""
@@ -204,7 +215,7 @@ def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False)
     if (buf := buffers.get(b)) is None or not buf.is_allocated():   # Tensor.empty: TinyJit would ignore it
       for x in _device_buffers(b.buffer): x.ensure_allocated()
     return t, b
-  dt = (dtype or strong_dtype(t.dtype)) if t.dtype in dtypes.weaks else t.dtype
+  dt = (dtype or weak_storage(t.dtype)) if t.dtype in dtypes.weaks else t.dtype
   if (a := _numpy_data(u)) is not None and a.dtype == np_dtype(dt) and (out := host_buffer(a.reshape(static_shape(t)), u.arg)) is not None:
     return out, None   # Tensor(numpy array): copied in from the host, not by a COPY program (~1 ms)
   if u.device is None and (c := _constant(u)) is not None and (npdt := np_dtype(dt)) is not None:

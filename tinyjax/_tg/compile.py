@@ -22,7 +22,7 @@ from typing import Any
 import atexit, ctypes, gc, multiprocessing, os, struct, sys, threading, warnings
 from multiprocessing.pool import Pool
 import tinygrad.codegen as _codegen
-from tinygrad.codegen import to_program_cache, to_program_context, to_program_key
+from tinygrad.codegen import to_program_cache, to_program_key
 from tinygrad.helpers import DEBUG, PARALLEL, Context, diskcache_get, diskcache_put, getenv
 from tinygrad.renderer import Renderer
 from tinygrad.runtime.autogen import libc
@@ -104,7 +104,7 @@ def _generate_all(todo: list[tuple[UOp, Renderer]]) -> list[tuple[UOp, str]]:
     pool = _workers(n)
     _next.value = 0   # the workers are idle: the last call waited for them all
     try:
-      shares = pool.map_async(_drain, [(todo, {v.key: v.value for v in to_program_context})] * (n - 1), chunksize=1)
+      shares = pool.map_async(_drain, [(todo, {v.key: v.value for v in _codegen.to_program_context})] * (n - 1), chunksize=1)
       done = [(i, *_generate(*todo[i])) for i in iter(lambda: _take(_next, len(todo)), None)]
       theirs = [d for share in shares.get() for d in share]
     except BaseException:   # a failure or an interrupt: the workers may be deep in a long kernel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib, functools, types
 from typing import Callable
 from tinygrad import Tensor, dtypes
-from tinygrad.dtype import DType, strong_dtype
+from tinygrad.dtype import DType
 import numpy as np
 import tinygrad.helpers as _helpers
 import sqlite3 as _sqlite3
@@ -14,11 +14,17 @@ from tinygrad.tensor import all_tensors as _all_tensors
 import tinygrad.schedule.rangeify as _rangeify
 import tinygrad.uop.ops as _ops
 import tinygrad.codegen.opt.heuristic as _heuristic
+import tinygrad.codegen as _codegen
+import tinygrad.schedule as _schedule
+import tinygrad.uop.weak as _weak
+import tinygrad.mixin.reduce as _reduce
+import tinygrad.mixin.op as _mixin_op
+import tinygrad.tensor as _tensor
 from tinygrad.codegen.opt import Opt as _Opt, OptOps as _OptOps, KernelOptError as _KernelOptError
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
-from tinyjax._tg.buffers import _host_copy, np_dtype
+from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage
 from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
@@ -154,7 +160,7 @@ def _constant_arguments(call: UOp) -> UOp | None:
   if (run := _host_executors.get(call.src[0])) is None: return None
   # a cast of a buffer into a weak dtype (which has no storage of its own) is that buffer's bytes
   args = tuple(x.src[0] if x.op is Ops.CAST and x.dtype in dtypes.weaks and x.src[0].op in _BUFFER_ARGS
-               and x.src[0].dtype == strong_dtype(x.dtype) else x for x in call.src[1:])
+               and x.src[0].dtype == weak_storage(x.dtype) else x for x in call.src[1:])
   consts = {i: v for i, x in enumerate(args) if x.op not in _BUFFER_ARGS and (v := constant_array(Tensor(x))) is not None}
   if not consts: return None if args == call.src[1:] else call.replace(src=(call.src[0], *args))
   device, filled = args[0].device, dict[int, UOp]()   # args[0]: the first output's buffer (a constant may have no device)
@@ -257,16 +263,37 @@ def _dtype_eq(self: DType, other) -> bool:
   if not isinstance(other, (np.dtype, type, str)): return NotImplemented
   try: o = np.dtype(other)
   except TypeError: return NotImplemented
-  return (npdt := np_dtype(self)) is not None and npdt == o
+  return (npdt := np_dtype(weak_storage(self))) is not None and npdt == o
 
 def _dtype_np(self: DType) -> np.dtype:
-  # numpy's np.dtype(obj) takes obj.dtype: np.dtype(x.dtype), np.zeros(3, x.dtype); no attribute for a dtype numpy lacks
-  if (npdt := np_dtype(self)) is None: raise AttributeError(f"{self!r} has no numpy dtype")
+  # numpy's np.dtype(obj) takes obj.dtype: np.dtype(x.dtype), np.zeros(3, x.dtype); no attribute for a dtype numpy lacks.
+  # A weak dtype is the one it is stored in (a JAX array's dtype is float64, weak_type=True)
+  if (npdt := np_dtype(weak_storage(self))) is None: raise AttributeError(f"{self!r} has no numpy dtype")
   return npdt
 
 def _dtype_str(self: DType) -> str:
   # print(x.dtype) shows numpy's name (float32), as a JAX array's dtype does; repr stays tinygrad's (dtypes.float)
-  return repr(self) if type(self) is not DType or (npdt := np_dtype(self)) is None else npdt.name
+  return repr(self) if type(self) is not DType or (npdt := np_dtype(weak_storage(self))) is None else npdt.name
+
+# ---- weakly typed floats at JAX's width ------------------------------------------------------------------------------
+# tinygrad lowers and stores its weakfloat at DEFAULT_FLOAT (float32); a Python float is float64 in JAX with x64. Where
+# tinygrad lowers or stores a weak value it now asks `buffers.weak_storage`, whose width is in its kernel cache keys;
+# its schedule cache (keyed by the graph, where the value is still weak) is one per width.
+_schedule_caches: dict[str, dict] = {}
+
+def _weak_default_dtype(u: UOp, orig=_weak.default_dtype) -> DType:
+  return weak_storage(u.dtype) if u.dtype is dtypes.weakfloat else orig(u)
+
+def _weak_sum_acc_dtype(dt: DType, orig=_reduce.sum_acc_dtype) -> DType:
+  return orig(weak_storage(dt) if dt is dtypes.weakfloat else dt)
+
+def set_weak_float(x64: bool) -> None:
+  """Weakly typed floats are computed and stored at float64 (x64) or float32 from now on (tinyjax.config's x64)."""
+  width = "float64" if x64 else "float32"
+  if WEAK_FLOAT.value == width: return
+  _schedule_caches[WEAK_FLOAT.value] = _schedule.schedule_cache
+  _schedule.schedule_cache = _schedule_caches.get(width, {})
+  WEAK_FLOAT.value = width
 
 def install() -> None:
   """Apply every patch (once)."""
@@ -300,3 +327,13 @@ def install() -> None:
   _patch(DType, "dtype", property(_dtype_np), "numpy's dtype of a DType (np.dtype(x.dtype), np.zeros(3, x.dtype))")
   _patch(DType, "__str__", _dtype_str, "print(x.dtype) shows numpy's name (float32), as JAX's")
   _install_tensor_methods({name: m for name, (m, _) in _TENSOR_METHODS.items()})
+  weak = "weakly typed floats are computed and stored at JAX's width for a Python float (float64 with x64), not at " \
+         "tinygrad's DEFAULT_FLOAT, which also types its new Tensors"
+  _patch(_weak, "default_dtype", _weak_default_dtype, weak)
+  for mod in (_weak, _rangeify, _reduce, _tensor, _ops): _patch(mod, "strong_dtype", weak_storage, weak + " (where tinygrad stores one)")
+  for mod in (_reduce, _mixin_op): _patch(mod, "sum_acc_dtype", _weak_sum_acc_dtype, weak + " (a sum of them)")
+  _patch(_codegen, "to_program_config", (*_codegen.to_program_config, WEAK_FLOAT), "the weak float width is part of "
+         "a compiled kernel's cache key")
+  context = (*_codegen.to_program_context, WEAK_FLOAT)
+  for mod in (_codegen, _realize): _patch(mod, "to_program_context", context, "code generation workers generate at the "
+                                          "weak float width of the caller")
