@@ -11,7 +11,7 @@ import pytest
 import jax
 import jax.numpy as jnp
 import jax.tree_util as jtu
-from tinygrad import Tensor
+from tinygrad import Tensor, dtypes
 
 import tinyjax
 from tinyjax import tree_util as tu
@@ -653,7 +653,7 @@ def test_reading_psum_of_a_closed_over_value_gives_its_value():
 # ---- ops without a batching rule ----------------------------------------------------------------------------------------
 
 def test_assign_of_a_mapped_value_has_no_rule():
-  buf = Tensor.zeros(4).contiguous().realize()
+  buf = Tensor.zeros(4, dtype=dtypes.float32).contiguous().realize()   # (Tensor.zeros(4) is weak: float64 with x64)
   with pytest.raises(NotImplementedError, match=r"^tinyjax\.vmap: no vmap rule for tinygrad op STORE$"):
     tinyjax.vmap(lambda v: buf.assign(v))(Tensor(rnd(3, 4)))
 
@@ -665,7 +665,7 @@ def test_assign_of_a_value_computed_from_a_mapped_input_has_no_rule():
 def test_failed_assign_does_not_leak_the_traced_value_into_the_buffer():
   # tinygrad's assign mutates buf in place, so after the NotImplementedError buf's lazy graph still holds a STORE of the
   # vmap placeholder; reading it must raise (JAX's UnexpectedTracerError), never realize the unallocated placeholder
-  buf = Tensor.zeros(4).contiguous().realize()
+  buf = Tensor.zeros(4, dtype=dtypes.float32).contiguous().realize()
   with pytest.raises(NotImplementedError, match="no vmap rule for tinygrad op STORE"):
     tinyjax.vmap(lambda v: buf.assign(v * 0 + 7))(Tensor(rnd(3, 4)))
   with pytest.raises(tinyjax.errors.UnexpectedTracerError, match="unexpected tracer"):

@@ -302,6 +302,9 @@ def install() -> None:
   _installed = True
   _patch(_helpers, "db_connection", _shared_db_connection, "tinygrad's compile cache connection usable from any thread "
          "(its sqlite connection refuses the threads that did not open it; tinyjax serialises tinygrad on one lock)")
+  if _helpers._db_connection is not None:   # opened while tinyjax was imported (its token's kernel): opened again, shareable
+    _helpers._db_connection.close()
+    _helpers._db_connection = None
   _patch(Tensor, "linear_with_vars", _linear_with_vars, "a realize that writes buffers also realizes the live values that "
          "read their old data (a value keeps the data it was built from: tinygrad issue 17074)")
   _patch(Tensor, "assign", _assign, "a view assign first realizes the values computed from the buffer (tinygrad rewrites "
