@@ -62,22 +62,25 @@ def transform_entry(fn: Callable) -> Callable:
       return fn(*args, **kwargs)
   return entry
 
-# Lazy values whose computation raised in `realize_pending` (a graph a failed call left behind): not tried again at every
-# transform (each try went through tinygrad's scheduler, and counted as the transform's schedule); they raise when read.
-_uncomputable: weakref.WeakSet[UOp] = weakref.WeakSet()
+# Lazy values `realize_pending` tried and left lazy (their computation raised: a graph a failed call left behind; or it
+# leaves them as they are: graphs over placeholders, a realized sharded value's view): not tried again at every
+# transform, each try a pass through tinygrad's scheduler that counted as the transform's own. They are computed when
+# read, or raise then.
+_left_lazy: weakref.WeakSet[UOp] = weakref.WeakSet()
 
 def realize_pending() -> None:
   """Compute every live Tensor that is a lazy computation (not traced values: they have no data)."""
   # (not device-less constants nor empty arrays: nothing to compute, they stay lazy, and would be sent to tinygrad's
   # scheduler again at every transform, each time with other pending values: a new schedule each time)
-  pending = [t for t in _tg.live_tensors() if _tg.is_lazy(t) and t.uop not in _uncomputable and traced_by(t) is None
+  pending = [t for t in _tg.live_tensors() if _tg.is_lazy(t) and t.uop not in _left_lazy and traced_by(t) is None
              and t.device is not None and 0 not in t.shape]
   try: _tg.realize_lazy(pending, early=True)
   except Exception:
     # one of them cannot be computed: the others are, that one stays as it is
     for t in pending:
       try: _tg.realize_lazy([t], early=True)
-      except Exception: _uncomputable.add(t.uop)
+      except Exception: continue
+  _left_lazy.update(t.uop for t in pending if _tg.is_lazy(t))
 
 def is_tracing() -> bool:
   """True inside a function being traced by a tinyjax transform (its Tensors may be placeholders)."""
