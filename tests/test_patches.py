@@ -75,3 +75,9 @@ def test_kernels_of_software_transcendentals_get_at_most_4_lanes():
   got, opts = lanes(lambda v: (v * v).sum(1))
   np.testing.assert_allclose(got, (x * x).sum(1), rtol=1e-5)
   assert [[(o.op.name, o.arg) for o in k] for k in opts] == [[("UNROLL", 0)]], opts   # 0: the whole axis
+  # a matrix-vector product gets 4 outputs per loop on the CPU (tinygrad upcasts outputs only from 1024 of them); the
+  # tanh of its result depends on the outputs' axis only: the reduce's UNROLL makes no copy of it
+  a = np.random.default_rng(3).standard_normal((16, 8)).astype(np.float32)
+  got, opts = lanes(lambda v: tnp.tanh(v[0] @ Tensor(a)))
+  np.testing.assert_allclose(got, np.tanh(x[0] @ a), rtol=1e-5, atol=1e-6)
+  assert [[(o.op.name, o.arg) for o in k] for k in opts] == [[("UPCAST", 4), ("UNROLL", 0)]], opts

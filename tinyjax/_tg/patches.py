@@ -2,7 +2,7 @@
 listed in `APPLIED` (name -> reason; docs/design.md, "What importing tinyjax changes in tinygrad", lists the same, and
 tests/test_patches.py fails when the two or the real changes differ). Moving the tinygrad pin starts here."""
 from __future__ import annotations
-import contextlib, functools, types
+import contextlib, functools, math, types
 from typing import Callable
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
@@ -21,6 +21,7 @@ import tinygrad.mixin.reduce as _reduce
 import tinygrad.mixin.op as _mixin_op
 import tinygrad.tensor as _tensor
 from tinygrad.codegen.opt import Opt as _Opt, OptOps as _OptOps, KernelOptError as _KernelOptError
+from tinygrad.uop.ops import AxisType as _AxisType
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
@@ -200,17 +201,43 @@ def _cached_lower_and_compile(linear: UOp) -> UOp:
   with _helpers.Context(PARALLEL=_helpers.PARALLEL.value if beam else 0): return _lower_and_compile(linear)
 
 
-# ---- kernels of software transcendental functions: at most 4 lanes ------------------------------------------------
+# ---- the CPU heuristic: small reductions over a broadcast operand; software transcendentals' lanes -----------------
+# tinygrad's heuristic upcasts output axes only for kernels of >= 1024 outputs (a GPU's threads). On a CPU (a renderer
+# without locals) a reduce reading an operand that does not depend on an output axis (a matrix-vector product's
+# vector) computes 4 outputs per loop instead: 4 independent accumulators, each element of that operand read once for
+# 4. The RK4 scan of bench/loops.py (four 64x64 matvecs a step): ~21 -> ~10 ms per 1000 steps; BEAM=2 found the same
+# shape (UPCAST 4, UNROLL 4).
+#
 # Where the renderer has no sin/exp2/log2 (clang), each is a long polynomial (float64 sin: Payne-Hanek reduction), and
-# each lane of an UPCAST/UNROLL is another copy of it: tinygrad's heuristic unrolls a reduce of up to 32 whole (the KS
-# port's mean over 16 contour points of complex exps: 9 s to generate and compile one kernel, 2.7 s at 4 lanes). Their
-# run time is the same at 4 lanes (bench: exp/sin reduced over 16, float32 and float64).
+# each lane of an UPCAST/UNROLL over its axes is another copy of it: tinygrad's heuristic unrolls a reduce of up to 32
+# whole (the KS port's mean over 16 contour points of complex exps: 9 s to generate and compile one kernel, 2.7 s at 4
+# lanes). Their run time is the same at 4 lanes (bench: exp/sin reduced over 16, float32 and float64). Lanes of axes a
+# transcendental does not depend on (an UNROLL of the reduce before a tanh of its result) make no copy of it.
 _SOFT_LANES = 4
+_SOFT = (Ops.SIN, Ops.EXP2, Ops.LOG2)
+
+def _output_upcast(k):
+  """k with an UPCAST of 4 on its first output axis that some operand does not depend on (a reduce on a CPU), or None."""
+  if k.reduceop is None or k.ren.has_local: return None
+  for axis in k.upcastable_dims:
+    if not isinstance(sz := k.full_shape[axis], int) or sz % 4 or all(k.rngs[axis] in b.src[1].get_idx().ranges for b in k.bufs):
+      continue
+    t = k.copy()
+    try: t.apply_opt(_Opt(_OptOps.UPCAST, axis, 4))
+    except _KernelOptError: continue
+    return t
+  return None
+
+def _soft_copies(k) -> int:
+  """How many copies of its most copied software transcendental the kernel's UPCAST/UNROLL lanes make."""
+  lanes = {r: s for r, s, t in zip(k.rngs, k.full_shape, k.axis_types, strict=True) if t in (_AxisType.UPCAST, _AxisType.UNROLL)}
+  soft = [u for u in k.ast.backward_slice if u.op in _SOFT and u.op not in k.ren.code_for_op]
+  return max((math.prod(lanes.get(r, 1) for r in u.ranges) for u in soft), default=0)
 
 def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
   out = _orig(k)
-  if out.upcast_size() <= _SOFT_LANES or not any(u.op in (Ops.SIN, Ops.EXP2, Ops.LOG2) and u.op not in k.ren.code_for_op
-                                                 for u in k.ast.backward_slice): return out
+  if not any(o.op is _OptOps.UPCAST for o in out.applied_opts) and (pre := _output_upcast(k)) is not None: out = _orig(pre)
+  if _soft_copies(out) <= _SOFT_LANES: return out
   capped = k.copy()
   for opt in out.applied_opts:   # the same choices, an UPCAST/UNROLL narrowed to 4 or 2 lanes, or left out
     if opt.op not in (_OptOps.UPCAST, _OptOps.UNROLL):
@@ -221,7 +248,7 @@ def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
       trial = capped.copy()
       try: trial.apply_opt(_Opt(opt.op, opt.axis, lanes))
       except _KernelOptError: continue
-      if trial.upcast_size() <= _SOFT_LANES:
+      if _soft_copies(trial) <= _SOFT_LANES:
         capped = trial
         break
   return capped
