@@ -47,6 +47,17 @@ CASES = [
 def test_values(name, fn, mode):
   with fft_impl(mode): close(fn(jnp), fn(jxn))
 
+def test_a_device_less_input_is_a_pocketfft_call_on_the_cpu():
+  # a constant graph (folded on the host, no device) computed eagerly: its FFT ran as tinygrad's DFT kernels (the KS
+  # port's rfft of its initial condition), as on a device without the host call; now pocketfft, as JAX on the CPU
+  for make in (lambda np_: np_.fft.rfft(np_.sin(np_.arange(16) * 0.3)), lambda np_: np_.fft.fft(np_.cos(np_.arange(12) / 5.0)),
+               lambda np_: np_.fft.irfft(np_.fft.rfft(np_.arange(8) * 0.5))):
+    assert jnp.sin(jnp.arange(3) * 0.3).device is None
+    out = []
+    assert kernel_count(lambda: out.append(np.asarray(make(jnp)))) == 0
+    np.testing.assert_allclose(out[0], np.asarray(make(jxn)), rtol=1e-14, atol=1e-14)
+
+
 def test_kernel_lengths():
   """The kernels' split n = n1 n2, recursively, for lengths with several factors, a prime, and a power of 2."""
   with fft_impl("kernels"):

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.fft
 from tinygrad import Tensor
-from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing
+from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing, default_device
 from tinyjax.core import is_tracing, as_tensor
 from tinyjax.config import config
 from tinyjax.call_rule import is_zero
@@ -74,7 +74,12 @@ def _as_complex(x: Any) -> ComplexArray:
 def _on_host(t: Tensor) -> bool:
   mode = config.tinyjax_fft
   if mode == "host": return True
-  return mode == "auto" and isinstance(t.device, str) and t.device.split(":")[0] == "CPU"
+  return mode == "auto" and isinstance(device := _device(t), str) and device.split(":")[0] == "CPU"
+
+def _device(t: Tensor) -> Any:
+  """Where t's FFT runs: its device; for a device-less value (a constant graph, folded on the host) computed eagerly,
+  the default device (as every eager op that needs one), so that it too is a pocketfft call on the CPU."""
+  return t.device if t.device is not None or is_tracing() or jit_capturing() else default_device()
 
 # ---- the host call ------------------------------------------------------------------------------------------------------
 
@@ -120,7 +125,7 @@ class FftCall(HostCallRule):
     types = self.out_types(xs)
     if any(0 in s for s, _ in types) or any(0 in _sh(x) for x in xs):
       raise ValueError(f"FFT of an empty array (shape {_sh(xs[0])}, fft_lengths {self.fft_lengths})")
-    if not is_tracing() and not jit_capturing() and isinstance(device := xs[0].device, str):
+    if not is_tracing() and not jit_capturing() and isinstance(device := _device(xs[0]), str):
       # eager: computed now, as JAX dispatches an op (a host call's graph would be scheduled anew at each call)
       Tensor.realize(*xs)
       outs = [host_buffer(r, device) for r in self._run([x.numpy() for x in xs], types)]
