@@ -96,9 +96,9 @@ def child(side: str, path: Path, timeout: float, result: Path, profile: bool) ->
   if side == "jax": lib.devices()
   else:
     from tinygrad import Device
-    from tinyjax._tg import cpu_graph
+    from tinyjax._tg.cpu_graph import executor
     Device[Device.DEFAULT]
-    cpu_graph.executor(Device.DEFAULT)
+    executor(Device.DEFAULT)
   code = compile(tree, str(path), "exec")
   signal.signal(signal.SIGALRM, _alarm)
   if side == "jax":   # its persistent compilation cache, in a fresh directory: cold for the first run, hot for the warm one
