@@ -205,8 +205,8 @@ def _cached_lower_and_compile(linear: UOp) -> UOp:
 # tinygrad's heuristic upcasts output axes only for kernels of >= 1024 outputs (a GPU's threads). On a CPU (a renderer
 # without locals) a reduce reading an operand that does not depend on an output axis (a matrix-vector product's
 # vector) computes 4 outputs per loop instead: 4 independent accumulators, each element of that operand read once for
-# 4. The RK4 scan of bench/loops.py (four 64x64 matvecs a step): ~21 -> ~10 ms per 1000 steps; BEAM=2 found the same
-# shape (UPCAST 4, UNROLL 4).
+# 4. The RK4 scan of bench/loops.py (four 64x64 matvecs a step): 12.8 -> 5.7 ms per 1000 steps (idle); BEAM=2 found
+# the same shape (UPCAST 4, UNROLL 4).
 #
 # Where the renderer has no sin/exp2/log2 (clang), each is a long polynomial (float64 sin: Payne-Hanek reduction), and
 # each lane of an UPCAST/UNROLL over its axes is another copy of it: tinygrad's heuristic unrolls a reduce of up to 32
@@ -237,7 +237,7 @@ def _soft_copies(k) -> int:
 def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
   out = _orig(k)
   if not any(o.op is _OptOps.UPCAST for o in out.applied_opts) and (pre := _output_upcast(k)) is not None: out = _orig(pre)
-  if _soft_copies(out) <= _SOFT_LANES: return out
+  if out.upcast_size() <= _SOFT_LANES or _soft_copies(out) <= _SOFT_LANES: return out   # (the first: no scan of the kernel)
   capped = k.copy()
   for opt in out.applied_opts:   # the same choices, an UPCAST/UNROLL narrowed to 4 or 2 lanes, or left out
     if opt.op not in (_OptOps.UPCAST, _OptOps.UNROLL):
