@@ -240,3 +240,17 @@ def test_loop_under_a_rewritten_derivative_graph():
     return lambda a: (lambda r: r @ r)(lax.scan(lambda x, _: (x * x + 0.1, None), a / np_.abs(a).sum(), None, length=3)[0])
   a, v = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3))
   assert_close(tinyjax.jvp(f(tnp, tl), (tg(a),), (tg(v),)), lambda: jax.jvp(f(jnp, jax.lax), (a,), (v,)), 1e-9, 1e-11)
+
+
+def test_a_view_of_a_closed_over_value_stays_in_the_body():
+  # v @ A transposes A: as an input of its own, that view would be copied contiguous at every call (one more kernel) and
+  # the body would read the copy's layout; the body takes A and views it itself. Kernels per call: the carry's initial
+  # copy and 3 steps of one kernel, no copy of A
+  from tinygrad import GlobalCounters
+  A, y = RNG.standard_normal((8, 8)), RNG.standard_normal(8)
+  f = tinyjax.jit(lambda y, A: tl.scan(lambda c, _: (tnp.tanh(c @ A), None), y, None, length=3)[0])
+  g = jax.jit(lambda y, A: jax.lax.scan(lambda c, _: (jnp.tanh(c @ A), None), y, None, length=3)[0])
+  f(tg(y), tg(A)).numpy()
+  GlobalCounters.reset()
+  assert_close(to_np(f(tg(y), tg(A))), np.asarray(g(y, A)))
+  assert GlobalCounters.kernel_count == 4

@@ -81,3 +81,34 @@ def test_kernels_of_software_transcendentals_get_at_most_4_lanes():
   got, opts = lanes(lambda v: tnp.tanh(v[0] @ Tensor(a)))
   np.testing.assert_allclose(got, np.tanh(x[0] @ a), rtol=1e-5, atol=1e-6)
   assert [[(o.op.name, o.arg) for o in k] for k in opts] == [[("UPCAST", 4), ("UNROLL", 0)]], opts
+
+
+def test_a_cpu_reduce_accumulates_each_unrolled_lane_on_its_own():
+  # tinygrad adds a reduce's UNROLL lanes into one accumulator each iteration (acc + p0 + p1 + ...: a chain of dependent
+  # adds); on the CPU each lane is an accumulator of its own, summed after the loop, and the split of a long reduce is
+  # widened to 32 lanes of accumulators (4 outputs x 8 lanes for a 64x64 matrix-vector product)
+  import re
+  import numpy as np
+  from tinygrad import Tensor
+  from tinygrad.uop.ops import Ops
+  from tinygrad.helpers import Context
+  import tinyjax, tinyjax.numpy as tnp
+  rng = np.random.default_rng(4)
+  def kernels(fn, *xs) -> tuple:
+    f = tinyjax.jit(fn)
+    with Context(NOOPT=0): out = f(*[Tensor(x) for x in xs]).numpy()
+    progs = [u for u in next(iter(f._cache.values())).tinyjit.captured.linear.toposort() if u.op is Ops.PROGRAM]
+    return out, [([(o.op.name, o.arg) for o in p.src[0].arg.applied_opts], next(s.arg for s in p.src if s.op is Ops.SOURCE)) for p in progs]
+  v, a = rng.standard_normal(64), rng.standard_normal((64, 64))
+  got, [(opts, src)] = kernels(lambda v, a: v @ a, v, a)
+  np.testing.assert_allclose(got, v @ a, rtol=1e-13, atol=1e-13)
+  assert opts == [("UPCAST", 4), ("UNROLL", 8)], opts
+  assert re.search(r"double buf0\[32\];", src), src   # 4 outputs x 8 lanes: one accumulator each
+  # the lanes of a max and of an integer sum, exact
+  m = rng.standard_normal((4, 256))
+  got, [(opts, _)] = kernels(lambda m: tnp.max(m, axis=1), m)
+  np.testing.assert_array_equal(got, m.max(1))
+  assert opts == [("UPCAST", 0), ("UNROLL", 8)], opts   # (UPCAST 0: all 4 rows)
+  n = rng.integers(-2**40, 2**40, (4, 256))
+  got, _ = kernels(lambda n: n.sum(1), n)
+  np.testing.assert_array_equal(got, n.sum(1))

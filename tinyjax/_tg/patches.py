@@ -21,7 +21,8 @@ import tinygrad.mixin.reduce as _reduce
 import tinygrad.mixin.op as _mixin_op
 import tinygrad.tensor as _tensor
 from tinygrad.codegen.opt import Opt as _Opt, OptOps as _OptOps, KernelOptError as _KernelOptError
-from tinygrad.uop.ops import AxisType as _AxisType
+from tinygrad.uop.ops import AxisType as _AxisType, identity_element as _identity_element
+from tinygrad.dtype import AddrSpace as _AddrSpace
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
@@ -214,6 +215,7 @@ def _cached_lower_and_compile(linear: UOp) -> UOp:
 # lanes). Their run time is the same at 4 lanes (bench: exp/sin reduced over 16, float32 and float64). Lanes of axes a
 # transcendental does not depend on (an UNROLL of the reduce before a tanh of its result) make no copy of it.
 _SOFT_LANES = 4
+_ACC_LANES = 32
 _SOFT = (Ops.SIN, Ops.EXP2, Ops.LOG2)
 
 def _output_upcast(k):
@@ -234,9 +236,25 @@ def _soft_copies(k) -> int:
   soft = [u for u in k.ast.backward_slice if u.op in _SOFT and u.op not in k.ren.code_for_op]
   return max((math.prod(lanes.get(r, 1) for r in u.ranges) for u in soft), default=0)
 
+def _wider_unroll(k, out):
+  """out with the reduce split it UNROLLs by 4 widened to 16 or 8 lanes, within _ACC_LANES lanes of accumulators (a
+  reduce on a CPU: each lane its own accumulator), else out."""
+  if k.ren.has_local or out.reduceop is None: return out
+  opts = list(out.applied_opts)
+  if not (split := [i for i, o in enumerate(opts) if o.op is _OptOps.UNROLL and o.arg == 4]): return out
+  for lanes in (16, 8):
+    if out.upcast_size() // 4 * lanes > _ACC_LANES: continue
+    trial = k.copy()
+    try:
+      for i, o in enumerate(opts): trial.apply_opt(_Opt(o.op, o.axis, lanes) if i == split[-1] else o)
+    except _KernelOptError: continue
+    return trial
+  return out
+
 def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
   out = _orig(k)
   if not any(o.op is _OptOps.UPCAST for o in out.applied_opts) and (pre := _output_upcast(k)) is not None: out = _orig(pre)
+  out = _wider_unroll(k, out)
   if out.upcast_size() <= _SOFT_LANES or _soft_copies(out) <= _SOFT_LANES: return out   # (the first: no scan of the kernel)
   capped = k.copy()
   for opt in out.applied_opts:   # the same choices, an UPCAST/UNROLL narrowed to 4 or 2 lanes, or left out
@@ -252,6 +270,33 @@ def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
         capped = trial
         break
   return capped
+
+# ---- a reduce's unrolled lanes as accumulators of their own, on a CPU --------------------------------------------------
+# tinygrad sums a reduce's UNROLL lanes into its one accumulator at every iteration (acc + p0 + p1 + p2 + p3): a chain
+# of dependent float adds the compiler may not reorder, so a 64x64 matrix-vector product ran at the adds' latency
+# (1.4 us a kernel). On a renderer without locals (a CPU) each lane accumulates on its own and the lanes are summed
+# once, after the loop: independent chains the compiler vectorises (0.64 us; the RK4 scan of bench/loops.py 5.4 -> 4.0
+# ms per 1000 steps, with more lanes below 2.6 ms). The sum's order changes as a vectorised sum's does (XLA's does too);
+# a GPU keeps tinygrad's way (registers per thread are its occupancy).
+_lane_accumulators = False   # set while a kernel for a renderer without locals is generated
+
+def _reduce_to_lane_accumulators(ctx, r: UOp, _orig=_codegen.reduce_ranges_to_acc):
+  if not (_lane_accumulators and r.arg[1]): return _orig(ctx, r)
+  lanes = r.src[0]
+  acc = UOp.placeholder(lanes.max_shape, r.dtype, ctx.acc_num, _AddrSpace.REG)
+  ctx.acc_num += 1
+  topo = lanes.toposort()
+  ended = {e for x in topo if x.op is Ops.END for e in x.ended_ranges}
+  outer = tuple(x for x in topo if x.op is Ops.RANGE and x not in r.src[1:] and x not in ended)
+  initted = acc.after(acc.after(*outer).store(UOp.const(_identity_element(r.arg[0], r.dtype))), *r.src[1:])
+  summed = initted.store(initted.alu(r.arg[0], lanes)).end(*r.src[1:]).rtag("mergeable")
+  return acc.after(summed).reduce(arg=r.arg)   # the lanes' own reduce, after the loop (expand_horizontal_reduce)
+
+def _full_rewrite_to_sink(ast: UOp, ren, *args, _orig=_codegen.full_rewrite_to_sink, **kwargs):
+  global _lane_accumulators
+  was, _lane_accumulators = _lane_accumulators, not ren.has_local
+  try: return _orig(ast, ren, *args, **kwargs)
+  finally: _lane_accumulators = was
 
 def _exec_host(ctx, call: UOp, ast: UOp):
   if (run := _host_executors.get(ast)) is None:
@@ -351,6 +396,12 @@ def install() -> None:
   _patch(_heuristic, "hand_coded_optimizations", _hand_coded_optimizations, "kernels of software transcendental "
          "functions (sin/exp2/log2 without the renderer's own) get at most 4 lanes of UPCAST/UNROLL: each lane copies "
          "the polynomial, and a 16-lane unroll took seconds to compile for the same run time")
+  _patch(_codegen, "full_rewrite_to_sink", _full_rewrite_to_sink, "code generation knows whether the renderer has "
+         "locals (a CPU's unrolled reduce lanes accumulate on their own)")
+  _patch(_codegen, "pm_reduce_local", _codegen.PatternMatcher([(p, _reduce_to_lane_accumulators if f is _codegen.reduce_ranges_to_acc else f)
+                                                               for p, f in _codegen.pm_reduce_local.patterns]),
+         "on a CPU a reduce's UNROLL lanes are accumulators of their own, summed after the loop: independent chains of "
+         "adds the compiler vectorises, not one chain of dependent adds")
   _patch(_ops, "python_alu", _IEEE_ALU, "constant folding compares float constants as IEEE floats (tinygrad's "
          "ConstFloat has nan == nan: isnan of a constant folded to False)")
   _patch(DType, "__eq__", _dtype_eq, "a DType equals numpy's dtype of its layout (x.dtype == np.float32, as a JAX array's)")

@@ -99,7 +99,10 @@ def _inputs(outs: list[UOp], own: set[UOp]) -> list[UOp]:
   hidden = closure(outs, own)
   seen = own | set(hidden)
   def view_of_input(u: UOp) -> bool:   # a placeholder is a view of a BUFFER (Tensor.empty: RESHAPE(BUFFER)), keyed so
-    while u.op in GroupOp.Movement: u = u.src[0]
+    while u.op in GroupOp.Movement:
+      # a view of an input found already (v @ A's transpose of A) stays in the body: as an input of its own it would be
+      # copied contiguous each run, and the body's kernels would read that copy, not A's own layout
+      if (u := u.src[0]) in seen: return False
     return u.op in (Ops.BUFFER, Ops.PARAM) and u not in own
   def gate(u: UOp) -> bool:
     if u in seen: return False
