@@ -73,6 +73,15 @@ def test_output_buffers_are_reused_only_when_nothing_refers_to_them():
   np.testing.assert_array_equal(view.numpy(), np.full(4, 5.0))
   np.testing.assert_array_equal(lazy.numpy(), np.full((2, 2), 70.0))
   np.testing.assert_array_equal(sliced.numpy(), np.full(2, 9.0))
+  # a dropped result's Tensor is given again, as if new: no gradient; one assigned into keeps its data while alive
+  g = jf(fresh(np.zeros(4)))
+  g.grad = g * 0
+  del g
+  assert all(jf(fresh(np.zeros(4))).grad is None for _ in range(4))
+  w = jf(fresh(np.zeros(4)))
+  w.assign(Tensor.full((2, 2), 7.0, dtype=w.dtype)).realize()
+  for i in range(5): jf(fresh(np.full(4, 100.0 + i)))
+  np.testing.assert_array_equal(w.numpy(), np.full((2, 2), 7.0))
 
 
 def test_new_shapes_trace_again_instead_of_failing():

@@ -56,25 +56,31 @@ class OutputBuffers:
   POOLED_BYTES, SLOTS = 1 << 20, 2
   def __init__(self, specs: list[tuple]):
     self.specs = specs
-    self.held: list[list[tuple[UOp, UOp, int]]] = [[] for _ in specs]   # per output: (flat buffer, shaped view, free refcount)
+    # per output: (flat buffer, shaped view, its free refcount, the result Tensor, its free refcount)
+    self.held: list[list[tuple[UOp, UOp, int, Tensor, int]]] = [[] for _ in specs]
     self.turn = [0] * len(specs)
 
   def take(self, i: int) -> tuple[UOp, Tensor]:
-    """Output i's (TinyJit input, shaped Tensor), as allocated_buffer gives them."""
+    """Output i's (TinyJit input, shaped Tensor), as allocated_buffer gives them. The Tensor a caller dropped is given
+    again (a new Tensor registers with tinygrad: a tenth of a small call's dispatch), its gradient cleared."""
     for h in self.held[i]:
-      if sys.getrefcount(h[1]) == h[2]: return h[0], tensor_of(h[1])
+      if sys.getrefcount(h[1]) == h[2] and sys.getrefcount(h[3]) == h[4] and h[3].uop is h[1]:
+        h[3].grad, h[3].is_param = None, True
+        return h[0], h[3]
     shape, dtype, device, axis = self.specs[i]
     buf, t = allocated_buffer(shape, dtype, device, axis)
     if axis is None and _prod(shape) * dtype.itemsize <= self.POOLED_BYTES:
       held = self.held[i]
       k = len(held) if len(held) < self.SLOTS else self.turn[i]   # a new slot, else the oldest
-      if k == len(held): held.append((buf, t.uop, 0))
-      else: held[k] = (buf, t.uop, 0)
+      if k == len(held): held.append((buf, t.uop, 0, t, 0))
+      else: held[k] = (buf, t.uop, 0, t, 0)
       self.turn[i] = (k + 1) % self.SLOTS
-      # the view's count when only the pool refers to it, as take counts it: now, less the Tensor and the local `buf`
-      # (counted on a line of its own: a tuple being built holds its items on the stack)
-      free = sys.getrefcount(t.uop) - 1 - (buf is t.uop)
-      held[k] = (buf, t.uop, free)
+      # the counts when only the pool refers to them, as take counts them: now, less the local `buf` (the view) and
+      # the local `t` (the Tensor, which keeps its reference to the view); each counted on a line of its own (a tuple
+      # being built holds its items on the stack)
+      free_view = sys.getrefcount(t.uop) - (buf is t.uop)
+      free_tensor = sys.getrefcount(t) - 1
+      held[k] = (buf, t.uop, free_view, t, free_tensor)
     return buf, t
 
 _REGISTERING = _Metadata(name="tinyjax.tensor_of")
@@ -231,6 +237,19 @@ def plain_buffer(t: Tensor) -> UOp | None:
   if u.op is not Ops.BUFFER or u.dtype in dtypes.weaks or not isinstance(u.arg.device, str): return None
   return u if (b := buffers.get(u)) is not None and b.is_allocated() and b.size > 0 else None
 
+
+# plain_buffer_key's memo by the Tensor's UOp (its id; the entry goes when the UOp does): a jitted call asks it of every
+# argument, and computing it (a weak dictionary's lookup, the shape) is a tenth of a one-kernel call's dispatch
+_PLAIN: dict[int, tuple[weakref.ref, UOp, tuple, Buffer]] = {}
+
+def plain_buffer_key(t: Tensor) -> tuple[UOp, tuple] | None:
+  """(plain_buffer(t), t's (shape, dtype, device)), or None where plain_buffer is None."""
+  u = t.uop
+  if (e := _PLAIN.get(id(u))) is not None and e[0]() is u and e[3].is_allocated(): return e[1], e[2]
+  if (b := plain_buffer(t)) is None: return None
+  key = id(u)
+  _PLAIN[key] = (weakref.ref(u, lambda _: _PLAIN.pop(key, None)), b, item := (t.shape, b.dtype, b.arg.device), buffers[b])
+  return b, item
 
 def _one(u: UOp) -> Buffer:
   b = u.buffer

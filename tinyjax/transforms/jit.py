@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, OutputBuffers, assign_into, stored_once, sharding, placeholder_like, host_buffer, jit_input, default_device, \
-  Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer, preserved_tensors, holds_host_call, is_lazy, canonical_key, \
+  Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer_key, preserved_tensors, holds_host_call, is_lazy, canonical_key, \
   closed_buffers, rebound_capture
 from tinyjax.core import serialized, realize_pending, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
@@ -241,10 +241,10 @@ class jit:
         # x64 off narrows 64-bit data: _entry does it (asked of a scalar of the dtype: no copy of the array per call)
         if a.size == 0 or canonical_array(a.dtype.type(0)).dtype != a.dtype: return None
         key.append((np.ndarray, a.shape, a.dtype))
-      elif type(a) is not Tensor or (b := plain_buffer(a)) is None or b in seen: return None
+      elif type(a) is not Tensor or (bk := plain_buffer_key(a)) is None or bk[0] in seen: return None
       else:
-        seen.add(b)
-        key.append((a.shape, b.dtype, b.arg.device))
+        seen.add(bk[0])
+        key.append(bk[1])
     return tuple(key)
 
   @staticmethod
