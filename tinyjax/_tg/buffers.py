@@ -240,7 +240,7 @@ def plain_buffer(t: Tensor) -> UOp | None:
 
 # plain_buffer_key's memo by the Tensor's UOp (its id; the entry goes when the UOp does): a jitted call asks it of every
 # argument, and computing it (a weak dictionary's lookup, the shape) is a tenth of a one-kernel call's dispatch
-_PLAIN: dict[int, tuple[weakref.ref, UOp, tuple, Buffer]] = {}
+_PLAIN: dict[int, tuple[weakref.ref, UOp, tuple, Buffer | MultiBuffer]] = {}
 
 def plain_buffer_key(t: Tensor) -> tuple[UOp, tuple] | None:
   """(plain_buffer(t), t's (shape, dtype, device)), or None where plain_buffer is None."""
