@@ -254,3 +254,19 @@ def test_a_view_of_a_closed_over_value_stays_in_the_body():
   GlobalCounters.reset()
   assert_close(to_np(f(tg(y), tg(A))), np.asarray(g(y, A)))
   assert GlobalCounters.kernel_count == 4
+
+
+@pytest.mark.parametrize("transform", ["value_and_grad", "grad"])
+def test_reverse_mode_of_a_scan_runs_one_forward_pass(transform):
+  # the vjp's forward pass saving the carries is the primal's too (call_rule.shared_forwards): two loops per call, a
+  # forward and a reverse one, not the primal's forward, the vjp's forward and the reverse one
+  from tinygrad.uop.ops import Ops
+  A, y = RNG.standard_normal((8, 8)) / 3, RNG.standard_normal(8)
+  def loss(np_, lax):
+    return lambda y, A: (lax.scan(lambda c, _: (np_.tanh(c @ A), None), y, None, length=3)[0] ** 2).sum()
+  f = tinyjax.jit(getattr(tinyjax, transform)(loss(tnp, tl), argnums=(0, 1)))
+  want = getattr(jax, transform)(loss(jnp, jax.lax), argnums=(0, 1))(y, A)
+  for _ in range(3): got = f(tg(y), tg(A))
+  jax.tree_util.tree_map(lambda g, w: assert_close(to_np(g), np.asarray(w)), got, want, is_leaf=lambda t: isinstance(t, Tensor))
+  entry = next(iter([*f._cache.values(), *f._plain.values()]))
+  assert sum(u.op is Ops.CUSTOM_FUNCTION for u in entry.tinyjit.captured.linear.toposort()) == 2

@@ -25,7 +25,7 @@ tinygrad's lowerings), `lax.host_call.HostCallRule` (a call run by a host execut
 """
 from __future__ import annotations
 from typing import Callable
-from tinyjax._tg import Tensor, UOp, dtypes, custom_call, unfilled, const_value, holds_host_call, is_view
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, custom_call, custom_rule_of, unfilled, const_value, holds_host_call, is_view
 
 
 class CallRule:
@@ -93,3 +93,19 @@ class BatchedCall(CallRule):
 def is_zero(t: Tensor) -> bool:
   """A constant 0: a tangent that stands for JAX's symbolic zero (its term is left out: 0 * inf is nan)."""
   return const_value(unfilled(t.uop)) == 0
+
+
+def shared_forwards(uops: list[UOp]) -> dict[UOp, UOp]:
+  """The outputs of calls in these graphs that another call of them computes too, each mapped to the other's. A rule's
+  reverse mode may run its call again with more outputs (a scan saving the carries its reverse pass reads): that call's
+  rule names the primal's rule as `forward_of`, and its first outputs are the primal's, on the same arguments. The
+  graphs then run that one call, as JAX runs one forward pass."""
+  if not uops: return {}
+  calls = [u for u in UOp.sink(*uops).toposort(enter_calls=False) if u.op is Ops.FUNCTION and custom_rule_of(u) is not None]
+  def args(u: UOp) -> tuple[UOp, ...]: return tuple(a.src[0] if a.op is Ops.CONTIGUOUS else a for a in u.src[1:])
+  primal = {(id(custom_rule_of(u)), args(u)): u for u in calls}
+  subs: dict[UOp, UOp] = {}
+  for u in calls:
+    if (of := getattr(custom_rule_of(u), "forward_of", None)) is not None and (p := primal.get((id(of), args(u)))) is not None:
+      subs.update({p.gettuple(i): u.gettuple(i) for i in range(len(p.src[0].src))})
+  return subs

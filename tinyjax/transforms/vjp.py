@@ -9,6 +9,7 @@ from tinyjax.complex_array import ComplexArray
 from tinyjax.core import transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, \
   jax_conventions, primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
+from tinyjax.call_rule import shared_forwards
 
 
 def _compute_gradients(uops: list[UOp]) -> list[UOp]:
@@ -48,7 +49,13 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
       grads = dict(zip(targets, _gradients([UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), *targets]),
                        strict=True)) if pairs and targets else {}
     g = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves, strict=True)]
-    return [Tensor(u) for u in substitute(g, {**dict(zip(keys, [r.uop for r in res], strict=True)), **unwrap})]
+    g = substitute(g, {**dict(zip(keys, [r.uop for r in res], strict=True)), **unwrap})
+    # a call whose reverse mode computed it again with more outputs (a scan's forward pass saving its carries): the
+    # gradients and the primal outputs read that one
+    if shared := shared_forwards(g + [p.uop for p in primals_out]):
+      g = substitute(g, shared)
+      for p, u in zip(primals_out, substitute([p.uop for p in primals_out], shared), strict=True): p.uop = u
+    return [Tensor(u) for u in g]
   return primals_out, out_tree, vjp_flat, residuals, aux
 
 
