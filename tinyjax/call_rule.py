@@ -36,6 +36,8 @@ class CallRule:
   # True: its derivative rules build graphs from the call's graph alone (no user Python that may read values), so a
   # derivative of a graph holding it can be memoised by structure (vjp._gradients)
   structural = False
+  # the rule whose call this one computes too, on the same arguments, as its first outputs (`shared_forwards`)
+  forward_of: CallRule | None = None
 
   def call_node(self, xs: list[Tensor]) -> UOp:
     raise NotImplementedError(f"tinyjax: the call {self.name} builds no node")
@@ -106,6 +108,6 @@ def shared_forwards(uops: list[UOp]) -> dict[UOp, UOp]:
   primal = {(id(custom_rule_of(u)), args(u)): u for u in calls}
   subs: dict[UOp, UOp] = {}
   for u in calls:
-    if (of := getattr(custom_rule_of(u), "forward_of", None)) is not None and (p := primal.get((id(of), args(u)))) is not None:
+    if (of := custom_rule_of(u).forward_of) is not None and (p := primal.get((id(of), args(u)))) is not None:
       subs.update({p.gettuple(i): u.gettuple(i) for i in range(len(p.src[0].src))})
   return subs

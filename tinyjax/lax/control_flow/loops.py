@@ -111,7 +111,7 @@ class Scan(HostCallRule):
     # too (call_rule.shared_forwards)
     res = Scan(Body(self.body.params, self.body.outs + self.body.params[:nc]), nc, self.x_axes, self.y_types + [type_of(v) for v in c],
                self.y_axes + (0,) * nc, self.length, self.reverse)
-    if not self.effectful: res.forward_of = self   # type: ignore[attr-defined]  (vjp then runs it as the primal too)
+    if not self.effectful: res.forward_of = self   # vjp then runs it as the primal too
     saved = res.call(xs)[nc + ny:]
     # which values have a cotangent: the float ones
     mc, mx, mk = [_is_float(v) for v in c], [_is_float(v) for v in x], [_is_float(v) for v in k]
