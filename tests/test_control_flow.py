@@ -270,3 +270,20 @@ def test_reverse_mode_of_a_scan_runs_one_forward_pass(transform):
   jax.tree_util.tree_map(lambda g, w: assert_close(to_np(g), np.asarray(w)), got, want, is_leaf=lambda t: isinstance(t, Tensor))
   entry = next(iter([*f._cache.values(), *f._plain.values()]))
   assert sum(u.op is Ops.CUSTOM_FUNCTION for u in entry.tinyjit.captured.linear.toposort()) == 2
+
+
+def test_the_reverse_loop_reads_saved_residuals_instead_of_recomputing_the_step():
+  # JAX's partial evaluation: what the reverse step reads of the forward step (here tanh's output) is saved by the
+  # forward loop; the reverse loop's body computes no exp (tanh's) and the gradients are JAX's
+  from tinygrad.uop.ops import Ops, UOp
+  from tinyjax._tg import custom_rule_of
+  from tinyjax.lax.control_flow.loops import Scan
+  A, y = RNG.standard_normal((8, 8)) / 3, RNG.standard_normal(8)
+  def loss(np_, lax):
+    return lambda y, A: (lax.scan(lambda c, _: (np_.tanh(c @ A), None), y, None, length=3)[0] ** 2).sum()
+  got = tinyjax.grad(loss(tnp, tl), argnums=(0, 1))(tg(y), tg(A))
+  want = jax.grad(loss(jnp, jax.lax), argnums=(0, 1))(y, A)
+  scans = {r.reverse: r for r in (custom_rule_of(u) for u in UOp.sink(*[g.uop for g in got]).toposort(enter_calls=False)) if isinstance(r, Scan)}
+  for g, w in zip(got, want, strict=True): assert_close(to_np(g), np.asarray(w))
+  def exps(r: Scan) -> int: return sum(u.op is Ops.EXP2 for u in UOp.sink(*r.body.outs).toposort())
+  assert exps(scans[False]) > 0 and exps(scans[True]) == 0

@@ -2,7 +2,7 @@
 promotion, the transforms of a traced body, and JAX's list helpers."""
 from __future__ import annotations
 from typing import Any, Callable, Sequence, TypeVar
-from tinyjax._tg import Tensor, UOp, dtypes
+from tinyjax._tg import Tensor, UOp, GroupOp, dtypes
 from tinyjax.core import as_tensor
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp
@@ -86,6 +86,27 @@ def _vjp(body: Body, primals: list[Tensor], cts: list[Tensor | None]) -> list[Te
   keep = [i for i, c in enumerate(cts) if c is not None]
   _, pull = vjp(lambda *a: tuple(body(a)[i] for i in keep), *primals)
   return list(pull(tuple(cts[i] for i in keep)))
+
+def residuals(outs: list[UOp], varying: set[UOp], unknown: set[UOp], available: set[UOp]) -> list[UOp]:
+  """JAX's partial evaluation of a linearized step, on a graph: the values a reverse step reads that the forward step
+  can compute (nodes depending on the `varying` inputs, not on the `unknown` ones: the cotangents), which a forward loop
+  saves instead of the reverse step computing them again. Values of the inputs alone that the reverse step has anyway
+  (`available`: its xs) and values depending on no varying input (the consts') are not saved; a view of a saved value
+  is taken in the reverse step (its base is saved)."""
+  late: set[UOp] = set(unknown)
+  known: set[UOp] = set(varying)
+  order = UOp.sink(*outs).toposort(enter_calls=False)
+  for u in order:
+    if u in late or u in known: continue
+    if any(s in late for s in u.src): late.add(u)
+    elif any(s in known for s in u.src): known.add(u)
+  saved: dict[UOp, None] = {}
+  for u in order:
+    if u not in late: continue
+    for s in u.src:
+      while s in known and s.op in GroupOp.Movement and s.src[0] in known: s = s.src[0]
+      if s in known and s not in available: saved[s] = None
+  return list(saved)
 
 def _vmap(body: Body, flags: Sequence[int | None], size: int) -> Callable[[list[Tensor]], list[Tensor]]:
   return lambda xs: list(vmap(lambda *a: tuple(body.replay(a)), in_axes=tuple(flags), axis_size=size)(*xs))

@@ -17,12 +17,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, UOp, Ops, jit_capturing, dtypes, scratch_like, copy_buffer, read_scalar, static_shape, run_steps, \
   makes_rows
-from tinyjax.core import as_tensor, traced_by, enclosing_inputs
+from tinyjax.core import as_tensor, traced_by, enclosing_inputs, substitute
 from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
 from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, _weak, \
-  _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast
+  _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
 from tinyjax import pytree as tu
 
 __all__ = ["scan", "fori_loop", "while_loop", "map", "associative_scan"]
@@ -105,30 +105,48 @@ class Scan(HostCallRule):
 
   def vjp(self, xs: list[Tensor], cts: list[Tensor]) -> list[Tensor | None]:
     c, x, k = self.split(xs)
-    nc, ny = len(c), len(self.y_types)
+    nc, nx, nk, ny = len(c), len(x), len(k), len(self.y_types)
     ct_c, ct_y = split_list(cts, [nc])
-    # forward again, saving the carry each step starts from (JAX saves its residuals instead); this pass is the primal's
-    # too (call_rule.shared_forwards)
-    res = Scan(Body(self.body.params, self.body.outs + self.body.params[:nc]), nc, self.x_axes, self.y_types + [type_of(v) for v in c],
-               self.y_axes + (0,) * nc, self.length, self.reverse)
-    if not self.effectful: res.forward_of = self   # vjp then runs it as the primal too
-    saved = res.call(xs)[nc + ny:]
     # which values have a cotangent: the float ones
     mc, mx, mk = [_is_float(v) for v in c], [_is_float(v) for v in x], [_is_float(v) for v in k]
     my = [dtypes.is_float(d) for _, d in self.y_types]
+    tys_c, tys_k = [type_of(v) for v in c], [type_of(v) for v in k]
+    x_types = [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)]
+    device = loop_device(xs)
+    # the step's vjp as one graph over (carry, x, consts, carry cotangents, y cotangents), split as JAX's partial
+    # evaluation splits it: the values its reverse part reads that the forward step computes are saved by the forward
+    # loop (`residuals`), which is the primal's loop too (`forward_of`); the reverse loop computes the rest
+    def lin(a: list[Tensor]) -> list[Tensor]:
+      cc, xx, kk, g_c, gy = split_list(a, [nc, nx, nk, sum(mc)])
+      g_cc, g_x, g_k = split_list(_vjp(self.body, cc + xx + kk, at_mask(mc, g_c) + at_mask(my, gy)), [nc, nx])
+      return partition_list(mc, g_cc)[1] + partition_list(mx, g_x)[1] + partition_list(mk, g_k)[1]
+    gy_types = partition_list(my, self.y_types)[1]
+    traced, hidden = trace(lin, tys_c + x_types + tys_k + partition_list(mc, tys_c)[1] + gy_types, device, "scan")
+    prim, ctp = traced.params[:nc + nx + nk], traced.params[nc + nx + nk:]
+    saved_at = residuals(traced.outs, set(prim[:nc + nx]), set(ctp), set(prim[nc:nc + nx])) if not hidden and not self.effectful else None
+    step: Body | None = traced
+    if saved_at is None or any(r.dtype in dtypes.weaks for r in saved_at):
+      saved_at, step = list(prim[:nc]), None   # (the step closes over traced values, or runs effects): the carries, the step again
+    r_types = [(static_shape(r), r.dtype) for r in saved_at]
+    fwd = [o.uop for o in self.body([Tensor(p) for p in prim])]
+    res = Scan(Body(list(prim), fwd + saved_at), nc, self.x_axes, self.y_types + r_types, self.y_axes + (0,) * len(saved_at),
+               self.length, self.reverse)
+    if not self.effectful: res.forward_of = self   # vjp then runs it as the primal too
+    saved = res.call(xs)[nc + ny:]
     def body(a: list[Tensor]) -> list[Tensor]:
       # the reverse step: carry (cotangents of the float carry, accumulated cotangents of the float consts), then the
-      # saved carry, xs, the ys' cotangents and the consts
-      g_c, acc, cc, xx, gy, kk = split_list(a, [sum(mc), sum(mk), nc, len(x), sum(my)])
-      gs = _vjp(self.body, cc + xx + kk, at_mask(mc, g_c) + at_mask(my, gy))
-      g_cc, g_x, g_k = split_list(gs, [nc, len(x)])
-      return partition_list(mc, g_cc)[1] + [s + g for s, g in zip(acc, partition_list(mk, g_k)[1], strict=True)] + partition_list(mx, g_x)[1]
-    tys_c, tys_k = [type_of(v) for v in c], [type_of(v) for v in k]
-    types = partition_list(mc, tys_c)[1] + partition_list(mk, tys_k)[1] + tys_c + \
-      [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)] + partition_list(my, self.y_types)[1] + tys_k
-    new, hidden = trace(body, types, loop_device(xs), "scan")
-    x_types = [self._x_type(v, a) for v, a in zip(x, self.x_axes, strict=True)]
-    back = Scan(new, sum(mc) + sum(mk), (0,) * nc + self.x_axes + tuple(partition_list(my, self.y_axes)[1]),
+      # saved values, xs, the ys' cotangents and the consts
+      g_c, acc, rr, xx, gy, kk = split_list(a, [sum(mc), sum(mk), len(saved_at), nx, sum(my)])
+      if step is None: gs = lin(rr + xx + kk + g_c + gy)
+      else:
+        subs = dict(zip(saved_at, [r.uop for r in rr], strict=True)) | dict(zip(prim[nc:], [v.uop for v in xx + kk], strict=True)) | \
+          dict(zip(ctp, [v.uop for v in g_c + gy], strict=True))
+        gs = [Tensor(u) for u in substitute(step.outs, subs)]
+      g_cc, g_x, g_k = split_list(gs, [sum(mc), sum(mx)])
+      return g_cc + [s + g for s, g in zip(acc, g_k, strict=True)] + g_x
+    types = partition_list(mc, tys_c)[1] + partition_list(mk, tys_k)[1] + r_types + x_types + gy_types + tys_k
+    new, hidden = trace(body, types, device, "scan")
+    back = Scan(new, sum(mc) + sum(mk), (0,) * len(saved_at) + self.x_axes + tuple(partition_list(my, self.y_axes)[1]),
                 partition_list(mx, x_types)[1], tuple(partition_list(mx, self.x_axes)[1]), self.length, not self.reverse)
     outs = back.call(partition_list(mc, ct_c)[1] + [v.zeros_like() for v in partition_list(mk, k)[1]] + saved + x +
                      partition_list(my, ct_y)[1] + k + hidden)
