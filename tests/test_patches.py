@@ -117,3 +117,28 @@ def test_a_cpu_reduce_accumulates_each_unrolled_lane_on_its_own():
   n = rng.integers(-2**40, 2**40, (4, 256))
   got, _ = kernels(lambda n: n.sum(1), n)
   np.testing.assert_array_equal(got, n.sum(1))
+
+
+def test_a_cpu_reduce_and_its_transcendental_epilogue_are_two_kernels():
+  # tanh(v @ A) in one kernel computes the tanh at each output as the reduce ends, where clang leaves it scalar; on the
+  # CPU the matvec stores its result and the tanh (with the elementwise values after it) is a plain loop of its own.
+  # Softmax's exp reads its max broadcast (not a reduce's result elementwise) and a reduce of under 32 outputs keeps
+  # its epilogue: unchanged
+  import numpy as np
+  from tinygrad import Tensor, GlobalCounters
+  import jax, jax.numpy as jnp
+  import tinyjax, tinyjax.numpy as tnp
+  from tinyjax import nn
+  from tinyjax.scipy.special import logsumexp
+  rng = np.random.default_rng(5)
+  v, a, x = rng.standard_normal(64), rng.standard_normal((64, 64)) / 8, rng.standard_normal((8, 64))
+  cases = [(lambda v, a: tnp.tanh(v @ a) - 0.1 * v, lambda v, a: jnp.tanh(v @ a) - 0.1 * v, (v, a), 2),
+           (lambda x: nn.softmax(x, axis=-1), lambda x: jax.nn.softmax(x, axis=-1), (x,), 3),
+           (lambda x: logsumexp(x, axis=-1), lambda x: jax.scipy.special.logsumexp(x, axis=-1), (x,), 2)]
+  for fn, ref, args, kernels in cases:
+    f = tinyjax.jit(fn)
+    f(*[Tensor(z) for z in args]).numpy()
+    GlobalCounters.reset()
+    got = f(*[Tensor(z) for z in args]).numpy()
+    np.testing.assert_allclose(got, np.asarray(ref(*args)), rtol=1e-13, atol=1e-13)
+    assert GlobalCounters.kernel_count == kernels, (fn, GlobalCounters.kernel_count)
