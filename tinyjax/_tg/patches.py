@@ -244,27 +244,36 @@ def _soft_lanes(k) -> int:
   28 -> 14 us, where tinygrad's UPCAST of 4 lanes left clang scalar code for most of the polynomial."""
   return 1 if k.reduceop is None and not k.ren.has_local else _SOFT_LANES
 
-def _wider_unroll(k, out):
-  """out with the reduce split it UNROLLs by 4 widened to 16 or 8 lanes, within _ACC_LANES lanes of accumulators (a
-  reduce on a CPU: each lane its own accumulator), else out."""
-  if k.ren.has_local or out.reduceop is None: return out
+def _unroll_lanes(k, out, lanes_for) -> object:
+  """out with its last UNROLL set to the first of lanes_for(out, its lanes now) that applies, else out."""
   opts = list(out.applied_opts)
-  if not (split := [i for i, o in enumerate(opts) if o.op is _OptOps.UNROLL and o.arg == 4]): return out
-  for lanes in (16, 8):
-    if out.upcast_size() // 4 * lanes > _ACC_LANES: continue
+  if k.ren.has_local or out.reduceop is None or not (unrolls := [i for i, o in enumerate(opts) if o.op is _OptOps.UNROLL]): return out
+  now = opts[unrolls[-1]].arg or next((s for s, t in zip(out.full_shape, out.axis_types, strict=True) if t is _AxisType.UNROLL), 0)
+  for lanes in (lanes_for(out, now) if isinstance(now, int) and now > 1 else ()):
     trial = k.copy()
     try:
-      for i, o in enumerate(opts): trial.apply_opt(_Opt(o.op, o.axis, lanes) if i == split[-1] else o)
+      for i, o in enumerate(opts): trial.apply_opt(_Opt(o.op, o.axis, lanes) if i == unrolls[-1] else o)
     except _KernelOptError: continue
     return trial
   return out
+
+def _wider_unroll(k, out):
+  """out with the reduce split it UNROLLs by 4 widened to 16 or 8 lanes, within _ACC_LANES lanes of accumulators (a
+  reduce on a CPU: each lane its own accumulator), else out."""
+  return _unroll_lanes(k, out, lambda o, now: [n for n in (16, 8) if now == 4 and o.upcast_size() // 4 * n <= _ACC_LANES])
+
+def _narrower_unroll(k, out):
+  """out with a reduce's UNROLL narrowed where the kernel has over twice _ACC_LANES lanes of accumulators (tinygrad
+  unrolls a reduce of up to 32 whole: 4x4 outputs x 32 lanes made 512 accumulators, slow to generate and spilled)."""
+  return _unroll_lanes(k, out, lambda o, now: [n for n in (16, 8, 4, 2) if n < now and o.upcast_size() // now * n <= _ACC_LANES]
+                       if o.upcast_size() > 2 * _ACC_LANES else [])
 
 def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
   out = _orig(k)
   if not any(o.op is _OptOps.UPCAST for o in out.applied_opts) and (pre := _output_upcast(k)) is not None: out = _orig(pre)
   out = _wider_unroll(k, out)
   cap = _soft_lanes(k)
-  if out.upcast_size() <= cap or _soft_copies(out) <= cap: return out   # (the first: no scan of the kernel)
+  if out.upcast_size() <= cap or _soft_copies(out) <= cap: return _narrower_unroll(k, out)   # (the first: no scan of the kernel)
   capped = k.copy()
   for opt in out.applied_opts:   # the same choices, an UPCAST/UNROLL narrowed to 4 or 2 lanes, or left out
     if opt.op not in (_OptOps.UPCAST, _OptOps.UNROLL):
@@ -278,7 +287,7 @@ def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
       if _soft_copies(trial) <= cap:
         capped = trial
         break
-  return capped
+  return _narrower_unroll(k, capped)
 
 # ---- a reduce's unrolled lanes as accumulators of their own, on a CPU --------------------------------------------------
 # tinygrad sums a reduce's UNROLL lanes into its one accumulator at every iteration (acc + p0 + p1 + p2 + p3): a chain
