@@ -46,6 +46,7 @@ typedef struct { u64 *c, n, w, steps, *p, np, *cond, nc; unsigned char *pred; u6
 static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 out, u64 a, u64 b, u64 work, u64 ipiv, u64 bs);
 static u64 exec_loop(loop *l);
 static void exec_switch(u64 *s);
+static void gemm(u64 *s, u64 p0, u64 p1, u64 p2);
 static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
   for (u64 i = 0; i < n; i++, c += w) {
     if (w <= 16) ((k15)c[0])(c[1],c[2],c[3],c[4],c[5],c[6],c[7],c[8],c[9],c[10],c[11],c[12],c[13],c[14],c[15]);
@@ -56,7 +57,7 @@ static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
   }
 }
 u64 tinyjax_exec(loop *l, u64 what) {   // first in the image: its entry point (statics' addresses need no GOT)
-  if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : (u64)&exec_switch;
+  if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : what == 2 ? (u64)&exec_switch : (u64)&gemm;
   return exec_loop(l);
 }
 static u64 exec_loop(loop *l) {
@@ -105,6 +106,26 @@ static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 
     if (dbl) LU_SOLVE_ONE(double, 1.0) else LU_SOLVE_ONE(float, 1.0f)
   }
 }
+typedef void (*sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *, float *, int *, float *, float *, int *);
+typedef void (*dgemm_t)(char *, char *, int *, int *, int *, double *, double *, int *, double *, int *, double *, double *, int *);
+// s: the routine, float64?, transa, transb, m, n, k, lda, ldb, ldc, the positions of C, A, B among p0-p2, their offsets
+// (elements), loops, then per loop its size and the strides of C, A, B: C = op(A) op(B) (column-major) at each index
+static void gemm(u64 *s, u64 p0, u64 p1, u64 p2) {
+  u64 p[3] = {p0, p1, p2}, es = s[1] ? 8 : 4, nl = s[16], *L = s + 17, total = 1;
+  char ta = (char)s[2], tb = (char)s[3];
+  int m = (int)s[4], n = (int)s[5], k = (int)s[6], lda = (int)s[7], ldb = (int)s[8], ldc = (int)s[9];
+  u64 c = p[s[10]] + s[13] * es, a = p[s[11]] + s[14] * es, b = p[s[12]] + s[15] * es;
+  for (u64 i = 0; i < nl; i++) total *= L[4 * i];
+  for (u64 t = 0; t < total; t++) {
+    u64 r = t, oc = 0, oa = 0, ob = 0;
+    for (u64 i = nl; i-- > 0;) { u64 j = r % L[4 * i]; r /= L[4 * i]; oc += j * L[4 * i + 1]; oa += j * L[4 * i + 2]; ob += j * L[4 * i + 3]; }
+    if (s[1]) { double one = 1.0, zero = 0.0;
+      ((dgemm_t)s[0])(&ta, &tb, &m, &n, &k, &one, (double *)(a + oa * es), &lda, (double *)(b + ob * es), &ldb, &zero, (double *)(c + oc * es), &ldc);
+    } else { float one = 1.0f, zero = 0.0f;
+      ((sgemm_t)s[0])(&ta, &tb, &m, &n, &k, &one, (float *)(a + oa * es), &lda, (float *)(b + ob * es), &ldb, &zero, (float *)(c + oc * es), &ldc);
+    }
+  }
+}
 """
 
 WIDTH_SMALL, WIDTH_LARGE = 16, 64
@@ -129,14 +150,15 @@ def _load(dev: Any, src: str) -> tuple:
   if where.get("tinyjax_exec") != 0: raise RuntimeError("tinyjax_exec is not at the image's first byte")
   prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))
   fn = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)(prg.addr)
-  entries = (fn(0, 0), fn(0, 1), fn(0, 2))
-  if entries != tuple(prg.addr + where.get(n, -prg.addr) for n in ("exec_loop", "lu_solve", "exec_switch")):
-    raise RuntimeError("tinyjax_exec does not return the object's exec_loop, lu_solve, exec_switch")
+  entries = (fn(0, 0), fn(0, 1), fn(0, 2), fn(0, 3))
+  if entries != tuple(prg.addr + where.get(n, -prg.addr) for n in ("exec_loop", "lu_solve", "exec_switch", "gemm")):
+    raise RuntimeError("tinyjax_exec does not return the object's exec_loop, lu_solve, exec_switch, gemm")
   _self_test(fn, *entries)
   return prg, fn, *entries
 
-def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int) -> None:
-  """Three steps of a loop whose row is a switch, with both kinds of patch and a copy; a float64 and a float32 solve."""
+def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int) -> None:
+  """Three steps of a loop whose row is a switch, with both kinds of patch and a copy; a float64 and a float32 solve;
+  a batch of two float64 and float32 matrix products, C^T = B^T A^T, A transposed."""
   def addr(a: np.ndarray, i: int = 0) -> int: return a.ctypes.data + a.itemsize * i
   w, count = np.zeros(6, np.uint64), np.zeros(1, np.uint64)   # w: index, swapped word, copy's target, its 3 sources
   w[3:] = 7, 8, 9
@@ -162,6 +184,17 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int) -> None:
     solve(_capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), int(double), 2, 1, 1, addr(out), addr(a), addr(b), addr(work),
           addr(ipiv), 2)
     if not np.allclose(out, np.linalg.solve(a64, b64), rtol=1e-5): raise RuntimeError(f"the {p}getrf solve self-test gave {out.ravel()}")
+  gemm = ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 4)(gemm_fn)
+  x64, y64 = np.arange(12.0).reshape(2, 3, 2) - 4, np.arange(18.0).reshape(2, 3, 3) / 4   # out[i] = x[i]^T @ y[i]
+  for double in (True, False):
+    x, y = (x64, y64) if double else (x64.astype(np.float32), y64.astype(np.float32))
+    out = np.zeros((2, 2, 3), x.dtype)
+    # row-major out (2 x 3) is column-major C = out^T (3 x 2) = y^T x: A = y (y^T's columns are y's rows: N, lda 3),
+    # B = x (x's rows contiguous: T, ldb 2); C is argument 1, A 2, B 0; one loop of 2, strides 6, 9, 6
+    spec = np.array([blas_routine("dgemm" if double else "sgemm"), int(double), ord("N"), ord("T"), 3, 2, 3, 3, 2, 3, 1, 2, 0, 0, 0, 0,
+                     1, 2, 6, 9, 6], np.uint64)
+    gemm(spec.ctypes.data, addr(x), addr(out), addr(y))
+    if not np.allclose(out, np.swapaxes(x64, 1, 2) @ y64): raise RuntimeError(f"the gemm self-test gave {out.ravel()}")
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
@@ -262,6 +295,10 @@ class Switch(Nested):
     self.struct = self._words([index, len(branches), branches[0].width, _COUNT.ctypes.data, size] +
                               [v for b in branches for v in (b.table.ctypes.data, b.n, b.kernels)])
     self.row = [_executor(device.split(":")[0])[4], self.struct.ctypes.data]
+
+def blas_routine(name: str) -> int:
+  """The address of scipy's BLAS routine `name` (Fortran's calling convention: every argument a pointer)."""
+  return _capi("blas", name)
 
 @functools.cache
 def _capi(lib: str, name: str) -> int:

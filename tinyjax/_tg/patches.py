@@ -31,6 +31,7 @@ from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage
 from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels
+from tinyjax._tg import gemm as _gemm
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
 
@@ -369,6 +370,20 @@ def _realize_soft_epilogues(ctx, sink: UOp) -> None:
     for u in reduces + ends: ctx.realize_map[u] = ctx.non_removable[u] = None
   return None
 
+# ---- matrix products by BLAS on the CPU (gemm.py) ----------------------------------------------------------------------
+
+def _do_to_program(ast: UOp, renderer, _orig=_codegen.do_to_program) -> UOp:
+  return prg if (prg := _gemm.program(ast, renderer)) is not None else _orig(ast, renderer)
+
+def _get_runtime(device: str, ast: UOp, cache=True, _orig=_realize.get_runtime):
+  return _gemm.runtime(device, tuple(words)) if (words := _gemm.words_of(ast)) is not None else _orig(device, ast, cache)
+
+
+def _kernels_apart(ctx, sink: UOp) -> None:
+  _realize_soft_epilogues(ctx, sink)
+  _gemm.realize_gemms(ctx, sink)
+
+
 def _exec_host(ctx, call: UOp, ast: UOp):
   if (run := _host_executors.get(ast)) is None:
     if ast.arg.startswith("tinyjax_host_"): raise RuntimeError(f"tinyjax: the executor of {ast.arg} was freed while a schedule still calls it")
@@ -474,9 +489,13 @@ def install() -> None:
          "on a CPU a reduce's UNROLL lanes are accumulators of their own, summed after the loop: independent chains of "
          "adds the compiler vectorises, not one chain of dependent adds")
   _patch(_indexing, "pm_generate_realize_map", _indexing.pm_generate_realize_map + _realize.PatternMatcher([
-    (_realize.UPat(Ops.SINK, name="sink"), _realize_soft_epilogues)]), "on a CPU a reduce whose result a software "
-    "transcendental takes elementwise is stored by its kernel, and the transcendental's elementwise epilogue is a kernel "
-    "of its own (clang vectorises its loop; in the reduce's kernel it was scalar code at each output)")
+    (_realize.UPat(Ops.SINK, name="sink"), _kernels_apart)]),
+    "on a CPU a reduce whose result a software transcendental takes elementwise is stored by its kernel, and the "
+    "transcendental's elementwise epilogue is a kernel of its own (clang vectorises its loop; in the reduce's kernel it "
+    "was scalar code at each output); a matrix product big enough for BLAS is a kernel of its own, its operands stored")
+  _patch(_codegen, "do_to_program", _do_to_program, "on a CPU a kernel that is a float matrix product is a BLAS call "
+         "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call")
+  _patch(_realize, "get_runtime", _get_runtime, "the program of a BLAS call is cpu_graph's gemm (a row of its tables)")
   _patch(_ops, "python_alu", _IEEE_ALU, "constant folding compares float constants as IEEE floats (tinygrad's "
          "ConstFloat has nan == nan: isnan of a constant folded to False)")
   _patch(DType, "__eq__", _dtype_eq, "a DType equals numpy's dtype of its layout (x.dtype == np.float32, as a JAX array's)")

@@ -17,6 +17,7 @@ from tinygrad.uop.ops import UOp, Ops, buffers, CallInfo as _CallInfo
 from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
 from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, write_array
 from tinyjax._tg import cpu_graph
+from tinyjax._tg.gemm import GemmProgram
 from tinyjax._tg.fold import folded_scalar
 from tinyjax._tg.ir import unfilled, stored_once
 
@@ -448,8 +449,8 @@ class Replay:
 
 def _batchable(kernel: tuple) -> bool:
   rt, _, info, device, _ = kernel
-  return cpu_graph.executor(device) is not None and isinstance(rt, _CPUProgram) and not rt.lvp and \
-    all(isinstance(s, int) for s in info.global_size)
+  return cpu_graph.executor(device) is not None and (isinstance(rt, _CPUProgram) and not rt.lvp or isinstance(rt, GemmProgram) and bool(rt.addr)) \
+    and all(isinstance(s, int) for s in info.global_size)
 
 class _Batch:
   """A run of kernels of a Replay's plan on one CPU device, launched by one call into cpu_graph's executor. Its command
@@ -467,7 +468,7 @@ class _Batch:
         for tid in range(cores):   # one row per core, as CPUProgram launches them
           row = list(words)
           if "core_id" in rt.runtimevars: row[rt.runtimevars["core_id"]] = tid
-          launches.append((rt.addr, row))
+          launches.append((rt.addr, [*getattr(rt, "leading", ()), *row]))   # (a BLAS call's spec first)
       self.commands = cpu_graph.Commands(launches, len(self.kernels))
     return self.commands
 
