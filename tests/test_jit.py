@@ -356,8 +356,9 @@ def test_warm_up_first_call_compiles_each_kernel_once_then_replays(monkeypatch):
   monkeypatch.setattr(codegen, "do_to_program", counting("compile", codegen.do_to_program))   # conftest compiles in-process
   monkeypatch.setattr(tensor, "create_linear_with_vars", counting("schedule", tensor.create_linear_with_vars))
   r = np.random.default_rng(12)   # its own data: the float32 tolerance below holds for it whichever tests ran before
-  W, X = fresh(r.standard_normal((8, 8)).astype(np.float32)), fresh(r.standard_normal((4, 8)).astype(np.float32))
-  # a constant no other test uses: its kernels are new to this process
+  W, X = fresh(r.standard_normal((13, 11)).astype(np.float32)), fresh(r.standard_normal((5, 13)).astype(np.float32))
+  # a constant and shapes no other test uses: its kernels are new to this process (the product's kernel holds no
+  # constant since the tanh's epilogue is a kernel of its own: with common shapes, another test could compile it first)
   f = tinyjax.jit(tinyjax.vmap(tinyjax.grad(lambda w, x: ((x @ w).tanh() * 1.2345678).sum()), in_axes=(None, 0)))
   seen = []
   for _ in range(3):
@@ -663,3 +664,20 @@ def test_an_argument_that_is_the_buffer_the_function_closes_over():
   for x, xn in ((c, cn), (d, dn), (c, cn)):
     np.testing.assert_allclose(f(x).numpy(), xn * 2 + cn)
     np.testing.assert_allclose(g(x).numpy(), (xn * 0.5 + cn) * 0.5 + cn)
+
+
+def test_the_buffers_a_capture_writes_are_tinygrads_written_uops():
+  # _tg.runtime._written reads the memory plan's arena slices off directly (TinyJit's _written_uops asks each for its
+  # contiguous view, ~0.3 ms a kernel): the same set, for outputs, intermediates in the arena and written state
+  from tinyjax._tg import runtime as rt
+  tnp = tinyjax.numpy
+  state = fresh(np.zeros(3, np.float32))
+  def stateful(x):
+    state.assign(state + x)
+    return tnp.tanh(tnp.tanh(x) * 2).sum() + state.sum()
+  fns = [lambda x: x * 2, lambda x: tnp.tanh(tnp.tanh(x[:, None] * x[None]) @ x).sum() + (x * 2).sum(), stateful]
+  for fn in fns:
+    f = tinyjax.jit(fn)
+    for _ in range(3): f(fresh(np.arange(3, dtype=np.float32)))
+    captured = next(iter(f._cache.values())).tinyjit.captured
+    assert rt._written(captured.linear) == captured._written_uops

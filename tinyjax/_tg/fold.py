@@ -51,7 +51,10 @@ def folded_value(u: UOp) -> np.ndarray | None:
   vals: dict[UOp, Any] = {}
   try:
     for x in u.toposort(enter_calls=False):
-      if x.op is Ops.STACK: vals[x] = _SHAPE
+      if x.op is Ops.STACK:   # a shape (a movement op's argument), or data stacked on a new first axis (Tensor.stack)
+        srcs = [vals[s] for s in x.src]
+        data = srcs and all(s is not _SHAPE for s in srcs) and len({s.shape for s in srcs}) == 1 and x.dtype != dtypes.void
+        vals[x] = np.stack(srcs) if data and len(srcs) * srcs[0].size <= _LIMIT else _SHAPE
       elif x.op is Ops.CONST:
         if x.src: return None   # a constant on a device
         vals[x] = np.array(x.arg, dtype=object)

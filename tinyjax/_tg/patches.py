@@ -10,7 +10,6 @@ import numpy as np
 import tinygrad.helpers as _helpers
 import sqlite3 as _sqlite3
 import tinygrad.engine.realize as _realize
-from tinygrad.tensor import all_tensors as _all_tensors
 import tinygrad.schedule.rangeify as _rangeify
 import tinygrad.schedule.indexing as _indexing
 from tinygrad.device import Device
@@ -33,7 +32,7 @@ from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels
 from tinyjax._tg import gemm as _gemm
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
-  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early
+  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early, old_data_readers
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
 _installed = False
@@ -62,29 +61,6 @@ def _shared_db_connection(orig=_helpers.db_connection):
 # from x. A view of a buffer (x.reshape, x.T) is not a value of its own: it sees the write, as a view does in tinygrad
 # and in numpy.
 
-_ALIAS, _READ = 1, 2
-
-def _old_data_readers(targets: set[UOp], done: set[UOp], keep: set[UOp]) -> list[Tensor]:
-  """Live lazy Tensors that compute from one of `targets` (buffers, or a buffer's state) as it is before a write:
-  not through an AFTER in `done` (the writes being realized), not views of it, not the Tensors of `keep`."""
-  if not targets: return []
-  cache: dict[UOp, int] = {}
-  def visit(u: UOp) -> int:
-    if u in targets: return _ALIAS
-    if u.op is Ops.AFTER: return 0 if u in done or not any(cache[s] for s in u.src[1:]) else _READ   # src[0]: what it writes
-    if u.op is Ops.STORE: return _READ if cache[u.src[1]] else 0
-    if u.op in GroupOp.Movement or u.op is Ops.DETACH: return cache[u.src[0]]
-    return _READ if any(cache[s] for s in u.src) else 0
-  out = []
-  for r in list(_all_tensors):
-    if (t := r()) is None or t.uop in keep or t.uop.has_buffer_identity() or t.uop.is_virtual or t.uop.topovisit(visit, cache) != _READ:
-      continue   # is_virtual: no device or a weak dtype, nothing tinygrad can store (its strong consumers are readers)
-    try:
-      if check_read("realize", (t,)): continue   # jit's abstract trace: no data to keep
-    except Exception: continue   # a traced value: the transform that made it computes it again
-    out.append(t)
-  return out
-
 def _writes(sink: UOp) -> tuple[set[UOp], set[UOp]]:
   """The buffers the stores under `sink` write, and their AFTER nodes."""
   afters = {u for u in sink.toposort() if u.op is Ops.AFTER and any(s.op is Ops.STORE for s in u.src[1:])}
@@ -92,7 +68,7 @@ def _writes(sink: UOp) -> tuple[set[UOp], set[UOp]]:
 
 def _linear_with_vars(self: Tensor, *lst: Tensor, _orig=Tensor.linear_with_vars):
   written, afters = _writes(UOp.sink(*[x.uop for x in (self, *lst)]))
-  if readers := _old_data_readers(written, afters, {x.uop for x in (self, *lst)}): lst = (*lst, *readers)
+  if readers := old_data_readers(written, afters, {x.uop for x in (self, *lst)}): lst = (*lst, *readers)
   return _orig(self, *lst)
 
 def _assign(self: Tensor, x, _orig=Tensor.assign) -> Tensor:
@@ -100,7 +76,7 @@ def _assign(self: Tensor, x, _orig=Tensor.assign) -> Tensor:
   while not ib.has_buffer_identity() and ib.op in GroupOp.Movement | {Ops.BITCAST, Ops.DETACH}: ib = ib.src[0]
   if ib is not self.uop and ib.has_buffer_identity(after_ok=True):   # a view assign: tinygrad rewrites ib in every reader
     keep = {self.uop, x.uop} if isinstance(x, Tensor) else {self.uop}
-    if readers := _old_data_readers({ib}, set(), keep): Tensor.realize(*readers)
+    if readers := old_data_readers({ib}, set(), keep): Tensor.realize(*readers)
   return _orig(self, x)
 
 def _gradient(self: Tensor, *targets: Tensor, gradient: Tensor | None = None, _orig=Tensor.gradient) -> list[Tensor]:
