@@ -669,7 +669,7 @@ def test_an_argument_that_is_the_buffer_the_function_closes_over():
 def test_the_buffers_a_capture_writes_are_tinygrads_written_uops():
   # _tg.runtime._written reads the memory plan's arena slices off directly (TinyJit's _written_uops asks each for its
   # contiguous view, ~0.3 ms a kernel): the same set, for outputs, intermediates in the arena and written state
-  from tinyjax._tg import runtime as rt
+  import tinyjax._tg.runtime as rt
   tnp = tinyjax.numpy
   state = fresh(np.zeros(3, np.float32))
   def stateful(x):

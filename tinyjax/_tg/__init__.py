@@ -4,8 +4,8 @@ Everything tinyjax needs from tinygrad's UOp IR, buffers and runtime is imported
 is this package's work; see docs/design.md, "tinygrad 0.14 IR facts". Every change tinyjax makes to tinygrad itself is
 in `patches.py` (applied by `patches.install()`, listed in docs/design.md, "What importing tinyjax changes in
 tinygrad"). Layers: `buffers` (placeholders, buffers, host data) < `fold` (device-less constants folded on the host) <
-`ir` (the gather kernel, markers, calls) < `runtime` (TinyJit support, read checks, host calls, compiled steps,
-replays) < `patches`.
+`ir` (the gather kernel, markers, calls) < `cpu_graph` (the CPU graph executor) < `gemm` (matrix products by BLAS on
+the CPU) < `runtime` (TinyJit support, read checks, host calls, compiled steps, replays, eager values) < `patches`.
 """
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType, least_upper_dtype

@@ -790,6 +790,8 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> bool:
   written = {b for b in targets if b.op is Ops.BUFFER}
   first = {b: w for w, b in reversed(list(zip(writes, targets, strict=True)))}
   for w, b in zip(writes, targets, strict=True):
+    # into a buffer (or its reshape) or into a value that is no buffer; not into a view (a slice: tinygrad's view assign)
+    if b.op is not Ops.BUFFER and (b.op in _BUFFER_IDENTITY or b.op in GroupOp.Movement): return False
     raw = _raw_reads(w.src[1].src[1], every) & written
     if raw - {b} or (raw and first[b] is not w) or w.src[1].src[1].max_numel() == 0: return False
     # a value that is no buffer, written into: only a computation from buffers and these writes (tinygrad's lazy state,
@@ -801,26 +803,25 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> bool:
   if written and (readers := old_data_readers(written, every, {t.uop for t in tensors})):
     if any(u.op is Ops.AFTER for r in readers for u in r.uop.toposort(enter_calls=False)): return False
     Tensor.realize(*readers)
+  # each write's buffer: its own, or for a value that is no buffer (`ml -= prior` on a lazy sum) a new one that its
+  # writes go into (the value's new value: other Tensors hold the old value's graph, not a buffer). Each value reads
+  # the writes before it as those buffers (their data when it is computed): rewritten once for all (substituting what
+  # is done before each value cost O(writes^2): qujax's chains of 38 writes)
+  fresh: dict[UOp, UOp] = {}
+  def into(w: UOp, b: UOp) -> UOp:
+    if b.op is Ops.BUFFER: return _plain(w.src[0], every)
+    if b not in fresh: fresh[b] = UOp.new_buffer(w.device, w.max_numel(), w.dtype)
+    return fresh[b].reshape(w.shape)
+  plain = {w: into(w, b) for w, b in zip(writes, targets, strict=True)}
+  values = dict(zip(writes, UOp.sink(*[w.src[1].src[1] for w in writes]).substitute(plain).src, strict=True))
   done: dict[UOp, UOp] = {}
-  # writes into buffers only: each value reads the writes before it as their buffers (their data when it is computed),
-  # rewritten once for all (substituting what is done before each value cost O(writes^2): qujax's chains of 38 writes)
-  if direct := all(b.op is Ops.BUFFER for b in targets):
-    plain = {w: _plain(w.src[0], every) for w in writes}
-    values = dict(zip(writes, UOp.sink(*[w.src[1].src[1] for w in writes]).substitute(plain).src, strict=True))
-  for u in writes:
-    if direct: dest, value = plain[u], values[u]
-    else: dest, value = (u.src[0], u.src[1].src[1]) if not done else (u.src[0].substitute(done), u.src[1].src[1].substitute(done))
+  for u, target in zip(writes, targets, strict=True):
+    dest, value = plain[u], values[u]
     buf = dest.src[0] if dest.op is Ops.RESHAPE else dest
     # a value of constants only (no device: `Tensor.empty(n).assign(0)`, a host call's one-element argument) is folded
     constant = folded_value(value) if value.device is None else None
     if value.dtype != dest.dtype or (value.device is None and constant is None) or _placeholder_in(Tensor(value)): break
-    if early and constant is None and _placeholder_in(Tensor(dest)): break   # (a constant into it is a fill: from the host)
-    if buf.op not in _BUFFER_IDENTITY and buf.op not in GroupOp.Movement:
-      # a write into a value that is no buffer (`ml -= prior` on a lazy sum): it is that value's new value, stored anew
-      # (nothing else sees it: other Tensors hold the old value's graph, not a buffer)
-      if constant is None: realize_lazy([v := Tensor(value).contiguous()])
-      done[u] = value if constant is not None else v.uop
-      continue
+    if early and constant is None and target.op is Ops.BUFFER and _placeholder_in(Tensor(dest)): break   # (a constant: a fill)
     if buf.op is not Ops.BUFFER or not isinstance(buf.device, str) or value.device not in (None, buf.device): break
     if constant is not None: write_array(buf, np.broadcast_to(constant, tuple(int(d) for d in dest.shape)).reshape(-1).astype(np_dtype(buf.dtype)))
     else:
