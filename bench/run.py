@@ -329,10 +329,15 @@ def machine_info() -> dict:
 
 def warm_up():
   """One-time costs that would otherwise land on the first case: device and XLA client start-up, numba compilation in
-  asdex's coloring, tinygrad's first kernels."""
+  asdex's coloring, tinygrad's first kernels, tinyjax's CPU graph executor (one clang run per process with CCACHE=0,
+  as bench/ports.py brings it up) and BLAS's first call (OpenBLAS starting its threads)."""
   import asdex
+  from tinyjax._tg.cpu_graph import executor
+  executor(Device.DEFAULT)
   x = np.linspace(0, 1, 8, dtype=np.float32)
   tinyjax.jit(lambda a: (a * 2).sum())(Tensor(x).realize()).realize()
+  m = Tensor(np.ones((64, 64), np.float32)).realize()
+  (m @ m).realize()   # a BLAS call on the CPU (tinyjax/_tg/gemm.py)
   tinyjax.spjacobian(problems.bratu1d, Tensor(x).realize())(Tensor(x).realize()).realize()
   jax.block_until_ready(jax.jit(lambda a: (a * 2).sum())(jnp.asarray(x)))
   asdex.jacobian_coloring(problems.bratu1d_jnp, jnp.asarray(x))
