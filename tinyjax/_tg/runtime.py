@@ -790,8 +790,9 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> bool:
   written = {b for b in targets if b.op is Ops.BUFFER}
   first = {b: w for w, b in reversed(list(zip(writes, targets, strict=True)))}
   for w, b in zip(writes, targets, strict=True):
-    # into a buffer (or its reshape) or into a value that is no buffer; not into a view (a slice: tinygrad's view assign)
-    if b.op is not Ops.BUFFER and (b.op in _BUFFER_IDENTITY or b.op in GroupOp.Movement): return False
+    # into a buffer (or its reshape) or into a value that is no buffer, on one device; not into a view (a slice:
+    # tinygrad's view assign)
+    if b.op is not Ops.BUFFER and (b.op in _BUFFER_IDENTITY or b.op in GroupOp.Movement) or not isinstance(w.device, str): return False
     raw = _raw_reads(w.src[1].src[1], every) & written
     if raw - {b} or (raw and first[b] is not w) or w.src[1].src[1].max_numel() == 0: return False
     # a value that is no buffer, written into: only a computation from buffers and these writes (tinygrad's lazy state,
