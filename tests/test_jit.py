@@ -681,3 +681,23 @@ def test_the_buffers_a_capture_writes_are_tinygrads_written_uops():
     for _ in range(3): f(fresh(np.arange(3, dtype=np.float32)))
     captured = next(iter(f._cache.values())).tinyjit.captured
     assert rt._written(captured.linear) == captured._written_uops
+
+
+def test_realize_of_a_result_is_not_scheduled(monkeypatch):
+  # a jitted function's results are buffers: realize() returns at once, without the read checks and tinygrad's empty
+  # realize (~15 us, as long as the replay); a lazy value and a traced one still go through them
+  import tinyjax._tg.patches as patches
+  checks = []
+  monkeypatch.setattr(patches, "check_read", lambda *a, _f=patches.check_read: checks.append(1) or _f(*a))
+  f = tinyjax.jit(lambda x: (x * 2 + 1, x.sum()))
+  x = fresh(np.arange(6, dtype=np.float32).reshape(2, 3))
+  for _ in range(3): a, s = f(x)
+  checks.clear()
+  assert a.realize() is a and s.realize(a) is s
+  assert checks == []
+  np.testing.assert_array_equal(a.numpy(), np.arange(6, dtype=np.float32).reshape(2, 3) * 2 + 1)
+  assert s.item() == 15.0
+  lazy = a + 1   # a lazy value: computed
+  assert lazy.realize() is lazy and not tinyjax._tg.is_lazy(lazy)
+  with pytest.raises(tinyjax.errors.ConcretizationTypeError):
+    tinyjax.grad(lambda x: x.sum().realize())(x)
