@@ -244,10 +244,12 @@ def _varying(x: UOp, rank: int) -> list[bool]:
     out = [not _unit(d) and next(kept) for d in shape]
   return [False] * (rank - len(out)) + out
 
-def realize_gemms(ctx, sink: UOp) -> None:
+STORING = (Ops.STORE, Ops.AFTER, Ops.SINK, Ops.CONTIGUOUS)   # uses that store a value as it is
+
+def realize_gemms(ctx, order: list[UOp]) -> None:
   """Marks for tinygrad's scheduler (its realize map) each matrix product big enough for BLAS, and its operands' values
-  computed elementwise, to be stored: the product is then a kernel of its own that `program` can make a BLAS call."""
-  order = sink.toposort(enter_calls=False)
+  computed elementwise, to be stored: the product is then a kernel of its own that `program` can make a BLAS call
+  (`order`: the scheduled graph's nodes, sources first)."""
   products = [(u, p) for u in order if u.op is Ops.REDUCE and _gemm_device(u.device) and (p := _product(u)) is not None
               and p[2] * p[3] * p[4] >= GEMM_MIN and min(p[2], p[3]) >= SIDE_MIN]
   if not products: return None
@@ -255,11 +257,11 @@ def realize_gemms(ctx, sink: UOp) -> None:
   for u in order:
     for x in u.src: consumers.setdefault(x, []).append(u)
   def stored(u: UOp) -> bool:   # every use stores u as it is (the kernel's own output): nothing to add
-    return all(c.op in (Ops.STORE, Ops.AFTER, Ops.SINK, Ops.CONTIGUOUS) or c.op in (Ops.RESHAPE, Ops.PERMUTE) and stored(c)
+    return all(c.op in STORING or c.op in (Ops.RESHAPE, Ops.PERMUTE) and stored(c)
                for c in consumers.get(u, []))
   for u, (a, b, *_) in products:
     if not stored(u): ctx.realize_map[u] = ctx.non_removable[u] = None
     for x in (a, b):
       while x.op in GroupOp.Movement: x = x.src[0]
       if x.op not in ALWAYS_CONTIGUOUS: ctx.realize_map[x] = ctx.non_removable[x] = None
-__all__ = ["GEMM_MIN", "SIDE_MIN", "gemm_of", "program", "words_of", "runtime", "realize_gemms", "GemmProgram"]
+__all__ = ["GEMM_MIN", "SIDE_MIN", "STORING", "gemm_of", "program", "words_of", "runtime", "realize_gemms", "GemmProgram"]

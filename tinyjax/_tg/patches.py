@@ -27,7 +27,7 @@ from tinygrad.dtype import AddrSpace as _AddrSpace
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp
-from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage
+from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key
 from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels
 from tinyjax._tg import gemm as _gemm
@@ -97,7 +97,8 @@ def _guard(method: str, orig: Callable):
   def guarded(self, *args, **kwargs):
     # realize() of what is a buffer already (a jitted function's results): nothing to check or compute, and tinygrad's
     # own call, an empty schedule, took ~15 us, as long as the replay that made the results
-    if method == "realize" and _is_buffer(self) and all(_is_buffer(a) for a in args if isinstance(a, Tensor)): return self
+    if method == "realize" and plain_buffer_key(self) is not None and all(plain_buffer_key(a) is not None for a in args if isinstance(a, Tensor)):
+      return self
     with TINYGRAD_LOCK:
       tensors = (self,) + tuple(a for a in args if isinstance(a, Tensor))
       if method == "realize" and (skip := check_read(method, tensors)):
@@ -113,11 +114,6 @@ def _guard(method: str, orig: Callable):
         if not jit_capturing() and (lazy := [t for t in tensors if is_lazy(t)]): realize_lazy(lazy)
         return orig(self, *args, **kwargs)
   return guarded
-
-def _is_buffer(t: Tensor) -> bool:
-  """t is an allocated buffer on one device, whole or reshaped."""
-  u = t.uop.src[0] if t.uop.op is Ops.RESHAPE else t.uop
-  return u.op is Ops.BUFFER and isinstance(u.device, str) and (b := _ops.buffers.get(u)) is not None and b.is_allocated()
 
 def _array(self, dtype=None, copy=None):
   a = self.numpy()
@@ -311,7 +307,6 @@ def _full_rewrite_to_sink(ast: UOp, ren, *args, _orig=_codegen.full_rewrite_to_s
 # XLA's fusions are. Storing only the reduce let tinygrad fuse the epilogue into the next matvec's loop, computed
 # again for each group of outputs (15 ms per 1000 RK4 steps instead of 2.7).
 _soft_devices: dict[str, bool] = {}
-_STORED = (Ops.STORE, Ops.AFTER, Ops.SINK, Ops.CONTIGUOUS)
 _EPILOGUE_MIN = 32   # elements: below, the kernel launched more costs what vectorising saves
 
 def _soft_device(device) -> bool:
@@ -325,9 +320,9 @@ def _size(u: UOp) -> int | None:
   dims = [d for d in u.shape if isinstance(d, int)]
   return math.prod(dims) if len(dims) == len(u.shape) else None
 
-def _realize_soft_epilogues(ctx, sink: UOp) -> None:
-  """Marks for tinygrad's scheduler (its realize map) the reduces and epilogue ends above, not to be fused away."""
-  order = sink.toposort(enter_calls=False)
+def _realize_soft_epilogues(ctx, order: list[UOp]) -> None:
+  """Marks for tinygrad's scheduler (its realize map) the reduces and epilogue ends above, not to be fused away
+  (`order`: the scheduled graph's nodes, sources first)."""
   if not any(u.op in _SOFT and _soft_device(u.device) for u in order): return None
   consumers: dict[UOp, list[UOp]] = {}
   for u in order:
@@ -350,7 +345,7 @@ def _realize_soft_epilogues(ctx, sink: UOp) -> None:
           if c not in region:
             region.add(c)
             todo.append(c)
-        elif c.op not in _STORED and u not in ends: ends.append(u)   # (a value stored anyway is not stored twice)
+        elif c.op not in _gemm.STORING and u not in ends: ends.append(u)   # (a value stored anyway is not stored twice)
     for u in reduces + ends: ctx.realize_map[u] = ctx.non_removable[u] = None
   return None
 
@@ -364,8 +359,9 @@ def _get_runtime(device: str, ast: UOp, cache=True, _orig=_realize.get_runtime):
 
 
 def _kernels_apart(ctx, sink: UOp) -> None:
-  _realize_soft_epilogues(ctx, sink)
-  _gemm.realize_gemms(ctx, sink)
+  order = list(sink.toposort(enter_calls=False))   # (walked once for both)
+  _realize_soft_epilogues(ctx, order)
+  _gemm.realize_gemms(ctx, order)
 
 
 def _exec_host(ctx, call: UOp, ast: UOp):

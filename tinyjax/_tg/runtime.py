@@ -771,7 +771,7 @@ def _raw_reads(value: UOp, writes: set[UOp]) -> set[UOp]:
     todo.extend(u.src)
   return out
 
-def _eager_writes(tensors: list[Tensor], early: bool) -> bool:
+def _eager_writes(tensors: list[Tensor], early: bool) -> list[Tensor] | None:
   """The lazy writes under these Tensors (tinygrad's assign, AFTER(dest, STORE(dest, value)): a port's
   `params[k] -= lr * g` on realized state, `out += term` into `jnp.zeros`, `ml -= prior` on a lazy sum) done here,
   innermost first: each value computed as any lazy value (`realize_lazy`: a compiled program found again by its
@@ -782,27 +782,29 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> bool:
   data of another write's buffer, or of its own after an earlier write (tinygrad's schedule orders those reads before
   the writes; done one by one here they would see new data), writes into a view, on several devices, over
   placeholders, and with `early` (a transform starting) of a computed value into a buffer with no data yet, which
-  stays lazy as other graphs over such buffers do. False: nothing was written."""
+  stays lazy as other graphs over such buffers do. Returns the Tensors whose graphs held a write (with `early`; else
+  none), or None: nothing was written."""
   writes = [u for u in UOp.sink(*[t.uop for t in tensors]).toposort(enter_calls=False)
             if u.op is Ops.AFTER and len(u.src) == 2 and u.src[1].op is Ops.STORE and u.src[1].src[0] is u.src[0]]
-  if not writes: return False
+  if not writes: return None
   every, targets = set(writes), [_target(w) for w in writes]
   written = {b for b in targets if b.op is Ops.BUFFER}
   first = {b: w for w, b in reversed(list(zip(writes, targets, strict=True)))}
   for w, b in zip(writes, targets, strict=True):
     # into a buffer (or its reshape) or into a value that is no buffer, on one device; not into a view (a slice:
     # tinygrad's view assign)
-    if b.op is not Ops.BUFFER and (b.op in _BUFFER_IDENTITY or b.op in GroupOp.Movement) or not isinstance(w.device, str): return False
+    if b.op is not Ops.BUFFER and (b.op in _BUFFER_IDENTITY or b.op in GroupOp.Movement) or not isinstance(w.device, str): return None
     raw = _raw_reads(w.src[1].src[1], every) & written
-    if raw - {b} or (raw and first[b] is not w) or w.src[1].src[1].max_numel() == 0: return False
+    if raw - {b} or (raw and first[b] is not w) or w.src[1].src[1].max_numel() == 0: return None
     # a value that is no buffer, written into: only a computation from buffers and these writes (tinygrad's lazy state,
     # such as an rng counter copied to the device and incremented, or parameters initialised from it, stays tinygrad's)
     if b.op not in _BUFFER_IDENTITY and any(x.op is Ops.COPY or (x.op is Ops.AFTER and x not in every) for x in b.toposort(enter_calls=False)):
-      return False
+      return None
+  held = [t for t in tensors if any(u.op is Ops.AFTER for u in t.uop.toposort(enter_calls=False))] if early else []
   # the live values that read a written buffer's old data are computed first; one that itself holds a write goes with
   # all of them to tinygrad's realize (which schedules them together)
   if written and (readers := old_data_readers(written, every, {t.uop for t in tensors})):
-    if any(u.op is Ops.AFTER for r in readers for u in r.uop.toposort(enter_calls=False)): return False
+    if any(u.op is Ops.AFTER for r in readers for u in r.uop.toposort(enter_calls=False)): return None
     Tensor.realize(*readers)
   # each write's buffer: its own, or for a value that is no buffer (`ml -= prior` on a lazy sum) a new one that its
   # writes go into (the value's new value: other Tensors hold the old value's graph, not a buffer). Each value reads
@@ -830,8 +832,9 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> bool:
       if (got := v.uop.base).op is not Ops.BUFFER or got.max_numel() != buf.max_numel(): break
       copy_buffer(buf, got)
     done[u] = dest
-  if done: _apply_map_to_tensors(done, name="tinyjax writes")
-  return bool(done)
+  if not done: return None
+  _apply_map_to_tensors(done, name="tinyjax writes")
+  return held
 
 def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
@@ -839,9 +842,8 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   (_EAGER_UNSUPPORTED, buffers on several devices, device-less constants) go through tinygrad's realize. `early` (values computed before a
   transform starts): graphs over placeholders or unallocated buffers (a transform's pending values, linearize's
   tangents) are left as they are: tinygrad would allocate the placeholders and compute on garbage."""
-  # (values that held a write are not `computed_early`, as when tinygrad's realize did the write: they are state)
-  held = [t for t in tensors if any(u.op is Ops.AFTER for u in t.uop.toposort(enter_calls=False))] if early else []
-  if _eager_writes(tensors, early):
+  if (held := _eager_writes(tensors, early)) is not None:
+    # (values that held a write are not `computed_early`, as when tinygrad's realize did the write: they are state)
     if early and (state := [t for t in held if is_lazy(t)]): realize_lazy(state)
     if not (tensors := [t for t in tensors if is_lazy(t)]): return
   by_uop: dict[UOp, list[Tensor]] = {}
