@@ -200,3 +200,21 @@ def test_a_broken_executor_source_falls_back_to_python_launches(why, monkeypatch
   def f(np_, lax):
     return lambda a, y0: (loops(np_, lax)(a, y0, 7.0), lax.fori_loop(0, 2, lambda i, x: np_.linalg.solve(a, x), y0))
   assert_close(tinyjax.jit(f(tnp, tl))(Tensor(a), Tensor(y0)), ref(lambda: jax.jit(f(jnp, jax.lax))(a, y0)))
+
+def test_synchronize_asks_tinygrad_only_when_work_is_pending(monkeypatch):
+  """A drained CPU returns from synchronize at once (tinyjax's launches are synchronous); a timeline signal behind its
+  value (work submitted to tinygrad's HCQ queues and not done) goes to tinygrad's synchronize, which waits for it."""
+  from tinygrad import Device
+  import tinygrad.runtime.support.hcq2 as hcq2
+  dev, waits = Device["CPU"], []
+  monkeypatch.setattr(hcq2.HCQ2Compiled, "synchronize", lambda self, timeout=None: waits.append(self.device))
+  f = tinyjax.jit(lambda x: x * 2 + 1)
+  x = Tensor(np.arange(8, dtype=np.float32)).realize()
+  np.testing.assert_array_equal(np.asarray(f(x).numpy()), np.arange(8) * 2 + 1)
+  dev.synchronize()
+  assert waits == []
+  value = dev.signal("value", 1, device="CPU")._buf.cpu_view().view(fmt='Q')
+  value[0] += 1   # one submission more than the timeline signal has seen
+  try: dev.synchronize()
+  finally: value[0] -= 1
+  assert waits == ["CPU"]
