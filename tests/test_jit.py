@@ -84,6 +84,34 @@ def test_output_buffers_are_reused_only_when_nothing_refers_to_them():
   np.testing.assert_array_equal(w.numpy(), np.full((2, 2), 7.0))
 
 
+def test_numpy_arguments_are_copied_into_buffers_used_again(monkeypatch):
+  """A numpy argument (a solver's callback: IPOPT hands numpy arrays) is copied at each call into an input buffer the
+  function had before (no new buffer per call): the data of this call, read-only and 0-d arrays too, and no result
+  ever shares the input's buffer (f(x) = x returned three times keeps three values)."""
+  import tinyjax._tg.buffers as tgb
+  jf = tinyjax.jit(lambda x, s, y: (x * s + y, x))
+  a, y = np.arange(6.0, dtype=np.float32), fresh(np.ones(6, np.float32))
+  for _ in range(2): jf(a, np.float32(2), y), jf(a, np.array(1, np.float32), y)   # capture, then the first replay
+  kept = []
+  for i in range(4):
+    a[:] = i
+    ro = np.full(6, 10.0 * i, np.float32)
+    ro.flags.writeable = False
+    kept.append((*jf(a, np.float32(i), y), jf(ro, np.array(1, np.float32), y)[0]))
+  np.testing.assert_array_equal(np.stack([k[0].numpy() for k in kept]), [[i * i + 1] * 6 for i in range(4)])
+  np.testing.assert_array_equal(np.stack([k[1].numpy() for k in kept]), [[i] * 6 for i in range(4)])
+  np.testing.assert_array_equal(np.stack([k[2].numpy() for k in kept]), [[10 * i + 1] * 6 for i in range(4)])
+  del kept
+  jf(a, np.float32(3), y)
+  made = []
+  real = tgb._new_buffer
+  monkeypatch.setattr(tgb, "_new_buffer", lambda *args, **kw: (made.append(args[0]), real(*args, **kw))[1])
+  for i in range(4):
+    a[:] = i
+    np.testing.assert_array_equal(jf(a, np.float32(3), y)[0].numpy(), np.full(6, 3 * i + 1))
+  assert made == []   # results dropped: inputs and outputs from the pools, nothing allocated
+
+
 def test_new_shapes_trace_again_instead_of_failing():
   jf = tinyjax.jit(lambda x: x.sum(0) * 2)
   for shape in [(3, 2), (3, 2), (3, 2), (5, 4), (5, 4), (5, 4), (3, 2)]:

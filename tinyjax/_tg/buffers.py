@@ -135,19 +135,33 @@ def np_dtype(dt: DType):
   npdt = _to_np_dtype(dt)
   return np.dtype(npdt) if npdt is not None and np.dtype(npdt).itemsize == dt.itemsize else None
 
+@functools.cache
+def host_dtype(npdt: np.dtype) -> DType | None:
+  """tinygrad's dtype with numpy's layout for numpy data of this dtype, or None (there is none)."""
+  try: dt = _from_np_dtype(npdt)
+  except KeyError: return None
+  return dt if np_dtype(dt) == npdt else None
+
 def host_buffer(a: np.ndarray, device, axis: int | None = None) -> Tensor | None:
   """numpy data copied into a new buffer on `device` (a device tuple: replicated, or sharded on `axis`) with no
   kernel, or None if tinygrad has no dtype with numpy's layout for it."""
-  try: dt = _from_np_dtype(a.dtype)
-  except KeyError: return None
-  if np_dtype(dt) != a.dtype: return None
+  if (dt := host_dtype(a.dtype)) is None: return None
   buf, shaped = _new_buffer(a.shape, dt, canonicalize_device(device), axis, allocate=True)
   bufs = _device_buffers(buffers[buf])
   for b, part in zip(bufs, [a] * len(bufs) if axis is None else np.split(a, len(bufs), axis), strict=True): _copyin(b, part)
   return shaped
 
+def host_input(pool: OutputBuffers, i: int, a: np.ndarray) -> Tensor:
+  """numpy data (of pool's spec i) copied into pool's buffer i: a jitted call's numpy argument, in a buffer it had
+  before when nothing refers to that any more (a new buffer per call was half of a solver callback's dispatch)."""
+  buf, t = pool.take(i)
+  for b in _device_buffers(buffers[buf]): _copyin(b, a)   # (replicated on a device tuple)
+  return t
+
 def _copyin(b: Buffer, a: np.ndarray) -> None:
-  data = memoryview(bytearray(np.ascontiguousarray(a).tobytes()))
+  a = np.ascontiguousarray(a)
+  # numpy's own memory when it is writable (ctypes reads through a writable view only), else a copy
+  data = a.data.cast("B") if a.flags.writeable and a.ndim else memoryview(bytearray(a.tobytes()))
   # as tinygrad's own COPY does it (realize.exec_copy); Buffer.copy_from would run a COPY program (~0.3 ms)
   try: b.allocator._copyin(b._buf, data)
   except NotImplementedError: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=data))

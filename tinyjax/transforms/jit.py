@@ -13,7 +13,7 @@ import functools, inspect, weakref
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
-  jit_captured, OutputBuffers, assign_into, stored_once, sharding, placeholder_like, host_buffer, jit_input, default_device, \
+  jit_captured, OutputBuffers, assign_into, stored_once, sharding, placeholder_like, host_buffer, host_dtype, host_input, jit_input, default_device, \
   Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer_key, preserved_tensors, holds_host_call, is_lazy, canonical_key, \
   closed_buffers, rebound_capture
 from tinyjax.core import serialized, realize_pending, trace_scope, trace_state, is_tracing, as_tensor, substitute
@@ -178,9 +178,10 @@ def _infer_argnums_and_argnames(fun: Callable, argnums, argnames) -> tuple[tuple
 
 # function -> options -> (the entries by signature, the same entries by _plain_key); weakly keyed, so that a function
 # and its traces can be collected (an entry holds no reference to the function once it is captured)
-_CACHES: weakref.WeakKeyDictionary[Callable, dict[tuple, tuple[dict[Any, _Entry], dict[tuple, _Entry]]]] = weakref.WeakKeyDictionary()
+_PlainCache = dict[tuple, tuple[_Entry, OutputBuffers | None]]   # _plain_key -> (entry, the pool its numpy data goes in)
+_CACHES: weakref.WeakKeyDictionary[Callable, dict[tuple, tuple[dict[Any, _Entry], _PlainCache]]] = weakref.WeakKeyDictionary()
 
-def _caches(fun: Callable, options: tuple) -> tuple[dict[Any, _Entry], dict[tuple, _Entry]]:
+def _caches(fun: Callable, options: tuple) -> tuple[dict[Any, _Entry], _PlainCache]:
   try: per_fun = _CACHES.setdefault(fun, {})
   except TypeError: per_fun = {}   # not weakly referenceable (a builtin): a cache of this jit's own
   return per_fun.setdefault(options, ({}, {}))
@@ -222,12 +223,17 @@ class jit:
     if is_tracing():
       with trace_scope("jit", []): return self.fun(*args, **kwargs)
     if trace_state().running_jit or jit_capturing(): return self.fun(*args, **kwargs)
-    if kwargs or self.static_argnums or self.static_argnames or (fast := self._plain_key(args)) is None \
-       or (tensors := self._plain_inputs(args, fast)) is None:
+    if kwargs or self.static_argnums or self.static_argnames or (fast := self._plain_key(args)) is None:
       entry, tensors = self._entry(args, kwargs)
       return entry(tensors)
-    if (plain := self._plain.get(fast := (fast, config.jax_enable_x64))) is None: plain = self._plain[fast] = self._entry(args, kwargs)[0]
-    return plain(tensors, tensors is args)   # Tensors only (no numpy data copied in): known realized whole buffers
+    if (found := self._plain.get(key := (fast, config.jax_enable_x64))) is None:
+      if isinstance(pool := self._host_pool(fast), bool):   # numpy data of a dtype tinygrad cannot hold
+        entry, tensors = self._entry(args, kwargs)
+        return entry(tensors)
+      found = self._plain[key] = (self._entry(args, kwargs)[0], pool)
+    plain, pool = found
+    # Tensors only: known realized whole buffers; numpy data is copied into the pool's buffers
+    return plain(args, True) if pool is None else plain(self._plain_inputs(args, pool), False)
 
   @staticmethod
   def _plain_key(args: tuple) -> tuple | None:
@@ -248,16 +254,20 @@ class jit:
     return tuple(key)
 
   @staticmethod
-  def _plain_inputs(args: tuple, key: tuple) -> tuple | list[Tensor] | None:
-    """The TinyJit inputs for arguments with a `_plain_key`: numpy data in new buffers on the first Tensor's device
-    (where _entry puts them), else None (a dtype tinygrad cannot hold as it is)."""
-    if all(k[0] is not np.ndarray for k in key): return args
+  def _host_pool(key: tuple) -> OutputBuffers | None | bool:
+    """For arguments with a `_plain_key`: None when all are Tensors, else the buffers their numpy data is copied into
+    (on the first Tensor's device, where _entry puts them), reused once nothing refers to them (as a result's are);
+    False for a dtype tinygrad cannot hold as it is."""
+    if all(k[0] is not np.ndarray for k in key): return None
     device = next((k[2] for k in key if k[0] is not np.ndarray), None) or default_device()
-    out: list[Tensor] = []
-    for a in args:
-      if (t := host_buffer(np.asarray(a), device) if isinstance(a, (np.ndarray, np.generic)) else a) is None: return None
-      out.append(t)
-    return out
+    specs = [(k[1], dt, device, None) for k in key if k[0] is np.ndarray and (dt := host_dtype(k[2])) is not None]
+    return OutputBuffers(specs) if len(specs) == sum(k[0] is np.ndarray for k in key) else False
+
+  @staticmethod
+  def _plain_inputs(args: tuple, pool: OutputBuffers) -> list[Tensor]:
+    """The TinyJit inputs for arguments with a `_plain_key`: numpy data copied into the pool's buffers."""
+    it = iter(range(len(pool.specs)))
+    return [host_input(pool, next(it), np.asarray(a)) if isinstance(a, (np.ndarray, np.generic)) else a for a in args]
 
   def _entry(self, args, kwargs) -> tuple[_Entry, list[Tensor]]:
     nums = {a % len(args) for a in self.static_argnums if -len(args) <= a < len(args)}   # the others passed by name
