@@ -148,3 +148,19 @@ def test_a_cpu_reduce_and_its_transcendental_epilogue_are_two_kernels():
     got = f(*[Tensor(z) for z in args]).numpy()
     np.testing.assert_allclose(got, np.asarray(ref(*args)), rtol=1e-13, atol=1e-13)
     assert GlobalCounters.kernel_count == kernels, (fn, GlobalCounters.kernel_count)
+
+
+def test_arange_graphs_are_built_once_per_arguments(monkeypatch):
+  # tinygrad builds an arange through pads and pools (~1 ms); the same arguments share one graph, and the values are
+  # numpy's: -0.0 and 0.0 starts, float steps, dtypes, empty and negative ranges stay apart
+  import numpy as np
+  from tinygrad import Tensor, dtypes
+  built = []
+  real = Tensor._cumalu
+  monkeypatch.setattr(Tensor, "_cumalu", lambda self, *a: (built.append(a), real(self, *a))[1])
+  cases = [(7,), (2, 9, 3), (-0.0, 2.0, 0.5), (0.0, 2.0, 0.5), (5, 1, -2), (3, 3), (1.5, 4.0), (2, 9, 3)]
+  for _ in range(3):
+    for c in cases: np.testing.assert_array_equal(Tensor.arange(*c).numpy(), np.arange(*c))
+    np.testing.assert_array_equal(Tensor.arange(4, dtype=dtypes.float64).numpy(), np.arange(4, dtype=np.float64))
+    assert Tensor.arange(4, dtype=dtypes.float64).dtype == dtypes.float64 and Tensor.arange(4).dtype == dtypes.int32
+  assert len(built) == 8, built   # once per distinct non-empty arguments (8 of them), over three rounds

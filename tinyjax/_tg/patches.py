@@ -435,6 +435,23 @@ def set_weak_float(x64: bool) -> None:
   _schedule.schedule_cache = _schedule_caches.get(width, {})
   WEAK_FLOAT.value = width
 
+# ---- Tensor.arange: a constant graph, built once per arguments ----------------------------------------------------
+# tinygrad builds an arange as a cumulative sum through pads and pools (~1 ms of Python each), and one_hot, sorts,
+# argmax and indexing ask for one at every call; its graph has no buffer and no device, and UOps are immutable values,
+# so the same arguments can share one graph.
+_ARANGES: dict[tuple, UOp] = {}
+
+def _arange(cls, start, stop=None, step=1, dtype=None, orig=Tensor.arange.__func__):  # type: ignore[attr-defined]
+  args = (start, stop, step)
+  if cls is not Tensor or not all(x is None or type(x) in (int, float) for x in args): return orig(cls, start, stop, step, dtype)
+  key = (*((type(x), repr(x)) for x in args), type(dtype), dtype)   # repr: -0.0 is not 0.0, nan is nan
+  try: u = _ARANGES.get(key)
+  except TypeError: return orig(cls, start, stop, step, dtype)   # an unhashable dtype argument
+  if u is None:
+    if len(_ARANGES) >= 4096: _ARANGES.clear()
+    u = _ARANGES[key] = orig(cls, start, stop, step, dtype).uop
+  return Tensor(u)
+
 # ---- synchronize with nothing pending ------------------------------------------------------------------------------
 # tinyjax's CPU launches are synchronous (cpu_graph, BLAS), so a user's synchronize (block_until_ready, a benchmark's)
 # mostly finds tinygrad's queues drained; tinygrad's check makes new memoryviews of four signal words each time (~4 us,
@@ -493,6 +510,7 @@ def install() -> None:
     "was scalar code at each output); a matrix product big enough for BLAS is a kernel of its own, its operands stored")
   _patch(_codegen, "do_to_program", _do_to_program, "on a CPU a kernel that is a float matrix product is a BLAS call "
          "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call")
+  _patch(Tensor, "arange", classmethod(_arange), "the graph of an arange is built once per arguments (tinygrad's takes ~1 ms)")
   _patch(_ops_cpu.CPUDevice, "synchronize", _synchronize, "returns at once when the CPU's queues are drained (the signal words "
          "read through views made once: tinygrad makes them at every call, ~4 us)")
   _patch(_realize, "get_runtime", _get_runtime, "the program of a BLAS call is cpu_graph's gemm (a row of its tables)")
