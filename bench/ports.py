@@ -18,6 +18,8 @@ Each program runs in a fresh subprocess per library (JAX, tinyjax), one after th
   ratio   tinyjax / JAX (> 1: tinyjax slower)
   JAX warm, no compile cache   a third JAX run with the persistent cache off (what JAX's default settings give a
           re-exec'd program: its jitted functions compile again), and tinyjax's warm run against it
+Before each timed run, on both sides, the garbage of the one before is collected (a full collection of the first run's
+compile-time objects landed inside the warm run: kursiv's warm run 95 or 211 ms by where it fell).
 The programs' prints are captured (discarded). A run that takes longer than --timeout seconds (default 300) is reported
 as a timeout and counts in the summary at its lower bound (timeout / JAX's time); a run that raises is reported with its
 exception and left out of the summary.
@@ -32,7 +34,7 @@ functions by cumulative time, and the top functions by own time); the .prof file
 Writes the table to bench/out/ports.md (bench/out/ports_quick.md with --quick or --only).
 """
 from __future__ import annotations
-import argparse, ast, builtins, contextlib, io, json, math, os, platform, signal, statistics, subprocess, sys, tempfile, time
+import argparse, ast, builtins, contextlib, gc, io, json, math, os, platform, signal, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,6 +116,7 @@ def child(side: str, path: Path, timeout: float, result: Path, profile: bool) ->
         from jax._src import compilation_cache
         lib.config.update("jax_enable_compilation_cache", False)
         compilation_cache.reset_cache()
+      gc.collect()   # the last run's garbage collected now, not by a full collection inside this run (~0.1 s after a compile)
       signal.setitimer(signal.ITIMER_REAL, timeout)
       try:
         t = time.perf_counter()

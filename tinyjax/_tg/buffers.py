@@ -262,7 +262,8 @@ def plain_buffer_key(t: Tensor) -> tuple[UOp, tuple] | None:
   if (e := _PLAIN.get(id(u))) is not None and e[0]() is u and e[3].is_allocated(): return e[1], e[2]
   if (b := plain_buffer(t)) is None: return None
   key = id(u)
-  _PLAIN[key] = (weakref.ref(u, lambda _: _PLAIN.pop(key, None)), b, item := (t.shape, b.dtype, b.arg.device), buffers[b])
+  # (the memo bound in the callback: at interpreter exit the module's globals are None when the last UOps go)
+  _PLAIN[key] = (weakref.ref(u, lambda _, memo=_PLAIN: memo.pop(key, None)), b, item := (t.shape, b.dtype, b.arg.device), buffers[b])
   return b, item
 
 def _one(u: UOp) -> Buffer:
