@@ -256,14 +256,17 @@ def plain_buffer(t: Tensor) -> UOp | None:
 # argument, and computing it (a weak dictionary's lookup, the shape) is a tenth of a one-kernel call's dispatch
 _PLAIN: dict[int, tuple[weakref.ref, UOp, tuple, Buffer | MultiBuffer]] = {}
 
+def _forget(memo: dict, key: int, _) -> None:
+  # (the memo bound, not looked up: at interpreter exit the module's globals are None when the last UOps go)
+  memo.pop(key, None)
+
 def plain_buffer_key(t: Tensor) -> tuple[UOp, tuple] | None:
   """(plain_buffer(t), t's (shape, dtype, device)), or None where plain_buffer is None."""
   u = t.uop
   if (e := _PLAIN.get(id(u))) is not None and e[0]() is u and e[3].is_allocated(): return e[1], e[2]
   if (b := plain_buffer(t)) is None: return None
   key = id(u)
-  # (the memo bound in the callback: at interpreter exit the module's globals are None when the last UOps go)
-  _PLAIN[key] = (weakref.ref(u, lambda _, memo=_PLAIN: memo.pop(key, None)), b, item := (t.shape, b.dtype, b.arg.device), buffers[b])
+  _PLAIN[key] = (weakref.ref(u, functools.partial(_forget, _PLAIN, key)), b, item := (t.shape, b.dtype, b.arg.device), buffers[b])
   return b, item
 
 def _one(u: UOp) -> Buffer:
