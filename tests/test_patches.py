@@ -155,6 +155,8 @@ def test_arange_graphs_are_built_once_per_arguments(monkeypatch):
   # numpy's: -0.0 and 0.0 starts, float steps, dtypes, empty and negative ranges stay apart
   import numpy as np
   from tinygrad import Tensor, dtypes
+  import tinyjax._tg.patches as tgp
+  monkeypatch.setattr(tgp, "_ARANGES", {})   # none built by earlier tests
   built = []
   real = Tensor._cumalu
   monkeypatch.setattr(Tensor, "_cumalu", lambda self, *a: (built.append(a), real(self, *a))[1])
