@@ -112,6 +112,24 @@ def test_numpy_arguments_are_copied_into_buffers_used_again(monkeypatch):
   assert made == []   # results dropped: inputs and outputs from the pools, nothing allocated
 
 
+def test_host_data_made_while_tracing_is_taken_as_traced(monkeypatch):
+  """`Tensor(np_array)` inside a jitted function (tinygrad code: problems.py's goal) is data of the trace, as
+  `jnp.asarray` of it is in JAX: written into a buffer once, not copied again by every replay, so a later write into
+  the numpy array is not seen (tinygrad's COPY read it at every call)."""
+  import tinygrad.engine.realize as tg_realize
+  c, cj = np.arange(4.0), np.arange(4.0)
+  jf = tinyjax.jit(lambda x: x * Tensor(c) + 1)
+  jj = jax.jit(lambda x: x * jnp.asarray(cj) + 1)
+  x = fresh(np.full(4, 2.0))
+  for _ in range(2): np.testing.assert_array_equal(jf(x).numpy(), np.asarray(jj(np.full(4, 2.0))))
+  c[:], cj[:] = 10, 10
+  copies = []
+  real = tg_realize.run_linear
+  monkeypatch.setattr(tg_realize, "run_linear", lambda *a, **k: (copies.append(1), real(*a, **k))[1])
+  np.testing.assert_array_equal(jf(x).numpy(), np.asarray(jj(np.full(4, 2.0))))
+  assert copies == []
+
+
 def test_new_shapes_trace_again_instead_of_failing():
   jf = tinyjax.jit(lambda x: x.sum(0) * 2)
   for shape in [(3, 2), (3, 2), (3, 2), (5, 4), (5, 4), (5, 4), (3, 2)]:

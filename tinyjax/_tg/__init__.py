@@ -19,6 +19,7 @@ from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, 
   custom_rule_of, param_like, set_items, unfilled, const_value, is_data, is_view, has_effects, mop, rop, broadcast_to, move_axis, param, \
   assign_into, stored_once
 from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, captured_nbytes, replay_buffers, \
+  host_copies_filled, \
   jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \
   add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, in_read, \
   canonical_key, closed_buffers, rebound_capture, Step, run_steps, makes_rows, making_rows, lu_solve_row, switch_row, Replay, \
@@ -37,6 +38,7 @@ __all__ = ["set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes
            "param_like", "set_items", "unfilled", "const_value", "is_data", "is_view", "has_effects", "mop", "rop", "broadcast_to", "move_axis",
            "param",
            "jit_capturing", "kernel_search", "capturing_tinyjit", "captured_replay", "captured_nbytes", "replay_buffers",
+           "host_copies_filled",
            "jit_kernel_names", "jit_captured",
            "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read",
            "add_concrete_stand_in", "concrete_stand_in", "host_call", "holds_host_call", "in_read",

@@ -687,6 +687,14 @@ def _host_copy(u: UOp) -> bool:
     and isinstance(b.device, str) and b.device.startswith(_HOST_DATA) \
     and isinstance(u.device, str) and (hb := buffers.get(b)) is not None and hb.is_allocated() and hb.size > 0 and np_dtype(b.dtype) is not None
 
+def host_copies_filled(uops: list[UOp]) -> list[UOp]:
+  """The graphs with their copies of host data (`Tensor(np_array)` made while a function is traced) replaced by
+  buffers written from the host now: a capture would copy the data again at every replay, and JAX takes such data into
+  the trace as it is when traced."""
+  sink = UOp.sink(*uops)
+  subs = {u: filled_buffer(_copyout(_one(u.src[0])), u.device).reshape(u.shape) for u in sink.toposort(enter_calls=False) if _host_copy(u)}
+  return list(sink.substitute(subs).src) if subs else uops
+
 # the constant fills written from the host, by buffer: another live Tensor may still read the fill's AFTER (only the
 # Tensors realized are rebound), and the buffer holds that value until a write, which realizes its readers first
 # (patches.py: a write's old-data readers)

@@ -15,7 +15,7 @@ import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, OutputBuffers, assign_into, stored_once, sharding, placeholder_like, host_buffer, host_dtype, host_input, jit_input, default_device, \
   Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer_key, preserved_tensors, holds_host_call, is_lazy, canonical_key, \
-  closed_buffers, rebound_capture
+  closed_buffers, rebound_capture, host_copies_filled
 from tinyjax.core import serialized, realize_pending, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
 from tinyjax.config import config
@@ -98,6 +98,8 @@ class _Entry:
     # hessian; cause not found). (The first reason for this, a static fori_loop's counter stuck at 0, was the jit
     # trace's skipped realizes: fixed in core._check_read.)
     self.rerun = call if self.state or holds_host_call([o.uop for o in outs]) else None
+    if self.rerun is None:   # host data it made (Tensor(np_array)) written into buffers once, not copied at every replay
+      outs = [Tensor(u) if u is not o.uop else o for o, u in zip(outs, host_copies_filled([o.uop for o in outs]), strict=True)]
     # else the traced graphs, held as Tensors until the capture (realizing what they read rebinds them to its buffers)
     self.traced: tuple | None = None if self.rerun else ([p.uop for p in phs], [o for o, f in zip(outs, self.filled, strict=True) if f])
     self.tinyjit = capturing_tinyjit(self._flat)   # the second call replays, as in JAX
@@ -157,6 +159,9 @@ class _Entry:
           with kernel_search(self.beam): self.tinyjit(*tensors, *[Tensor(i) for i in ins])   # the capture compiles
           if jit_captured(self.tinyjit):
             self.traced = None   # its placeholders and the state it read go
+            # the replay's plan made now, with the first call's compiles (it brings up the CPU's executor once per
+            # process: a solver's first iteration paid it)
+            self.replay = captured_replay(self.tinyjit)
             if self.key is not None: _keep_capture(self.key, self.tinyjit, self.closed)
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
