@@ -38,6 +38,11 @@ def _host_array(x) -> tuple[np.ndarray, DType | None]:
 def _out_tensor(x) -> Tensor:
   return x.cast(weak_storage_dtype(x.dtype)) if isinstance(x, Tensor) and x.dtype in dtypes.weaks else as_tensor(x)
 
+def _host_data_taken(outs: list[Tensor]) -> list[Tensor]:
+  """The outputs with host data the function made (Tensor(np_array)) written into buffers once, at the trace or the
+  capture, as JAX takes it into the trace: the capture would copy it again at every replay."""
+  return [Tensor(u) if u is not o.uop else o for o, u in zip(outs, host_copies_filled([o.uop for o in outs]), strict=True)]
+
 def _device(leaves: list):
   """Where device-less arguments (Python scalars, numpy arrays, constants) go: the first Tensor argument's device
   (replicated over its devices if it is sharded), as tinygrad places a constant next to what it meets, else the
@@ -98,8 +103,7 @@ class _Entry:
     # hessian; cause not found). (The first reason for this, a static fori_loop's counter stuck at 0, was the jit
     # trace's skipped realizes: fixed in core._check_read.)
     self.rerun = call if self.state or holds_host_call([o.uop for o in outs]) else None
-    if self.rerun is None:   # host data it made (Tensor(np_array)) written into buffers once, not copied at every replay
-      outs = [Tensor(u) if u is not o.uop else o for o, u in zip(outs, host_copies_filled([o.uop for o in outs]), strict=True)]
+    if self.rerun is None: outs = _host_data_taken(outs)
     # else the traced graphs, held as Tensors until the capture (realizing what they read rebinds them to its buffers)
     self.traced: tuple | None = None if self.rerun else ([p.uop for p in phs], [o for o, f in zip(outs, self.filled, strict=True) if f])
     self.tinyjit = capturing_tinyjit(self._flat)   # the second call replays, as in JAX
@@ -132,6 +136,7 @@ class _Entry:
       return tuple(stored_once([Tensor(o) for o in done], lambda i, o: assign_into(bufs[n + i], o)))
     self.inputs = frozenset(b.uop for b in bufs[:n])   # this run's inputs, for functions that close over them (vjp's pullback)
     outs = [_out_tensor(l) for l, f in zip(tu.tree_leaves(self.rerun(self._inputs(bufs[:n]))), self.filled, strict=True) if f]
+    outs = _host_data_taken(outs)
     # writes it left lazy into closed-over state and into its arguments (realized buffers, passed as they are: the write
     # reaches the caller's Tensor) are realized with the outputs, so that every replay makes them
     state = [*(r() for r in self.state), *bufs[:n]]
