@@ -218,3 +218,23 @@ def test_synchronize_asks_tinygrad_only_when_work_is_pending(monkeypatch):
   try: dev.synchronize()
   finally: value[0] -= 1
   assert waits == ["CPU"]
+
+def test_a_kernel_split_over_cores_runs_its_rows_at_once(monkeypatch):
+  """tinygrad's THREAD optimization splits a big kernel over the cores (a row per core, which tinygrad's CPUProgram
+  runs one after the other); the executor runs them at once on threads: the same bits as in turn."""
+  from tinygrad.helpers import NUM_CPU_THREADS
+  import tinyjax._tg.cpu_graph as cg
+  x = np.linspace(-3, 3, 1 << 20, dtype=np.float32)
+  def run():
+    with Context(NOOPT=0):
+      f = tinyjax.jit(lambda a: tnp.sin(a) * 2 + a)
+      outs = [f(Tensor(x)).numpy() for _ in range(3)]
+    tables = [item.commands for item in list(f._cache.values())[0].replay[0].plan if hasattr(item, "commands")]
+    return outs, [int(c.table[i * c.width]) for c in tables for i in range(c.n)]
+  outs, heads = run()
+  np.testing.assert_allclose(outs[-1], np.sin(x) * 2 + x, rtol=1e-6, atol=1e-6)
+  assert np.array_equal(outs[1], outs[2]) and np.array_equal(outs[0], outs[2])
+  assert (1 in heads) == (NUM_CPU_THREADS.value > 1), heads   # a parallel group heads the kernel's rows
+  monkeypatch.setattr(cg, "parallel_group", lambda cores: None)
+  seq, heads = run()
+  assert 1 not in heads and np.array_equal(seq[-1], outs[-1])

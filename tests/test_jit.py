@@ -125,12 +125,12 @@ def test_host_data_made_while_tracing_is_taken_as_traced(monkeypatch):
   jj = [jax.jit(lambda x: x * jnp.asarray(cj) + 1), jax.jit(lambda x: jnp.linalg.solve(m, x) * jnp.asarray(cj))]
   x = fresh(np.full(4, 2.0))
   for _ in range(2):
-    for f, g in zip(jf, jj): np.testing.assert_allclose(f(x).numpy(), np.asarray(g(np.full(4, 2.0))), rtol=1e-14)
+    for f, g in zip(jf, jj, strict=True): np.testing.assert_allclose(f(x).numpy(), np.asarray(g(np.full(4, 2.0))), rtol=1e-14)
   c[:], cj[:] = 10, 10
   copies = []
   real = tg_realize.run_linear
   monkeypatch.setattr(tg_realize, "run_linear", lambda *a, **k: (copies.append(1), real(*a, **k))[1])
-  for f, g in zip(jf, jj): np.testing.assert_allclose(f(x).numpy(), np.asarray(g(np.full(4, 2.0))), rtol=1e-14)
+  for f, g in zip(jf, jj, strict=True): np.testing.assert_allclose(f(x).numpy(), np.asarray(g(np.full(4, 2.0))), rtol=1e-14)
   assert copies == []
 
 

@@ -36,6 +36,10 @@ from tinyjax._tg.compile import symbols
 # pointer). A copy (5 words: destination, sources after 0 / an even / an odd number of steps, bytes) runs after the
 # loop (a while_loop's carry into its outputs). lu_solve is linalg's _lu_solve: getrf on a column-major copy of a, b's rows permuted by the
 # interchanges, trsm with L (unit diagonal) and with U, per matrix of a batch (b's matrices bs elements apart).
+# A row whose first word is 1 heads a parallel group: the next rows (its second word: how many), one kernel's rows per
+# core (tinygrad's THREAD optimization, which tinygrad's CPUProgram runs one after the other), run at once, on threads
+# made by libc's pthread_create (its third word) and joined (pthread_join, its fourth); a thread that cannot be made runs
+# its row on the caller.
 _SRC = r"""
 typedef unsigned long long u64;
 typedef void (*k15)(u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64,u64);
@@ -47,8 +51,23 @@ static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 
 static u64 exec_loop(loop *l);
 static void exec_switch(u64 *s);
 static void gemm(u64 *s, u64 p0, u64 p1, u64 p2);
+typedef int (*pcreate_t)(u64 *, void *, void *(*)(void *), void *);
+typedef int (*pjoin_t)(u64, void **);
+typedef struct { u64 *c, w; } job;
+static void *run_row(void *p);
 static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
   for (u64 i = 0; i < n; i++, c += w) {
+    if (c[0] == 1) {   // a parallel group: the next c[1] rows (one kernel's cores) at once, c[2]/c[3] pthread_create/join
+      u64 k = c[1] < 64 ? c[1] : 64, th[64];
+      job jobs[64];
+      int made[64];
+      for (u64 t = 1; t < k; t++) { jobs[t].c = c + (t + 1) * w; jobs[t].w = w; made[t] = ((pcreate_t)c[2])(&th[t], 0, run_row, &jobs[t]) == 0; }
+      jobs[0].c = c + w; jobs[0].w = w;
+      run_row(&jobs[0]);
+      for (u64 t = 1; t < k; t++) { if (made[t]) ((pjoin_t)c[3])(th[t], 0); else run_row(&jobs[t]); }
+      i += c[1]; c += c[1] * w;
+      continue;
+    }
     if (w <= 16) ((k15)c[0])(c[1],c[2],c[3],c[4],c[5],c[6],c[7],c[8],c[9],c[10],c[11],c[12],c[13],c[14],c[15]);
     else ((k63)c[0])(c[1],c[2],c[3],c[4],c[5],c[6],c[7],c[8],c[9],c[10],c[11],c[12],c[13],c[14],c[15],c[16],c[17],c[18],c[19],c[20],
       c[21],c[22],c[23],c[24],c[25],c[26],c[27],c[28],c[29],c[30],c[31],c[32],c[33],c[34],c[35],c[36],c[37],c[38],c[39],c[40],c[41],
@@ -60,6 +79,7 @@ u64 tinyjax_exec(loop *l, u64 what) {   // first in the image: its entry point (
   if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : what == 2 ? (u64)&exec_switch : (u64)&gemm;
   return exec_loop(l);
 }
+static void *run_row(void *p) { job *j = (job *)p; rows(j->c, 1, j->w); return 0; }
 static u64 exec_loop(loop *l) {
   u64 j = 0;
   for (; j < l->steps; j++) {
@@ -175,6 +195,14 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int) -> No
   steps = fn(addr(top), 0)
   if (steps, w[:3].tolist(), int(count[0])) != (1, [1, 10, 9], 100 + 100 + 1 + 3):
     raise RuntimeError(f"the loop self-test ran {steps} steps, left {w[:3].tolist()}, counted {int(count[0])}")
+  if (group := parallel_group(3)) is not None:   # three rows at once, each a switch counting into a word of its own
+    counts, zero = np.zeros(3, np.uint64), np.zeros(1, np.int64)
+    subs = [np.array([addr(zero), 1, 16, addr(counts, i), 8, addr(empty), 0, 10 * i + 1], np.uint64) for i in range(3)]
+    par = np.zeros(4 * 16, np.uint64)
+    par[0], par[1:4] = group[0], group[1]
+    for i, sub in enumerate(subs): par[16 * (i + 1):16 * (i + 1) + 2] = switch_fn, addr(sub)
+    fn(addr(np.array([addr(par), 4, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, addr(count)], np.uint64)), 0)
+    if counts.tolist() != [1, 11, 21]: raise RuntimeError(f"the parallel rows' self-test counted {counts.tolist()}")
   solve = ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 12)(lu_fn)
   a64, b64 = np.array([[0.5, 2.0], [3.0, 1.0]]), np.array([[1.0], [2.0]])   # a pivot: rows swapped
   for double in (True, False):
@@ -295,6 +323,18 @@ class Switch(Nested):
     self.struct = self._words([index, len(branches), branches[0].width, _COUNT.ctypes.data, size] +
                               [v for b in branches for v in (b.table.ctypes.data, b.n, b.kernels)])
     self.row = [_executor(device.split(":")[0])[4], self.struct.ctypes.data]
+
+def parallel_group(cores: int) -> tuple[int, list[int]] | None:
+  """The row heading a kernel's `cores` rows, so that they run at once (None: no threads here, they run in turn)."""
+  return None if cores < 2 or (p := _pthreads()) is None else (1, [cores, *p])
+
+@functools.cache
+def _pthreads() -> tuple[int, int] | None:
+  """The addresses of libc's pthread_create and pthread_join, or None."""
+  try:
+    libc = ctypes.CDLL(None)
+    return tuple(int(ctypes.cast(getattr(libc, f), ctypes.c_void_p).value or 0) for f in ("pthread_create", "pthread_join")) or None  # type: ignore[return-value]
+  except (OSError, AttributeError): return None
 
 def blas_routine(name: str) -> int:
   """The address of scipy's BLAS routine `name` (Fortran's calling convention: every argument a pointer)."""

@@ -485,7 +485,8 @@ class _Batch:
         words: list = [("slot", a) if isinstance(a, int) else a.get_buf(device).va_addr for a in args]
         words += [None if k.expr in info.runtimevars else ("var", k.expr) for k in info.vars]
         cores = info.global_size[0] if "core_id" in rt.runtimevars else 1
-        for tid in range(cores):   # one row per core, as CPUProgram launches them
+        if (group := cpu_graph.parallel_group(cores)) is not None: launches.append(group)   # the cores' rows at once
+        for tid in range(cores):   # one row per core, as CPUProgram launches them (one after the other)
           row = list(words)
           if "core_id" in rt.runtimevars: row[rt.runtimevars["core_id"]] = tid
           launches.append((rt.addr, [*getattr(rt, "leading", ()), *row]))   # (a BLAS call's spec first)
