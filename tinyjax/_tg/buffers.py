@@ -253,8 +253,10 @@ def plain_buffer(t: Tensor) -> UOp | None:
 
 
 # plain_buffer_key's memo by the Tensor's UOp (its id; the entry goes when the UOp does): a jitted call asks it of every
-# argument, and computing it (a weak dictionary's lookup, the shape) is a tenth of a one-kernel call's dispatch
-_PLAIN: dict[int, tuple[weakref.ref, UOp, tuple, Buffer | MultiBuffer]] = {}
+# argument, and computing it (a weak dictionary's lookup, the shape) is a tenth of a one-kernel call's dispatch. The
+# entry holds the buffer's UOp only when it is not the Tensor's UOp itself (a view of it, which holds it anyway): held,
+# a whole buffer would never go, nor its entry (every flat result passed to a jitted call or realized stayed in memory)
+_PLAIN: dict[int, tuple[weakref.ref, UOp | None, tuple, Buffer | MultiBuffer]] = {}
 
 def _forget(memo: dict, key: int, _) -> None:
   # (the memo bound, not looked up: at interpreter exit the module's globals are None when the last UOps go)
@@ -263,10 +265,11 @@ def _forget(memo: dict, key: int, _) -> None:
 def plain_buffer_key(t: Tensor) -> tuple[UOp, tuple] | None:
   """(plain_buffer(t), t's (shape, dtype, device)), or None where plain_buffer is None."""
   u = t.uop
-  if (e := _PLAIN.get(id(u))) is not None and e[0]() is u and e[3].is_allocated(): return e[1], e[2]
+  if (e := _PLAIN.get(id(u))) is not None and e[0]() is u and e[3].is_allocated(): return u if e[1] is None else e[1], e[2]
   if (b := plain_buffer(t)) is None: return None
   key = id(u)
-  _PLAIN[key] = (weakref.ref(u, functools.partial(_forget, _PLAIN, key)), b, item := (t.shape, b.dtype, b.arg.device), buffers[b])
+  _PLAIN[key] = (weakref.ref(u, functools.partial(_forget, _PLAIN, key)), None if b is u else b,
+                 item := (t.shape, b.dtype, b.arg.device), buffers[b])
   return b, item
 
 def _one(u: UOp) -> Buffer:
