@@ -147,7 +147,8 @@ def test_flat_results_passed_on_or_realized_are_freed():
     seen.append(weakref.ref(x.uop.base))
   for _ in range(20): seen.append(weakref.ref(f(x).realize().uop.base))
   alive = {id(r()) for r in seen if r() is not None}
-  assert len(alive) <= 2 and len(tgb._PLAIN) <= 2, (len(alive), len(tgb._PLAIN))   # x and the last result
+  memo = [e for e in tgb._PLAIN.values() if e[2][0] == (300_000,)]   # (other tests' live arrays have entries too)
+  assert len(alive) <= 2 and len(memo) <= 2, (len(alive), len(memo))   # x and the last result
   np.testing.assert_allclose(x.numpy()[:3], np.full(3, 2 - 2.0 ** -20), rtol=1e-6)
 
 
