@@ -65,6 +65,7 @@ static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
       jobs[0].c = c + w; jobs[0].w = w;
       run_row(&jobs[0]);
       for (u64 t = 1; t < k; t++) { if (made[t]) ((pjoin_t)c[3])(th[t], 0); else run_row(&jobs[t]); }
+      for (u64 t = k; t < c[1]; t++) { jobs[0].c = c + (t + 1) * w; run_row(&jobs[0]); }   // (over 64 cores: in turn)
       i += c[1]; c += c[1] * w;
       continue;
     }
