@@ -225,12 +225,18 @@ def test_a_kernel_split_over_cores_runs_its_rows_at_once(monkeypatch):
   from tinygrad.helpers import NUM_CPU_THREADS
   import tinyjax._tg.cpu_graph as cg
   x = np.linspace(-3, 3, 1 << 20, dtype=np.float32)
-  def run():
+  def run(fn=None):
+    fn = fn or (lambda a: tnp.sin(a) * 2 + a)   # a new function each run: its own cache entry and table
     with Context(NOOPT=0):
-      f = tinyjax.jit(lambda a: tnp.sin(a) * 2 + a)
+      f = tinyjax.jit(fn)
       outs = [f(Tensor(x)).numpy() for _ in range(3)]
     tables = [item.commands for item in list(f._cache.values())[0].replay[0].plan if hasattr(item, "commands")]
     return outs, [int(c.table[i * c.width]) for c in tables for i in range(c.n)]
+  # a light kernel (a few operations per element, memory-bound) is split too but runs in turn: on data the kernel
+  # before left in one core's caches, two cores were slower
+  light, heads = run(lambda a: a * 2 + 1)
+  assert 1 not in heads and len(heads) == (2 if NUM_CPU_THREADS.value > 1 else 1), heads
+  np.testing.assert_array_equal(light[-1], x * 2 + 1)
   outs, heads = run()
   np.testing.assert_allclose(outs[-1], np.sin(x) * 2 + x, rtol=1e-6, atol=1e-6)
   assert np.array_equal(outs[1], outs[2]) and np.array_equal(outs[0], outs[2])

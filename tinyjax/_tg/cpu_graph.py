@@ -325,6 +325,8 @@ class Switch(Nested):
                               [v for b in branches for v in (b.table.ctypes.data, b.n, b.kernels)])
     self.row = [_executor(device.split(":")[0])[4], self.struct.ctypes.data]
 
+PARALLEL_WORK = 1 << 24   # a split kernel's rows run at once from this many iterations x operations (runtime._kernel_work)
+
 def parallel_group(cores: int) -> tuple[int, list[int]] | None:
   """The row heading a kernel's `cores` rows, so that they run at once (None: no threads here, they run in turn)."""
   return None if cores < 2 or (p := _pthreads()) is None else (1, [cores, *p])

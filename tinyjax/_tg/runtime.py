@@ -440,7 +440,9 @@ class Replay:
     glob = [args[g] for g in prg.arg.globals]
     info = prg.arg   # launch sizes and values without variables are fixed: computed once
     dims = None if info.vars else (*info.launch_dims({}), info.vals({}))
-    return (_realize.get_runtime(device, prg), [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], info, device, dims)
+    rt = _realize.get_runtime(device, prg)
+    if "core_id" in getattr(rt, "runtimevars", ()) and rt not in _work: _work[rt] = _kernel_work(prg.src[0])
+    return (rt, [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], info, device, dims)
 
   def run(self, bufs: list[UOp], var_vals: dict[str, int]) -> None:
     real: dict[int, Any] = {}
@@ -467,6 +469,22 @@ class Replay:
       n += 1
     GlobalCounters.kernel_count += n
 
+# the work of a kernel tinygrad split over the cores, by its program: its rows run at once only when it computes much
+# per element loaded (cpu_graph.PARALLEL_WORK); split memory-bound kernels, on data the kernel before left in this
+# core's caches, ran slower on two (bench.models' per-example CNN: 376 -> 700 us)
+_work: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_TRANSCENDENTAL = frozenset({Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIPROCAL, Ops.POW})
+
+def _kernel_work(ast: UOp) -> int:
+  """Its output elements (the ranges its stores index) times its ALU operations (a transcendental counts as 20): how
+  much it computes, reduces counted once per output; 0 when a size is symbolic."""
+  try:
+    topo = ast.toposort()
+    outputs = max(_prod([int(r.vmax) + 1 for r in u.src[0].toposort() if r.op is Ops.RANGE])
+                  for u in topo if u.op is Ops.STORE and u.src[0].src[0].op is Ops.PARAM)   # (stores into the kernel's buffers)
+    return outputs * sum(20 if u.op in _TRANSCENDENTAL else 1 for u in topo if u.op in GroupOp.ALU)
+  except Exception: return 0
+
 def _batchable(kernel: tuple) -> bool:
   rt, _, info, device, _ = kernel
   return cpu_graph.executor(device) is not None and (isinstance(rt, _CPUProgram) and not rt.lvp or isinstance(rt, GemmProgram) and bool(rt.addr)) \
@@ -485,7 +503,8 @@ class _Batch:
         words: list = [("slot", a) if isinstance(a, int) else a.get_buf(device).va_addr for a in args]
         words += [None if k.expr in info.runtimevars else ("var", k.expr) for k in info.vars]
         cores = info.global_size[0] if "core_id" in rt.runtimevars else 1
-        if (group := cpu_graph.parallel_group(cores)) is not None: launches.append(group)   # the cores' rows at once
+        if cores > 1 and _work.get(rt, 0) >= cpu_graph.PARALLEL_WORK and (group := cpu_graph.parallel_group(cores)) is not None:
+          launches.append(group)   # the cores' rows at once
         for tid in range(cores):   # one row per core, as CPUProgram launches them (one after the other)
           row = list(words)
           if "core_id" in rt.runtimevars: row[rt.runtimevars["core_id"]] = tid
