@@ -241,6 +241,6 @@ def test_a_kernel_split_over_cores_runs_its_rows_at_once(monkeypatch):
   np.testing.assert_allclose(outs[-1], np.sin(x) * 2 + x, rtol=1e-6, atol=1e-6)
   assert np.array_equal(outs[1], outs[2]) and np.array_equal(outs[0], outs[2])
   assert (1 in heads) == (NUM_CPU_THREADS.value > 1), heads   # a parallel group heads the kernel's rows
-  monkeypatch.setattr(cg, "parallel_group", lambda cores: None)
+  monkeypatch.setattr(cg, "parallel_group", lambda cores, work: None)
   seq, heads = run()
   assert 1 not in heads and np.array_equal(seq[-1], outs[-1])

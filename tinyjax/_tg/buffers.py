@@ -159,9 +159,9 @@ def host_input(pool: OutputBuffers, i: int, a: np.ndarray) -> Tensor:
   return t
 
 def _copyin(b: Buffer, a: np.ndarray) -> None:
-  a = np.ascontiguousarray(a)
+  a = np.ascontiguousarray(a)   # (at least 1-d)
   # numpy's own memory when it is writable (ctypes reads through a writable view only), else a copy
-  data = a.data.cast("B") if a.flags.writeable and a.ndim else memoryview(bytearray(a.tobytes()))
+  data = a.data.cast("B") if a.flags.writeable else memoryview(bytearray(a.tobytes()))
   # as tinygrad's own COPY does it (realize.exec_copy); Buffer.copy_from would run a COPY program (~0.3 ms)
   try: b.allocator._copyin(b._buf, data)
   except NotImplementedError: b.copy_from(Buffer("PYTHON", b.size, b.dtype, opaque=data))

@@ -196,7 +196,7 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int) -> No
   steps = fn(addr(top), 0)
   if (steps, w[:3].tolist(), int(count[0])) != (1, [1, 10, 9], 100 + 100 + 1 + 3):
     raise RuntimeError(f"the loop self-test ran {steps} steps, left {w[:3].tolist()}, counted {int(count[0])}")
-  if (group := parallel_group(3)) is not None:   # three rows at once, each a switch counting into a word of its own
+  if (group := parallel_group(3, PARALLEL_WORK)) is not None:   # three rows at once, each a switch counting into a word of its own
     counts, zero = np.zeros(3, np.uint64), np.zeros(1, np.int64)
     subs = [np.array([addr(zero), 1, 16, addr(counts, i), 8, addr(empty), 0, 10 * i + 1], np.uint64) for i in range(3)]
     par = np.zeros(4 * 16, np.uint64)
@@ -327,9 +327,10 @@ class Switch(Nested):
 
 PARALLEL_WORK = 1 << 24   # a split kernel's rows run at once from this many iterations x operations (runtime._kernel_work)
 
-def parallel_group(cores: int) -> tuple[int, list[int]] | None:
-  """The row heading a kernel's `cores` rows, so that they run at once (None: no threads here, they run in turn)."""
-  return None if cores < 2 or (p := _pthreads()) is None else (1, [cores, *p])
+def parallel_group(cores: int, work: int) -> tuple[int, list[int]] | None:
+  """The row heading a kernel's `cores` rows, so that they run at once; None (they run in turn): one core, too little
+  `work` (runtime._kernel_work), or no threads here."""
+  return None if cores < 2 or work < PARALLEL_WORK or (p := _pthreads()) is None else (1, [cores, *p])
 
 @functools.cache
 def _pthreads() -> tuple[int, int] | None:

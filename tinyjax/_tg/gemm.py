@@ -20,7 +20,7 @@ Numbers: BLAS sums in its own order, as a vectorised sum does; the results are a
 from __future__ import annotations
 import ctypes, functools, time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 import numpy as np
 from tinygrad import Device, dtypes
 from tinygrad.uop.ops import UOp, Ops, GroupOp, ProgramInfo
@@ -246,16 +246,21 @@ def _varying(x: UOp, rank: int) -> list[bool]:
 
 STORING = (Ops.STORE, Ops.AFTER, Ops.SINK, Ops.CONTIGUOUS)   # uses that store a value as it is
 
-def realize_gemms(ctx, order: list[UOp]) -> None:
-  """Marks for tinygrad's scheduler (its realize map) each matrix product big enough for BLAS, and its operands' values
-  computed elementwise, to be stored: the product is then a kernel of its own that `program` can make a BLAS call
-  (`order`: the scheduled graph's nodes, sources first)."""
-  products = [(u, p) for u in order if u.op is Ops.REDUCE and _gemm_device(u.device) and (p := _product(u)) is not None
-              and p[2] * p[3] * p[4] >= GEMM_MIN and min(p[2], p[3]) >= SIDE_MIN]
-  if not products: return None
+def consumers_of(order: list[UOp]) -> dict[UOp, list[UOp]]:
+  """Each node's uses among `order`."""
   consumers: dict[UOp, list[UOp]] = {}
   for u in order:
     for x in u.src: consumers.setdefault(x, []).append(u)
+  return consumers
+
+def realize_gemms(ctx, order: list[UOp], users: Callable[[], dict[UOp, list[UOp]]]) -> None:
+  """Marks for tinygrad's scheduler (its realize map) each matrix product big enough for BLAS, and its operands' values
+  computed elementwise, to be stored: the product is then a kernel of its own that `program` can make a BLAS call
+  (`order`: the scheduled graph's nodes, sources first; `users()`: their consumers_of, made once when needed)."""
+  products = [(u, p) for u in order if u.op is Ops.REDUCE and _gemm_device(u.device) and (p := _product(u)) is not None
+              and p[2] * p[3] * p[4] >= GEMM_MIN and min(p[2], p[3]) >= SIDE_MIN]
+  if not products: return None
+  consumers = users()
   def stored(u: UOp) -> bool:   # every use stores u as it is (the kernel's own output): nothing to add
     return all(c.op in STORING or c.op in (Ops.RESHAPE, Ops.PERMUTE) and stored(c)
                for c in consumers.get(u, []))
@@ -264,4 +269,4 @@ def realize_gemms(ctx, order: list[UOp]) -> None:
     for x in (a, b):
       while x.op in GroupOp.Movement: x = x.src[0]
       if x.op not in ALWAYS_CONTIGUOUS: ctx.realize_map[x] = ctx.non_removable[x] = None
-__all__ = ["GEMM_MIN", "SIDE_MIN", "STORING", "gemm_of", "program", "words_of", "runtime", "realize_gemms", "GemmProgram"]
+__all__ = ["GEMM_MIN", "SIDE_MIN", "STORING", "consumers_of", "gemm_of", "program", "words_of", "runtime", "realize_gemms", "GemmProgram"]

@@ -322,13 +322,11 @@ def _size(u: UOp) -> int | None:
   dims = [d for d in u.shape if isinstance(d, int)]
   return math.prod(dims) if len(dims) == len(u.shape) else None
 
-def _realize_soft_epilogues(ctx, order: list[UOp]) -> None:
+def _realize_soft_epilogues(ctx, order: list[UOp], users: Callable[[], dict[UOp, list[UOp]]]) -> None:
   """Marks for tinygrad's scheduler (its realize map) the reduces and epilogue ends above, not to be fused away
-  (`order`: the scheduled graph's nodes, sources first)."""
+  (`order`: the scheduled graph's nodes, sources first; `users()`: their consumers, made once when needed)."""
   if not any(u.op in _SOFT and _soft_device(u.device) for u in order): return None
-  consumers: dict[UOp, list[UOp]] = {}
-  for u in order:
-    for x in u.src: consumers.setdefault(x, []).append(u)
+  consumers = users()
   elementwise = GroupOp.ALU | {Ops.CAST}
   for t in order:
     if t.op not in _SOFT or not _soft_device(t.device) or (n := _size(t)) is None or n < _EPILOGUE_MIN: continue
@@ -361,9 +359,10 @@ def _get_runtime(device: str, ast: UOp, cache=True, _orig=_realize.get_runtime):
 
 
 def _kernels_apart(ctx, sink: UOp) -> None:
-  order = list(sink.toposort(enter_calls=False))   # (walked once for both)
-  _realize_soft_epilogues(ctx, order)
-  _gemm.realize_gemms(ctx, order)
+  order = list(sink.toposort(enter_calls=False))   # (walked once for both, their consumers mapped once)
+  users = functools.cache(lambda: _gemm.consumers_of(order))
+  _realize_soft_epilogues(ctx, order, users)
+  _gemm.realize_gemms(ctx, order, users)
 
 
 def _exec_host(ctx, call: UOp, ast: UOp):

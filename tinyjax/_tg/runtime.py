@@ -503,8 +503,7 @@ class _Batch:
         words: list = [("slot", a) if isinstance(a, int) else a.get_buf(device).va_addr for a in args]
         words += [None if k.expr in info.runtimevars else ("var", k.expr) for k in info.vars]
         cores = info.global_size[0] if "core_id" in rt.runtimevars else 1
-        if cores > 1 and _work.get(rt, 0) >= cpu_graph.PARALLEL_WORK and (group := cpu_graph.parallel_group(cores)) is not None:
-          launches.append(group)   # the cores' rows at once
+        if (group := cpu_graph.parallel_group(cores, _work.get(rt, 0))) is not None: launches.append(group)   # the rows at once
         for tid in range(cores):   # one row per core, as CPUProgram launches them (one after the other)
           row = list(words)
           if "core_id" in rt.runtimevars: row[rt.runtimevars["core_id"]] = tid
@@ -712,8 +711,12 @@ def host_copies_filled(uops: list[UOp]) -> list[UOp]:
   buffers written from the host now: a capture would copy the data again at every replay, and JAX takes such data into
   the trace as it is when traced."""
   sink = UOp.sink(*uops)
-  subs = {u: filled_buffer(_copyout(_one(u.src[0])), u.device).reshape(u.shape) for u in sink.toposort(enter_calls=False) if _host_copy(u)}
+  subs = {u: _host_copied(u) for u in sink.toposort(enter_calls=False) if _host_copy(u)}
   return list(sink.substitute(subs).src) if subs else uops
+
+def _host_copied(u: UOp) -> UOp:
+  """A `_host_copy`'s data in a buffer written from the host now, shaped as u."""
+  return filled_buffer(_copyout(_one(u.src[0])), u.device).reshape(u.shape)
 
 # the constant fills written from the host, by buffer: another live Tensor may still read the fill's AFTER (only the
 # Tensors realized are rebound), and the buffer holds that value until a write, which realizes its readers first
@@ -736,7 +739,7 @@ def _host_data_filled(sink: UOp) -> UOp:
   kernel would, so any other reader of that buffer sees the value."""
   subs: dict[UOp, UOp] = {}
   for u in sink.toposort(enter_calls=False):
-    if _host_copy(u): subs[u] = filled_buffer(_copyout(_one(u.src[0])), u.device).reshape(u.shape)
+    if _host_copy(u): subs[u] = _host_copied(u)
     elif _constant_fill(u):
       if _host_fills.get(buf := u.src[0].base) is not u:
         write_array(buf, np.full(buf.numel(), u.src[1].src[1].base.arg, np_dtype(buf.dtype)))
