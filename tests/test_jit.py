@@ -452,6 +452,40 @@ def test_the_function_runs_once_per_signature_as_in_jax():
   np.testing.assert_allclose(got, [9.0, 12.0, 16.0, 9.0])
   assert runs == [(3,), (4,)]
 
+def test_weakly_typed_results_stay_weak_and_keep_the_signature_as_in_jax():
+  """A result computed from Python scalars only is weakly typed, as JAX's: it promotes as a Python scalar (to float32
+  next to a float32 array), and passed back (a time `t = t + h` carried through a jitted step) it has the signature
+  the Python float had, so the function is traced once. Through checkpoint too (research_kursiv_etdrk4: jit(remat))."""
+  def step(t, v): return t + 0.25, v * 2
+  seen = {}
+  for lib, np_ in ((tinyjax, tinyjax.numpy), (jax, jnp)):
+    runs = []
+    def counted(t, v, runs=runs): return runs.append(1) or step(t, v)
+    for k, f in enumerate((lib.jit(counted), lib.jit(lib.checkpoint(counted)))):
+      runs.clear()
+      t, v = 0.0, np_.ones(2, np_.float32)
+      for _ in range(4): t, v = f(t, v)
+      n = lib.jit(lambda n: n + 1)(2)
+      seen[lib.__name__, k] = (len(runs), float(t), np.asarray(v).tolist(), np.asarray(t).dtype, np.asarray(n).dtype,
+                               (np_.ones(3, np_.float32) + t).dtype, (np_.ones(3, np_.int8) + n).dtype)
+  for k in (0, 1): assert seen["tinyjax", k] == seen["jax", k] == (1, 1.0, [16.0, 16.0], *seen["jax", k][3:5], np.float32, np.int8)
+  both = [lib.jit(lambda x, y: (x * 2, y + 1.5, (x, 3.0))).trace(1.0, np.ones(2, np.float32)).out_info for lib in (tinyjax, jax)]
+  assert [o.weak_type for o in tinyjax.tree_util.tree_leaves(both[0])] == [o.weak_type for o in jax.tree_util.tree_leaves(both[1])]
+
+
+def test_weakly_typed_results_are_never_overwritten_by_later_calls():
+  # a weak result is a weakly typed view of a pooled output buffer: the buffer goes back to the pool only when neither
+  # the result nor anything made from it (a cast to its own dtype, a lazy graph) is alive
+  jf = tinyjax.jit(lambda t: t * 2.0)
+  kept = jf(1.0)
+  as_strong = jf(2.0).astype(tinyjax.numpy.float32)
+  lazy = jf(3.0) + 1
+  for i in range(6): jf(100.0 + i)
+  assert (kept.item(), as_strong.item(), lazy.item()) == (2.0, 4.0, 7.0)
+  seen = {np.asarray(jf(float(i))).item() for i in range(6)}
+  assert seen == {0.0, 2.0, 4.0, 6.0, 8.0, 10.0}
+
+
 def test_reading_constants_and_closed_over_arrays_under_jit():
   # a value that depends on no argument reads as its numbers under jit (JAX stages it and raises instead: tinyjax is
   # more permissive here, never wrong). jit's trace realizes no side effect (an assign, a host call); a value without

@@ -23,7 +23,7 @@ from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, unfilled, const_va
 from tinyjax.call_rule import CallRule, BatchedCall
 from tinyjax.core import trace_scope, substitute, as_tensor, is_array
 from tinyjax.custom import closure, new_slot
-from tinyjax.dtypes import weak_storage_dtype
+from tinyjax.dtypes import weak_storage_dtype, weak_dtype_of
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp
@@ -296,19 +296,23 @@ def checkpoint(fun: Callable, *, prevent_cse: bool | Sequence[bool] = True, poli
     leaves, tree = tu.tree_flatten(dyn)
     pos = [i for i, l in enumerate(leaves) if is_array(l)]
     xs = [as_tensor(leaves[i]) for i in pos]
-    xs = [x.cast(weak_storage_dtype(x.dtype)) if x.dtype in dtypes.weaks else x for x in xs]
+    # weakly typed values (Python scalars, `t + 0.25`) pass the call stored at their width and stay weak on both
+    # sides, as in JAX (a weak result of a jitted step passed back to it has the same signature)
+    weak = [weak_dtype_of(leaves[i]) for i in pos]
+    xs = [x if w is None else x.cast(weak_storage_dtype(w)) for x, w in zip(xs, weak, strict=True)]
     box: dict[str, Any] = {}
     def flat(*ts):
       full = list(leaves)
-      for i, t in zip(pos, ts, strict=True): full[i] = t
+      for i, t, w in zip(pos, ts, weak, strict=True): full[i] = t if w is None else t.cast(w)
       a, k = tu.tree_unflatten(tree, full)
       it = iter(a)
       a = [args[i] if i in static else next(it) for i in range(len(args))]
       out_leaves, box["tree"] = tu.tree_flatten(fun(*a, **k, **{n: v for n, v in kwargs.items() if n in argnames}))
-      box["n"] = len(out_leaves)
-      return out_leaves
+      box["n"], box["weak"] = len(out_leaves), [weak_dtype_of(o) for o in out_leaves]
+      return [o if w is None else as_tensor(o).cast(weak_storage_dtype(w)) for o, w in zip(out_leaves, box["weak"], strict=True)]
     outs = _node(name, flat, xs, None, False, recompute, policy)
-    return tu.tree_unflatten(box["tree"], [Tensor(u) for u in outs[:box["n"]]])
+    return tu.tree_unflatten(box["tree"], [Tensor(u) if w is None else Tensor(u).cast(w)
+                                           for u, w in zip(outs[:box["n"]], box["weak"], strict=True)])
   return fun_remat
 
 def remat(fun: Callable, *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,

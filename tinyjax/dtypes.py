@@ -105,6 +105,11 @@ def python_weak_dtype(x: Any) -> DType | None:
   Python bool and numpy values are strongly typed)."""
   return dtypes.weakint if type(x) is int else dtypes.weakfloat if type(x) is float else None
 
+def weak_dtype_of(x: Any) -> DType | None:
+  """The weak dtype of a value: a weakly typed array's (tinygrad's weakint, weakfloat), a Python int's or float's;
+  None for anything else."""
+  return x.dtype if isinstance(getattr(x, "dtype", None), DType) and x.dtype in dtypes.weaks else python_weak_dtype(x)
+
 def is_weak_scalar(x: Any) -> bool:
   """A Python scalar: weakly typed in JAX (it takes the dtype of the array it meets)."""
   return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)

@@ -54,33 +54,36 @@ class OutputBuffers:
   that `r = f(x)` in a loop (the last result alive during the call) reuses too. Outputs over `POOLED_BYTES` get new
   buffers (their allocation is cheap next to computing them, and holding them after the caller dropped them is not)."""
   POOLED_BYTES, SLOTS = 1 << 20, 2
-  def __init__(self, specs: list[tuple]):
-    self.specs = specs
-    # per output: (flat buffer, shaped view, its free refcount, the result Tensor, its free refcount)
-    self.held: list[list[tuple[UOp, UOp, int, Tensor, int]]] = [[] for _ in specs]
+  def __init__(self, specs: list[tuple], weak: list[DType | None] | None = None):
+    self.specs, self.weak = specs, weak or [None] * len(specs)   # weak: the results are weakly typed views of the data
+    # per output: (flat buffer, the result's UOp, its free refcount, the result Tensor, its free refcount, the view of
+    # the data, its free refcount): the view is the result's UOp unless that is weakly typed (a CAST of the view)
+    self.held: list[list[tuple[UOp, UOp, int, Tensor, int, UOp, int]]] = [[] for _ in specs]
     self.turn = [0] * len(specs)
 
   def take(self, i: int) -> tuple[UOp, Tensor]:
     """Output i's (TinyJit input, shaped Tensor), as allocated_buffer gives them. The Tensor a caller dropped is given
     again (a new Tensor registers with tinygrad: a tenth of a small call's dispatch), its gradient cleared."""
     for h in self.held[i]:
-      if sys.getrefcount(h[1]) == h[2] and sys.getrefcount(h[3]) == h[4] and h[3].uop is h[1]:
+      if sys.getrefcount(h[1]) == h[2] and sys.getrefcount(h[3]) == h[4] and h[3].uop is h[1] and sys.getrefcount(h[5]) == h[6]:
         h[3].grad, h[3].is_param = None, True
         return h[0], h[3]
     shape, dtype, device, axis = self.specs[i]
     buf, t = allocated_buffer(shape, dtype, device, axis)
+    if (w := self.weak[i]) is not None: t = tensor_of(t.uop.cast(w))
     if axis is None and _prod(shape) * dtype.itemsize <= self.POOLED_BYTES:
-      held = self.held[i]
+      held, data = self.held[i], stored_view(t.uop)
       k = len(held) if len(held) < self.SLOTS else self.turn[i]   # a new slot, else the oldest
-      if k == len(held): held.append((buf, t.uop, 0, t, 0))
-      else: held[k] = (buf, t.uop, 0, t, 0)
+      if k == len(held): held.append((buf, t.uop, 0, t, 0, data, 0))
+      else: held[k] = (buf, t.uop, 0, t, 0, data, 0)
       self.turn[i] = (k + 1) % self.SLOTS
-      # the counts when only the pool refers to them, as take counts them: now, less the local `buf` (the view) and
-      # the local `t` (the Tensor, which keeps its reference to the view); each counted on a line of its own (a tuple
-      # being built holds its items on the stack)
-      free_view = sys.getrefcount(t.uop) - (buf is t.uop)
+      # the counts when only the pool refers to them, as take counts them: now, less the local `buf` (a view), the
+      # local `data` and the local `t` (the Tensor, which keeps its reference to its UOp); each counted on a line of
+      # its own (a tuple being built holds its items on the stack)
+      free_view = sys.getrefcount(t.uop) - (buf is t.uop) - (data is t.uop)
+      free_data = sys.getrefcount(data) - (buf is data) - 1
       free_tensor = sys.getrefcount(t) - 1
-      held[k] = (buf, t.uop, free_view, t, free_tensor)
+      held[k] = (buf, t.uop, free_view, t, free_tensor, data, free_data)
     return buf, t
 
 _REGISTERING = _Metadata(name="tinyjax.tensor_of")
@@ -231,6 +234,8 @@ def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False)
   device-less graph) is copied into a new buffer, lazily (TinyJit realizes its inputs together). `device` is for
   values that have none."""
   u = t.uop
+  if not copy and t.dtype in dtypes.weaks and (v := stored_view(u)) is not u and v.dtype == dtype:
+    return jit_input(tensor_of(v), device)   # weakly typed data stored as the signature says: that data
   if not copy and u.has_buffer_identity() and (b := u.unsharded_base).op is Ops.BUFFER:
     if (buf := buffers.get(b)) is None or not buf.is_allocated():   # Tensor.empty: TinyJit would ignore it
       for x in _device_buffers(b.buffer): x.ensure_allocated()
@@ -243,10 +248,22 @@ def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False)
   return Tensor((u.cast(dt) if dt != u.dtype else u).clone(device=u.device or device)), None
 
 
+# the dtypes a weakly typed value is stored at (JAX's for a Python scalar: 32 or 64 bits as x64 says)
+_WEAK_STORAGE = {dtypes.weakfloat: (dtypes.float32, dtypes.float64), dtypes.weakint: (dtypes.int32, dtypes.int64)}
+
+def stored_view(u: UOp) -> UOp:
+  """u, or for a weakly typed view of stored data (a jitted function's weakly typed result: CAST to weakfloat of a
+  float64 buffer) that data's own view: the cast changes no value, only how the value promotes."""
+  return u.src[0] if u.op is Ops.CAST and u.dtype in dtypes.weaks and u.src[0].dtype in _WEAK_STORAGE[u.dtype] else u
+
+def stored_data(t: Tensor) -> Tensor:
+  """t, or for a weakly typed view of stored data (`stored_view`) a Tensor of that data."""
+  return t if (v := stored_view(t.uop)) is t.uop else tensor_of(v)
+
 def plain_buffer(t: Tensor) -> UOp | None:
-  """The BUFFER of a Tensor that is a realized whole buffer on one device (a strong dtype, not empty), else None: such
-  an argument is passed to a TinyJit as it is."""
-  u = t.uop
+  """The BUFFER of a Tensor that is a realized whole buffer on one device (not empty; a weakly typed one as the data it
+  views, `stored_view`), else None: such an argument is passed to a TinyJit as it is."""
+  u = stored_view(t.uop)
   if u.op is Ops.RESHAPE: u = u.src[0]
   if u.op is not Ops.BUFFER or u.dtype in dtypes.weaks or not isinstance(u.arg.device, str): return None
   return u if (b := buffers.get(u)) is not None and b.is_allocated() and b.size > 0 else None
@@ -268,8 +285,9 @@ def plain_buffer_key(t: Tensor) -> tuple[UOp, tuple] | None:
   if (e := _PLAIN.get(id(u))) is not None and e[0]() is u and e[3].is_allocated(): return u if e[1] is None else e[1], e[2]
   if (b := plain_buffer(t)) is None: return None
   key = id(u)
-  _PLAIN[key] = (weakref.ref(u, functools.partial(_forget, _PLAIN, key)), None if b is u else b,
-                 item := (t.shape, b.dtype, b.arg.device), buffers[b])
+  # a weakly typed one is told apart by its (weak) dtype: (shape, dtype it is stored at, device, weak dtype)
+  item = (t.shape, b.dtype, b.arg.device) if t.dtype not in dtypes.weaks else (t.shape, b.dtype, b.arg.device, t.dtype)
+  _PLAIN[key] = (weakref.ref(u, functools.partial(_forget, _PLAIN, key)), None if b is u else b, item, buffers[b])
   return b, item
 
 def _one(u: UOp) -> Buffer:

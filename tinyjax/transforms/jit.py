@@ -15,9 +15,9 @@ import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, OutputBuffers, assign_into, stored_once, sharding, placeholder_like, host_buffer, host_dtype, host_input, jit_input, default_device, \
   Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer_key, preserved_tensors, holds_host_call, is_lazy, canonical_key, \
-  closed_buffers, rebound_capture, host_copies_filled
+  closed_buffers, rebound_capture, host_copies_filled, stored_data
 from tinyjax.core import serialized, realize_pending, trace_scope, trace_state, is_tracing, as_tensor, substitute
-from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype
+from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype, weak_dtype_of
 from tinyjax.config import config
 from tinyjax import pytree as tu
 
@@ -37,6 +37,8 @@ def _host_array(x) -> tuple[np.ndarray, DType | None]:
 
 def _out_tensor(x) -> Tensor:
   return x.cast(weak_storage_dtype(x.dtype)) if isinstance(x, Tensor) and x.dtype in dtypes.weaks else as_tensor(x)
+
+def _weakly(t: Tensor, weak: DType | None) -> Tensor: return t if weak is None else t.cast(weak)
 
 def _host_data_taken(outs: list[Tensor]) -> list[Tensor]:
   """The outputs with host data the function made (Tensor(np_array)) written into buffers once, at the trace or the
@@ -89,6 +91,9 @@ class _Entry:
       if not isinstance(l, (Tensor, *_SCALARS, np.ndarray, np.generic)):
         raise TypeError(f"function {name} traced for jit returned a value of type {type(l)}, which is not a valid JAX type")
     outs = [_out_tensor(l) for l in leaves]
+    # a weakly typed output (from Python scalars or other weak values only: `t + 0.25`) is one in the result too, as
+    # in JAX: it promotes as a Python scalar does, and passed back to the function it has the same signature
+    self.out_weak = [weak_dtype_of(l) for l in leaves]
     state.realize_state([o.uop for o in outs], device)
     # the Tensors from outside that it assigns into (closed-over state): the capture realizes their writes with the
     # outputs, so that every replay makes them (TinyJit alone would drop a write the function leaves lazy)
@@ -97,7 +102,7 @@ class _Entry:
     self.out_specs = [(static_shape(o), o.dtype, device if o.device is None else o.device, sharding(o) if o.device is not None else None)
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
-    self.out_buffers = OutputBuffers(self.out_specs)
+    self.out_buffers = OutputBuffers(self.out_specs, self.out_weak)
     # and one whose trace holds a host call (a loop, LAPACK) runs again too: substituted into, such a trace can make
     # tinygrad's scheduler find a cycle in its assign graph (research_lagrangian_dblpend: pinv's svd under a jitted
     # hessian; cause not found). (The first reason for this, a static fori_loop's counter stuck at 0, was the jit
@@ -145,8 +150,8 @@ class _Entry:
 
   def __call__(self, tensors: Sequence[Tensor], plain: bool = False):
     # fresh output buffers as TinyJit inputs (flat ones are cheap for it to prepare), shaped views of them as the results
-    made = [self.out_buffers.take(i) if f else (None, placeholder(*spec[:3]))
-            for i, (spec, f) in enumerate(zip(self.out_specs, self.filled, strict=True))]
+    made = [self.out_buffers.take(i) if f else (None, _weakly(placeholder(*spec[:3]), w))
+            for i, (spec, f, w) in enumerate(zip(self.out_specs, self.filled, self.out_weak, strict=True))]
     if (ins := [i for i, _ in made if i is not None]) or self.state:
       running = trace_state().running_jit
       running.append(self)   # jitted functions it calls are inlined
@@ -240,8 +245,9 @@ class jit:
       if isinstance(pool := self._host_pool(fast), bool):   # numpy data of a dtype tinygrad cannot hold
         entry, tensors = self._entry(args, kwargs)
         return entry(tensors)
-      found = self._plain[key] = (self._entry(args, kwargs)[0], pool)
-    plain, pool = found
+      found = self._plain[key] = (self._entry(args, kwargs)[0], pool, any(len(k) == 4 for k in fast))
+    plain, pool, weak = found
+    if weak: args = tuple(stored_data(a) if isinstance(a, Tensor) else a for a in args)   # (the data they view)
     # Tensors only: known realized whole buffers; numpy data is copied into the pool's buffers
     return plain(args, True) if pool is None else plain(self._plain_inputs(args, pool), False)
 
@@ -258,6 +264,7 @@ class jit:
         if a.size == 0 or canonical_array(a.dtype.type(0)).dtype != a.dtype: return None
         key.append((np.ndarray, a.shape, a.dtype))
       elif type(a) is not Tensor or (bk := plain_buffer_key(a)) is None or bk[0] in seen: return None
+      elif len(bk[1]) == 4 and bk[1][1] != weak_storage_dtype(bk[1][3]): return None   # weak data _entry would convert
       else:
         seen.add(bk[0])
         key.append(bk[1])
