@@ -17,7 +17,9 @@ class Traced:
 
   @property
   def out_info(self):
-    return tu.tree_unflatten(self._entry.out_tree, [ShapeDtypeStruct(s[0], s[1], weak_type=w is not None) for s, w in zip(self._entry.out_specs, self._entry.out_weak, strict=True)])
+    e = self._entry
+    return tu.tree_unflatten(e.out_tree, [ShapeDtypeStruct(s[0], s[1], weak_type=w is not None)
+                                          for s, w in zip(e.out_specs, e.out_weak, strict=True)])
 
   @property
   def jaxpr(self):

@@ -193,7 +193,8 @@ def _infer_argnums_and_argnames(fun: Callable, argnums, argnames) -> tuple[tuple
 
 # function -> options -> (the entries by signature, the same entries by _plain_key); weakly keyed, so that a function
 # and its traces can be collected (an entry holds no reference to the function once it is captured)
-_PlainCache = dict[tuple, tuple[_Entry, OutputBuffers | None]]   # _plain_key -> (entry, the pool its numpy data goes in)
+# _plain_key -> (entry, the pool its numpy data goes in, whether a weakly typed argument passes the data it views)
+_PlainCache = dict[tuple, tuple[_Entry, OutputBuffers | None, bool]]
 _CACHES: weakref.WeakKeyDictionary[Callable, dict[tuple, tuple[dict[Any, _Entry], _PlainCache]]] = weakref.WeakKeyDictionary()
 
 def _caches(fun: Callable, options: tuple) -> tuple[dict[Any, _Entry], _PlainCache]:
@@ -246,10 +247,10 @@ class jit:
         entry, tensors = self._entry(args, kwargs)
         return entry(tensors)
       found = self._plain[key] = (self._entry(args, kwargs)[0], pool, any(len(k) == 4 for k in fast))
-    plain, pool, weak = found
+    plain, inputs, weak = found
     if weak: args = tuple(stored_data(a) if isinstance(a, Tensor) else a for a in args)   # (the data they view)
     # Tensors only: known realized whole buffers; numpy data is copied into the pool's buffers
-    return plain(args, True) if pool is None else plain(self._plain_inputs(args, pool), False)
+    return plain(args, True) if inputs is None else plain(self._plain_inputs(args, inputs), False)
 
   @staticmethod
   def _plain_key(args: tuple) -> tuple | None:
