@@ -51,6 +51,9 @@ static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 
 static u64 exec_loop(loop *l);
 static void exec_switch(u64 *s);
 static void gemm(u64 *s, u64 p0, u64 p1, u64 p2);
+static void cholesky(u64 potrf, u64 dbl, u64 n, u64 batch, u64 out, u64 a, u64 work);
+static void tri_solve(u64 trsm, u64 dbl, u64 m, u64 k, u64 na, u64 batch, u64 flags, u64 out, u64 a, u64 b, u64 work);
+static void lu(u64 getrf, u64 dbl, u64 m, u64 n, u64 batch, u64 out, u64 pivots, u64 perm, u64 a, u64 work, u64 ipiv);
 typedef int (*pcreate_t)(u64 *, void *, void *(*)(void *), void *);
 typedef int (*pjoin_t)(u64, void **);
 typedef struct { u64 *c, w; } job;
@@ -77,7 +80,8 @@ static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
   }
 }
 u64 tinyjax_exec(loop *l, u64 what) {   // first in the image: its entry point (statics' addresses need no GOT)
-  if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : what == 2 ? (u64)&exec_switch : (u64)&gemm;
+  if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : what == 2 ? (u64)&exec_switch : what == 3 ? (u64)&gemm
+                 : what == 4 ? (u64)&cholesky : what == 5 ? (u64)&tri_solve : (u64)&lu;
   return exec_loop(l);
 }
 static void *run_row(void *p) { job *j = (job *)p; rows(j->c, 1, j->w); return 0; }
@@ -127,6 +131,56 @@ static void lu_solve(u64 getrf, u64 trsm, u64 dbl, u64 n, u64 k, u64 batch, u64 
     if (dbl) LU_SOLVE_ONE(double, 1.0) else LU_SOLVE_ONE(float, 1.0f)
   }
 }
+typedef void (*potrf_t)(char *, int *, void *, int *, int *);
+// one factor of the batch in T: potrf('L') on a column-major copy of a (as scipy's wrapper makes it), the lower
+// triangle out, zeros above (clean=1); NaN in the lower triangle when it fails (info != 0), as linalg's LapackCholesky
+#define CHOLESKY_ONE(T, NAN_) { \
+  T *A = (T *)a + m * n * n, *O = (T *)out + m * n * n, *w = (T *)work; \
+  for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) w[j * n + i] = A[i * n + j]; \
+  ((potrf_t)potrf)(&L, &N, w, &N, &info); \
+  for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) O[i * n + j] = j > i ? (T)0 : info ? NAN_ : w[j * n + i]; \
+}
+static void cholesky(u64 potrf, u64 dbl, u64 n, u64 batch, u64 out, u64 a, u64 work) {
+  int N = (int)n, info = 0;
+  char L = 'L';
+  for (u64 m = 0; m < batch; m++) {
+    if (dbl) CHOLESKY_ONE(double, __builtin_nan("")) else CHOLESKY_ONE(float, __builtin_nanf(""))
+  }
+}
+// one triangular solve of the batch in T: BLAS trsm on column-major copies of a (na x na) and b (m x k), as scipy's
+// wrapper makes them; flags: the side, uplo, transa and diag characters, a byte each
+#define TRI_SOLVE_ONE(T) { \
+  T one = 1, *A = (T *)a + q * na * na, *B = (T *)b + q * m * k, *O = (T *)out + q * m * k, *wa = (T *)work, *wb = wa + na * na; \
+  for (u64 i = 0; i < na; i++) for (u64 j = 0; j < na; j++) wa[j * na + i] = A[i * na + j]; \
+  for (u64 i = 0; i < m; i++) for (u64 j = 0; j < k; j++) wb[j * m + i] = B[i * k + j]; \
+  ((trsm_t)trsm)(&S, &U, &Tr, &D, &M, &K, &one, wa, &NA, wb, &M); \
+  for (u64 i = 0; i < m; i++) for (u64 j = 0; j < k; j++) O[i * k + j] = wb[j * m + i]; \
+}
+static void tri_solve(u64 trsm, u64 dbl, u64 m, u64 k, u64 na, u64 batch, u64 flags, u64 out, u64 a, u64 b, u64 work) {
+  int M = (int)m, K = (int)k, NA = (int)na;
+  char S = (char)flags, U = (char)(flags >> 8), Tr = (char)(flags >> 16), D = (char)(flags >> 24);
+  for (u64 q = 0; q < batch; q++) {
+    if (dbl) TRI_SOLVE_ONE(double) else TRI_SOLVE_ONE(float)
+  }
+}
+// one LU of the batch in T: getrf on a column-major copy of a (m x n), the packed factors out, the 0-based
+// interchanges (int32, min(m, n)) and the permutation they make (int32, m), as linalg's LapackLu
+#define LU_ONE(T) { \
+  T *A = (T *)a + q * m * n, *O = (T *)out + q * m * n, *w = (T *)work; \
+  int *P = (int *)pivots + q * r, *Q = (int *)perm + q * m; \
+  for (u64 i = 0; i < m; i++) for (u64 j = 0; j < n; j++) w[j * m + i] = A[i * n + j]; \
+  ((getrf_t)getrf)(&M, &N, w, &M, piv, &info); \
+  for (u64 i = 0; i < m; i++) for (u64 j = 0; j < n; j++) O[i * n + j] = w[j * m + i]; \
+  for (u64 i = 0; i < m; i++) Q[i] = (int)i; \
+  for (u64 i = 0; i < r; i++) { int p = piv[i] - 1, t = Q[i]; P[i] = p; Q[i] = Q[p]; Q[p] = t; } \
+}
+static void lu(u64 getrf, u64 dbl, u64 m, u64 n, u64 batch, u64 out, u64 pivots, u64 perm, u64 a, u64 work, u64 ipiv) {
+  int M = (int)m, N = (int)n, info = 0, *piv = (int *)ipiv;
+  u64 r = m < n ? m : n;
+  for (u64 q = 0; q < batch; q++) {
+    if (dbl) LU_ONE(double) else LU_ONE(float)
+  }
+}
 typedef void (*sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *, float *, int *, float *, float *, int *);
 typedef void (*dgemm_t)(char *, char *, int *, int *, int *, double *, double *, int *, double *, int *, double *, double *, int *);
 // s: the routine, float64?, transa, transb, m, n, k, lda, ldb, ldc, the positions of C, A, B among p0-p2, their offsets
@@ -171,15 +225,17 @@ def _load(dev: Any, src: str) -> tuple:
   if where.get("tinyjax_exec") != 0: raise RuntimeError("tinyjax_exec is not at the image's first byte")
   prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))
   fn = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)(prg.addr)
-  entries = (fn(0, 0), fn(0, 1), fn(0, 2), fn(0, 3))
-  if entries != tuple(prg.addr + where.get(n, -prg.addr) for n in ("exec_loop", "lu_solve", "exec_switch", "gemm")):
-    raise RuntimeError("tinyjax_exec does not return the object's exec_loop, lu_solve, exec_switch, gemm")
+  names = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu")
+  entries = tuple(fn(0, i) for i in range(len(names)))
+  if entries != tuple(prg.addr + where.get(n, -prg.addr) for n in names):
+    raise RuntimeError(f"tinyjax_exec does not return the object's {', '.join(names)}")
   _self_test(fn, *entries)
   return prg, fn, *entries
 
-def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int) -> None:
+def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, cholesky_fn: int, tri_fn: int, lu_only_fn: int) -> None:
   """Three steps of a loop whose row is a switch, with both kinds of patch and a copy; a float64 and a float32 solve;
-  a batch of two float64 and float32 matrix products, C^T = B^T A^T, A transposed."""
+  a batch of two float64 and float32 matrix products, C^T = B^T A^T, A transposed; a batch of two float64 and float32
+  Cholesky factors, the second failing; a triangular solve from the right with a transposed a; an LU with a pivot."""
   def addr(a: np.ndarray, i: int = 0) -> int: return a.ctypes.data + a.itemsize * i
   w, count = np.zeros(6, np.uint64), np.zeros(1, np.uint64)   # w: index, swapped word, copy's target, its 3 sources
   w[3:] = 7, 8, 9
@@ -224,6 +280,29 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int) -> No
                      1, 2, 6, 9, 6], np.uint64)
     gemm(spec.ctypes.data, addr(x), addr(out), addr(y))
     if not np.allclose(out, np.swapaxes(x64, 1, 2) @ y64): raise RuntimeError(f"the gemm self-test gave {out.ravel()}")
+  chol = ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 7)(cholesky_fn)
+  spd = np.array([[[4.0, 99.0], [2.0, 5.0]], [[1.0, 0.0], [3.0, 1.0]]])   # (the upper triangle is not read)
+  for double in (True, False):
+    a = spd if double else spd.astype(np.float32)
+    out, work = np.full_like(a, 7.0), np.zeros(4, np.float64)
+    chol(_capi("lapack", "dpotrf" if double else "spotrf"), int(double), 2, 2, addr(out), addr(a), addr(work))
+    if not (np.array_equal(out[0], [[2.0, 0.0], [1.0, 2.0]]) and np.isnan(out[1][np.tril_indices(2)]).all() and out[1, 0, 1] == 0):
+      raise RuntimeError(f"the potrf self-test gave {out.ravel()}")
+  tri = ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 11)(tri_fn)
+  lu = ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 11)(lu_only_fn)
+  l64, rhs64 = np.array([[2.0, 0.0], [1.0, 4.0]]), np.array([[2.0, 8.0], [6.0, 4.0], [0.0, 4.0]])   # x l^T = rhs
+  for double in (True, False):
+    l, rhs = (l64, rhs64) if double else (l64.astype(np.float32), rhs64.astype(np.float32))
+    out, work = np.zeros_like(rhs), np.zeros(10, np.float64)
+    flags = ord("R") | ord("L") << 8 | ord("T") << 16 | ord("N") << 24
+    tri(_capi("blas", "dtrsm" if double else "strsm"), int(double), 3, 2, 2, 1, flags, addr(out), addr(l), addr(rhs), addr(work))
+    if not np.allclose(out, rhs64 @ np.linalg.inv(l64.T)): raise RuntimeError(f"the trsm self-test gave {out.ravel()}")
+    a = np.array([[1.0, 2.0], [4.0, 2.0], [2.0, 1.0]], out.dtype)   # 3 x 2: the second row is the first pivot
+    packed, piv, perm, ipiv = np.zeros_like(a), np.zeros(2, np.int32), np.zeros(3, np.int32), np.zeros(2, np.int32)
+    lu(_capi("lapack", "dgetrf" if double else "sgetrf"), int(double), 3, 2, 1, addr(packed), addr(piv), addr(perm), addr(a), addr(work),
+       addr(ipiv))
+    if (piv.tolist(), perm.tolist()) != ([1, 1], [1, 0, 2]) or not np.allclose(packed, np.array([[4, 2], [0.25, 1.5], [0.5, 0]])):
+      raise RuntimeError(f"the getrf self-test gave {packed.ravel()}, {piv}, {perm}")
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
@@ -281,10 +360,11 @@ class Commands:
     t = self.table
     for w, v in self.var_words: t[w] = var_vals[v]
 
-def run(device: str, commands: Commands) -> None:
-  """Launch the table's rows once, in order (on a device `executor` gave an entry point for)."""
+def run(device: str, commands: Commands) -> int:
+  """Launch the table's rows once, in order (on a device `executor` gave an entry point for); the kernels launched
+  (nested loops' included)."""
   if commands.loop is None: commands.loop = Loop(device, commands, 1, [])
-  run_loop(device, commands.loop)
+  return run_loop(device, commands.loop)[1]
 
 class Loop(Nested):
   """A loop as the executor's struct: `body`'s rows run `steps` times (a while_loop: until `cond`'s rows, run before
@@ -309,12 +389,37 @@ class LuSolve(Nested):
   """A row running linalg's LAPACK solve (getrf, trsm, trsm) of a (batch, n, n) by b (batch, n, k) into `out`, in
   float64 (`double`) or float32, with work arrays of its own; b None: by the identity (an inverse). Its slots are words
   of its row (Commands places them)."""
-  def __init__(self, device: str, double: bool, n: int, k: int, batch: int, out: Value, a: Value, b: Value | None):
+  def __init__(self, device: str, double: bool, n: int, k: int, batch: int, out: Value, a: Value, b: Value | None = None):
     p = "d" if double else "s"
     self.work, self.ipiv, self.slot_words = np.zeros(n * (n + k), np.float64), np.zeros(2 * n, np.int32), []
     self.eye = np.eye(n, dtype=np.float64 if double else np.float32)
     self.row = [_executor(device.split(":")[0])[3], _capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), int(double), n, k, batch,
                 out, a, self.eye.ctypes.data if b is None else b, self.work.ctypes.data, self.ipiv.ctypes.data, 0 if b is None else n * k]
+
+class Cholesky(Nested):
+  """A row running linalg's LAPACK Cholesky factor (potrf) of a batch of (n, n) matrices into `out`, in float64
+  (`double`) or float32, with a work array of its own."""
+  def __init__(self, device: str, double: bool, n: int, batch: int, out: Value, a: Value):
+    self.work, self.slot_words = np.zeros(n * n, np.float64), []
+    self.row = [_executor(device.split(":")[0])[6], _capi("lapack", "dpotrf" if double else "spotrf"), int(double), n, batch, out, a,
+                self.work.ctypes.data]
+
+class TriangularSolve(Nested):
+  """A row running linalg's BLAS triangular solve (trsm) of a batch of (na, na) a by (m, k) b into `out`; `chars`:
+  trsm's side, uplo, transa and diag."""
+  def __init__(self, device: str, double: bool, m: int, k: int, na: int, batch: int, chars: str, out: Value, a: Value, b: Value):
+    self.work, self.slot_words = np.zeros(na * na + m * k, np.float64), []
+    flags = sum(ord(c) << (8 * i) for i, c in enumerate(chars))
+    self.row = [_executor(device.split(":")[0])[7], _capi("blas", "dtrsm" if double else "strsm"), int(double), m, k, na, batch, flags,
+                out, a, b, self.work.ctypes.data]
+
+class Lu(Nested):
+  """A row running linalg's LAPACK LU (getrf) of a batch of (m, n) matrices: the packed factors, the 0-based
+  interchanges and the permutation (int32)."""
+  def __init__(self, device: str, double: bool, m: int, n: int, batch: int, out: Value, pivots: Value, perm: Value, a: Value):
+    self.work, self.ipiv, self.slot_words = np.zeros(m * n, np.float64), np.zeros(min(m, n), np.int32), []
+    self.row = [_executor(device.split(":")[0])[8], _capi("lapack", "dgetrf" if double else "sgetrf"), int(double), m, n, batch, out,
+                pivots, perm, a, self.work.ctypes.data, self.ipiv.ctypes.data]
 
 class Switch(Nested):
   """A row running one of `branches` (tables of one width), the one `index` (a signed integer of `size` bytes) names,

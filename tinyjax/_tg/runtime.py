@@ -2,7 +2,7 @@
 abstract trace puts back, host calls (loops, LAPACK) and their compiled steps, replaying a compiled linear."""
 from __future__ import annotations
 import contextlib, functools, hashlib, itertools, re, threading, weakref
-from typing import Any, Callable, Sequence, cast
+from typing import Any, Callable, Literal, Sequence, cast
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
 from tinygrad.engine.realize import capturing as _jit_capturing
@@ -326,18 +326,17 @@ _describing: list[tuple[dict[UOp, int], list[cpu_graph.Nested]]] = []
 
 def makes_rows(run: Callable) -> Callable:
   """Marks a host executor that, called while a step holding it is made into command rows (`making_rows()`), adds its
-  row (a loop by `run_steps`, a LAPACK call by `lu_solve_row`) instead of running: a loop holding it then runs in
+  row (a loop by `run_steps`, a LAPACK call by `lapack_row`) instead of running: a loop holding it then runs in
   compiled code. Its buffers then stand for the step's (markers: never read nor written)."""
   run.makes_rows = True   # type: ignore[attr-defined]
   return run
 
 def making_rows() -> bool: return bool(_describing)
 
-def lu_solve_row(out: UOp, a: UOp, b: UOp | None, double: bool, n: int, k: int, batch: int) -> None:
-  """(making rows) linalg's LAPACK solve of a (batch, n, n) by b (batch, n, k; None: the identity) into out as a row
-  (cpu_graph.LuSolve)."""
-  _describing[-1][1].append(cpu_graph.LuSolve(out.device, double, n, k, batch, _marker_value(out), _marker_value(a),
-                                              None if b is None else _marker_value(b)))
+def lapack_row(routine: str, args: tuple, bufs: list[UOp]) -> None:
+  """(making rows) a LAPACK or BLAS routine of linalg as a row: cpu_graph's row `routine` (LuSolve, Cholesky,
+  TriangularSolve, Lu) with these arguments, then these buffers (the outputs first)."""
+  _describing[-1][1].append(getattr(cpu_graph, routine)(bufs[0].device, *args, *[_marker_value(b) for b in bufs]))
 
 def switch_row(index: UOp, branches: list[tuple[Any, list[UOp]]]) -> None:
   """(making rows) a switch as a row: of the steps `branches` (each with its buffers), the one `index` (a signed integer)
@@ -366,14 +365,19 @@ def _step_rows(step: Any) -> tuple[list, int] | None:
   """A step's plan as command rows (its launches, and a row per host call, which makes its own) and its kernel count,
   or None: not all of it can be a row."""
   if not isinstance(step, Step) or cpu_graph.executor(step.device) is None: return None
+  return _plan_rows(step.replay.plan, step.bufs)
+
+def _plan_rows(plan: list, bufs: list[UOp]) -> tuple[list, int] | None:
+  """A replay's plan as command rows and its kernel count, or None: not all of it can be a row. Its host calls make
+  their rows on markers standing for `bufs` (what the slots hold)."""
   launches: list = []
   kernels, markers = 0, None
-  for item in step.replay.plan:
+  for item in plan:
     if isinstance(item, _Batch):
       launches += item.table().launches
       kernels += len(item.kernels)
     elif isinstance(item, tuple) and len(item) == 1 and item[0].src[0] in _row_calls:
-      if markers is None: markers = [UOp.new_buffer(b.device, b.max_numel(), b.dtype) for b in step.bufs]
+      if markers is None: markers = [UOp.new_buffer(b.device, b.max_numel(), b.dtype) for b in bufs]
       rows: list[cpu_graph.Nested] = []
       _describing.append(({m: i for i, m in enumerate(markers)}, rows))
       try: _host_executors[item[0].src[0]](_realize.resolve_params(item[0], tuple(markers)))
@@ -426,6 +430,16 @@ class Replay:
         if self.plan and isinstance(self.plan[-1], _Batch) and self.plan[-1].device == item[3]: self.plan[-1].kernels.append(item)
         else: self.plan.append(_Batch(item[3], [item]))
       else: self.plan.append(item)
+    # (made on the first run) the plan as one table when it has host calls that make rows (a LAPACK solve, a loop, a
+    # switch) between its runs of kernels: the Python between them was most of a small call (jitted solve, n = 8)
+    self.whole: tuple[str, cpu_graph.Commands] | None | Literal[False] = \
+      None if any(isinstance(i, tuple) and len(i) == 1 and i[0].src[0] in _row_calls for i in self.plan) else False
+
+  def _whole(self, bufs: list[UOp]) -> tuple[str, cpu_graph.Commands] | Literal[False]:
+    devices = {b.device for b in bufs} | {i.device for i in self.plan if isinstance(i, _Batch)}
+    if len(devices) != 1 or cpu_graph.executor(device := devices.pop()) is None: return False
+    if (rows := _plan_rows(self.plan, bufs)) is None: return False
+    return device, cpu_graph.Commands(*rows)
 
   @staticmethod
   def _kernel(call: UOp) -> tuple | UOp:
@@ -445,6 +459,12 @@ class Replay:
     return (rt, [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], info, device, dims)
 
   def run(self, bufs: list[UOp], var_vals: dict[str, int]) -> None:
+    if self.whole is None: self.whole = self._whole(bufs)
+    if self.whole:   # the whole plan, host calls included, in one table: one call into compiled code
+      device, commands = self.whole
+      commands.fill(_addresses(bufs, device), var_vals)
+      GlobalCounters.kernel_count += cpu_graph.run(device, commands)
+      return
     real: dict[int, Any] = {}
     n = 0
     for item in self.plan:
@@ -514,8 +534,7 @@ class _Batch:
   def run(self, bufs: list[UOp], var_vals: dict[str, int]) -> int:
     c = self.table()
     c.fill(_addresses(bufs, self.device), var_vals)
-    cpu_graph.run(self.device, c)
-    return c.kernels
+    return cpu_graph.run(self.device, c)
 
 def _addresses(bufs: list[UOp], device: str) -> list[int]:
   # `buffers` first: UOp.buffer, which also makes views' Buffers, costs ~2 us per call

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 from tinygrad import Tensor
 from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing, makes_rows, \
-  making_rows, lu_solve_row
+  making_rows, lapack_row
 from tinyjax.core import is_tracing, as_tensor
 from tinyjax.complex_array import ComplexArray, from_data, is_complex_data
 from tinyjax.dtypes import canonical_dtype, to_inexact_dtype
@@ -164,10 +164,20 @@ class LapackCall(HostCallRule):
     res = self.compute(vals, [(s, work if dtypes.is_float(d) else _np(d)) for s, d in outs])
     return [r.astype(_np(d), copy=False) for r, (_, d) in zip(res, outs, strict=True)]
 
+  def row(self, ins, outs) -> tuple[str, tuple] | None:
+    """The routine as a row of compiled code for arguments and outputs of these types: the row's name and its
+    arguments before the buffers (`_tg.lapack_row`), or None (no row: it runs from Python)."""
+    return None
+
   def executor(self, ins, outs):
     shapes = [s for s, _ in outs] + [s for s, _ in ins]
     def run(bufs) -> None: run_on_host(bufs, len(outs), shapes, lambda vals: self._run(vals, outs))
-    return run
+    if (row := self.row(ins, outs)) is None: return run
+    def rows_or_run(bufs) -> None:
+      # in a replay or a loop's step made into command rows (on the CPU): the same routine called from compiled code
+      if making_rows(): lapack_row(*row, bufs)
+      else: run(bufs)
+    return makes_rows(rows_or_run)
 
   def batched(self, flags, size): return self.batched_leading(flags, size)
 
@@ -181,6 +191,8 @@ class LapackCall(HostCallRule):
     cts = [o.zeros_like() if c is None else c for o, c in zip(outs, cts, strict=True)]
     _, pullback = vjp(lambda *ts: tuple(self.jvp(xs, list(ts))), *[x.zeros_like() for x in xs])
     return list(pullback(tuple(cts)))
+
+_ROW_DTYPES = (dtypes.float32, dtypes.float64)   # the routines' rows (_tg.lapack_row) are real, of these precisions
 
 def _failed(o: np.ndarray) -> np.ndarray: return np.full_like(o, np.nan)
 
@@ -250,6 +262,11 @@ class LapackTriangularSolve(LapackCall):
   unit: bool
   name = "lapack_triangular_solve"
   def core_types(self, shapes, dt): return [(shapes[1], dt)]
+  def row(self, ins, outs):
+    (sa, da), (sb, db) = ins
+    chars = "LR"[not self.left_side] + "UL"[self.lower] + "NT"[self.transpose_a] + "NU"[self.unit]
+    return ("TriangularSolve", (da == dtypes.float64, sb[-2], sb[-1], sa[-1], math.prod(sa[:-2]), chars)) \
+      if da == db == outs[0][1] in _ROW_DTYPES else None
   def one(self, a, b):
     trsm = getattr(scipy.linalg.blas, ("d" if a.dtype == np.float64 else "s") + "trsm")
     return (trsm(1.0, a, b, side=int(not self.left_side), lower=int(self.lower), trans_a=int(self.transpose_a), diag=int(self.unit)),)
@@ -320,6 +337,11 @@ class LapackCholesky(LapackCall):
   that is not positive definite, zeros above, as JAX."""
   name = "lapack_cholesky"
   def core_types(self, shapes, dt): return [(shapes[0], dt)]
+
+  def row(self, ins, outs):
+    (sa, da), = ins
+    return ("Cholesky", (da == dtypes.float64, sa[-1], math.prod(sa[:-2]))) if da == outs[0][1] in _ROW_DTYPES else None
+
   def one(self, a):
     l, info = _routine("potrf", a.dtype.type)(a, lower=1, clean=1)
     return (np.tril(_failed(l)) if info else l,)
@@ -420,6 +442,9 @@ class LapackLu(LapackCall):
   def core_types(self, shapes, dt):
     m, n = shapes[0]
     return [((m, n), dt), ((min(m, n),), dtypes.int32), ((m,), dtypes.int32)]
+  def row(self, ins, outs):
+    (sa, da), = ins
+    return ("Lu", (da == dtypes.float64, sa[-2], sa[-1], math.prod(sa[:-2]))) if da == outs[0][1] in _ROW_DTYPES else None
   def one(self, a):
     lu_, piv, _ = _routine("getrf", a.dtype.type)(a)   # info > 0: an exact zero pivot, the factors are still returned
     perm = _permutation(piv, a.shape[0])
@@ -501,16 +526,9 @@ class LapackSolve(LapackCall):
   name = "lapack_solve"
   def core_types(self, shapes, dt): return [(shapes[-1], dt)]
 
-  def executor(self, ins, outs):
-    run = super().executor(ins, outs)
-    (sa, da), (sb, db) = ins[0], ins[-1]
-    if not da == db == outs[0][1] in (dtypes.float32, dtypes.float64): return run
-    def rows_or_run(bufs) -> None:
-      # in a loop's step made into command rows (on the CPU): the same routines called from compiled code, no Python
-      if making_rows():
-        lu_solve_row(bufs[0], bufs[1], None if self.inverse else bufs[2], da == dtypes.float64, sa[-1], sb[-1], math.prod(sa[:-2]))
-      else: run(bufs)
-    return makes_rows(rows_or_run)
+  def row(self, ins, outs):
+    (sa, da), (sb, db) = ins[0], ins[-1]   # (the inverse: a solve on the identity, of a's shape)
+    return ("LuSolve", (da == dtypes.float64, sa[-1], sb[-1], math.prod(sa[:-2]))) if da == db == outs[0][1] in _ROW_DTYPES else None
 
   def one(self, a, b=None):
     # JAX's LU solve: getrf, the rows of b permuted, then trsm with L (unit diagonal) and U (jnp.linalg.inv is a solve
