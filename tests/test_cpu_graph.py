@@ -135,8 +135,9 @@ def test_solve_in_a_loop_is_lapack_bit_for_bit():
 
 def test_lapack_rows_of_a_replay_are_jax_bit_for_bit(monkeypatch):
   """A jitted function whose LAPACK and BLAS calls make rows (Cholesky: potrf; triangular solves: trsm, from either
-  side, transposed, unit diagonal; LU: getrf, its pivots and permutation; solve and inv) replays as one table, one call
-  into compiled code, with JAX's values bit for bit: batched, float64 and float32, a Cholesky that fails (NaN)."""
+  side, transposed, unit diagonal; LU: getrf, its pivots and permutation; solve and inv; QR: geqrf, orgqr, reduced and
+  complete, tall and wide; eigh: syevd; SVD: gesdd, full, reduced, values alone) replays as one table, one call into
+  compiled code, with JAX's values bit for bit: batched, float64 and float32, a Cholesky that fails (NaN)."""
   rng = np.random.default_rng(3)
   def f(np_, lax, sp):
     def g(spd, b, c):
@@ -146,7 +147,9 @@ def test_lapack_rows_of_a_replay_are_jax_bit_for_bit(monkeypatch):
       y = sp.linalg.solve_triangular(l, b, lower=True, trans="T", unit_diagonal=True)
       z = lax.linalg.triangular_solve(l, np_.swapaxes(b, -1, -2), left_side=False, lower=True, transpose_a=True)
       lu, piv, perm = lax.linalg.lu(c)
-      return l, bad, x, y, z, lu, piv, perm, np_.linalg.slogdet(spd), np_.linalg.solve(spd, b), np_.linalg.inv(spd)
+      return (l, bad, x, y, z, lu, piv, perm, np_.linalg.slogdet(spd), np_.linalg.solve(spd, b), np_.linalg.inv(spd),
+              np_.linalg.qr(c), np_.linalg.qr(c, mode="complete"), np_.linalg.qr(np_.swapaxes(c, -1, -2)), np_.linalg.eigh(spd),
+              np_.linalg.svd(c), np_.linalg.svd(np_.swapaxes(c, -1, -2), full_matrices=False), np_.linalg.svd(c, compute_uv=False))
     return g
   calls = []
   real = tinyjax._tg.cpu_graph.run

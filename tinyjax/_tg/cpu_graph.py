@@ -20,7 +20,7 @@ from __future__ import annotations
 import ctypes, functools, shutil
 from typing import Any, Union
 import numpy as np
-from scipy.linalg import cython_blas, cython_lapack
+from scipy.linalg import cython_blas, cython_lapack, lapack
 from tinygrad import Device
 from tinygrad.device import TinyELF
 from tinygrad.helpers import DEBUG, getenv
@@ -54,6 +54,7 @@ static void gemm(u64 *s, u64 p0, u64 p1, u64 p2);
 static void cholesky(u64 potrf, u64 dbl, u64 n, u64 batch, u64 out, u64 a, u64 work);
 static void tri_solve(u64 trsm, u64 dbl, u64 m, u64 k, u64 na, u64 batch, u64 flags, u64 out, u64 a, u64 b, u64 work);
 static void lu(u64 getrf, u64 dbl, u64 m, u64 n, u64 batch, u64 out, u64 pivots, u64 perm, u64 a, u64 work, u64 ipiv);
+static void factor(u64 *s, u64 o0, u64 o1, u64 o2, u64 a);
 typedef int (*pcreate_t)(u64 *, void *, void *(*)(void *), void *);
 typedef int (*pjoin_t)(u64, void **);
 typedef struct { u64 *c, w; } job;
@@ -81,7 +82,7 @@ static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
 }
 u64 tinyjax_exec(loop *l, u64 what) {   // first in the image: its entry point (statics' addresses need no GOT)
   if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : what == 2 ? (u64)&exec_switch : what == 3 ? (u64)&gemm
-                 : what == 4 ? (u64)&cholesky : what == 5 ? (u64)&tri_solve : (u64)&lu;
+                 : what == 4 ? (u64)&cholesky : what == 5 ? (u64)&tri_solve : what == 6 ? (u64)&lu : (u64)&factor;
   return exec_loop(l);
 }
 static void *run_row(void *p) { job *j = (job *)p; rows(j->c, 1, j->w); return 0; }
@@ -181,6 +182,55 @@ static void lu(u64 getrf, u64 dbl, u64 m, u64 n, u64 batch, u64 out, u64 pivots,
     if (dbl) LU_ONE(double) else LU_ONE(float)
   }
 }
+// QR (geqrf, orgqr), eigh (syevd) and SVD (gesdd) of a batch, as linalg's LapackQr, LapackEigh and LapackSvd call
+// scipy's wrappers: on column-major copies, with the workspace sizes they use (given in s); outputs o0-o2 row-major.
+// s: the kind (0 QR, 1 eigh, 2 SVD), float64?, m, n, batch, lwork, lwork2 / liwork, work, work2 / iwork, then per kind:
+// QR: the columns of q (kq); SVD: jobz, u's columns, vt's rows, the number of outputs (1: s alone)
+typedef void (*geqrf_t)(int *, int *, void *, int *, void *, void *, int *, int *);
+typedef void (*orgqr_t)(int *, int *, int *, void *, int *, void *, void *, int *, int *);
+typedef void (*syevd_t)(char *, char *, int *, void *, int *, void *, void *, int *, int *, int *, int *);
+typedef void (*gesdd_t)(char *, int *, int *, void *, int *, void *, void *, int *, void *, int *, void *, int *, int *, int *);
+#define FACTOR_ONE(T, NAN_) { \
+  T *A = (T *)a + q * m * n, *W = (T *)s[10], *X = (T *)s[11], *wk = (T *)s[8]; \
+  for (u64 i = 0; i < m; i++) for (u64 j = 0; j < n; j++) W[j * m + i] = A[i * n + j]; \
+  if (kind == 0) { \
+    u64 kq = s[13], r = m < n ? m : n; \
+    T *Q = (T *)o0 + q * m * kq, *R = (T *)o1 + q * kq * n, *tau = X; \
+    ((geqrf_t)s[14])(&M, &N, W, &M, tau, wk, &L1, &info); \
+    for (u64 i = 0; i < kq; i++) for (u64 j = 0; j < n; j++) R[i * n + j] = j >= i ? W[j * m + i] : (T)0; \
+    T *qw = X + r; \
+    for (u64 j = 0; j < kq; j++) for (u64 i = 0; i < m; i++) qw[j * m + i] = j < n ? W[j * m + i] : (T)0; \
+    int KQ = (int)kq, K = (int)r; \
+    ((orgqr_t)s[15])(&M, &KQ, &K, qw, &M, tau, wk, &L2, &info); \
+    for (u64 i = 0; i < m; i++) for (u64 j = 0; j < kq; j++) Q[i * kq + j] = qw[j * m + i]; \
+  } else if (kind == 1) { \
+    T *V = (T *)o0 + q * n * n, *E = (T *)o1 + q * n; \
+    ((syevd_t)s[14])(&Vc, &Lc, &N, W, &N, X, wk, &L1, (int *)s[9], &L2, &info); \
+    for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) V[i * n + j] = info ? NAN_ : W[j * n + i]; \
+    for (u64 i = 0; i < n; i++) E[i] = info ? NAN_ : X[i]; \
+  } else { \
+    u64 r = m < n ? m : n, uc = s[14], vr = s[15], outs = s[16]; \
+    char jobz = (char)s[13]; \
+    int LDU = (int)m, LDVT = (int)(vr ? vr : 1); \
+    T *U = X + r, *VT = U + m * uc; \
+    ((gesdd_t)s[17])(&jobz, &M, &N, W, &M, X, U, &LDU, VT, &LDVT, wk, &L1, (int *)s[9], &info); \
+    T *So = (T *)(outs == 1 ? o0 : o1) + q * r; \
+    for (u64 i = 0; i < r; i++) So[i] = info ? NAN_ : X[i]; \
+    if (outs == 3) { \
+      T *Uo = (T *)o0 + q * m * uc, *Vo = (T *)o2 + q * vr * n; \
+      for (u64 i = 0; i < m; i++) for (u64 j = 0; j < uc; j++) Uo[i * uc + j] = info ? NAN_ : U[j * m + i]; \
+      for (u64 i = 0; i < vr; i++) for (u64 j = 0; j < n; j++) Vo[i * n + j] = info ? NAN_ : VT[j * vr + i]; \
+    } \
+  } \
+}
+static void factor(u64 *s, u64 o0, u64 o1, u64 o2, u64 a) {
+  u64 kind = s[0], m = s[2], n = s[3];
+  int M = (int)m, N = (int)n, L1 = (int)s[5], L2 = (int)s[6], info = 0;
+  char Vc = 'V', Lc = 'L';
+  for (u64 q = 0; q < s[4]; q++) {
+    if (s[1]) FACTOR_ONE(double, __builtin_nan("")) else FACTOR_ONE(float, __builtin_nanf(""))
+  }
+}
 typedef void (*sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *, float *, int *, float *, float *, int *);
 typedef void (*dgemm_t)(char *, char *, int *, int *, int *, double *, double *, int *, double *, int *, double *, double *, int *);
 // s: the routine, float64?, transa, transb, m, n, k, lda, ldb, ldc, the positions of C, A, B among p0-p2, their offsets
@@ -225,17 +275,19 @@ def _load(dev: Any, src: str) -> tuple:
   if where.get("tinyjax_exec") != 0: raise RuntimeError("tinyjax_exec is not at the image's first byte")
   prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))
   fn = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)(prg.addr)
-  names = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu")
+  names = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu", "factor")
   entries = tuple(fn(0, i) for i in range(len(names)))
   if entries != tuple(prg.addr + where.get(n, -prg.addr) for n in names):
     raise RuntimeError(f"tinyjax_exec does not return the object's {', '.join(names)}")
   _self_test(fn, *entries)
   return prg, fn, *entries
 
-def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, cholesky_fn: int, tri_fn: int, lu_only_fn: int) -> None:
+def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, cholesky_fn: int, tri_fn: int, lu_only_fn: int,
+               factor_fn: int) -> None:
   """Three steps of a loop whose row is a switch, with both kinds of patch and a copy; a float64 and a float32 solve;
   a batch of two float64 and float32 matrix products, C^T = B^T A^T, A transposed; a batch of two float64 and float32
-  Cholesky factors, the second failing; a triangular solve from the right with a transposed a; an LU with a pivot."""
+  Cholesky factors, the second failing; a triangular solve from the right with a transposed a; an LU with a pivot; a
+  QR, an eigendecomposition and an SVD (`Factor`)."""
   def addr(a: np.ndarray, i: int = 0) -> int: return a.ctypes.data + a.itemsize * i
   w, count = np.zeros(6, np.uint64), np.zeros(1, np.uint64)   # w: index, swapped word, copy's target, its 3 sources
   w[3:] = 7, 8, 9
@@ -303,6 +355,17 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, chole
        addr(ipiv))
     if (piv.tolist(), perm.tolist()) != ([1, 1], [1, 0, 2]) or not np.allclose(packed, np.array([[4, 2], [0.25, 1.5], [0.5, 0]])):
       raise RuntimeError(f"the getrf self-test gave {packed.ravel()}, {piv}, {perm}")
+  factor = ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 5)(factor_fn)
+  m = np.array([[2.0, 1.0], [1.0, 2.0], [0.0, 2.0]])
+  for double in (True, False):
+    dt = np.float64 if double else np.float32
+    a, q, r, v, w, s = m.astype(dt), np.zeros((3, 2), dt), np.zeros((2, 2), dt), np.zeros((2, 2), dt), np.zeros(2, dt), np.zeros(2, dt)
+    for spec, outs, x in ((Factor(None, "qr", double, 3, 2, 1, 2, "", 0, 0, 0), (q, r), a),
+                          (Factor(None, "eigh", double, 2, 2, 1, 0, "", 0, 0, 0), (v, w), a[:2].copy()),
+                          (Factor(None, "svd", double, 3, 2, 1, 0, "N", 0, 0), (s,), a)):
+      factor(spec.spec.ctypes.data, *[addr(o) for o in outs], *[0] * (3 - len(outs)), addr(x))
+    if not (np.allclose(q @ r, m) and np.allclose(w, [1, 3]) and np.allclose(np.abs(v), np.sqrt(0.5)) and np.allclose(s, np.linalg.svd(m)[1])):
+      raise RuntimeError(f"the geqrf/syevd/gesdd self-test gave {q.ravel()}, {r.ravel()}, {w}, {v.ravel()}, {s}")
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
@@ -420,6 +483,32 @@ class Lu(Nested):
     self.work, self.ipiv, self.slot_words = np.zeros(m * n, np.float64), np.zeros(min(m, n), np.int32), []
     self.row = [_executor(device.split(":")[0])[8], _capi("lapack", "dgetrf" if double else "sgetrf"), int(double), m, n, batch, out,
                 pivots, perm, a, self.work.ctypes.data, self.ipiv.ctypes.data]
+
+class Factor(Nested):
+  """A row running linalg's QR (`kind` "qr": geqrf, orgqr; q with `kq` columns), symmetric eigendecomposition ("eigh":
+  syevd) or SVD ("svd": gesdd; `jobz` A, S or N) of a batch of (m, n) matrices, with the workspace sizes scipy's
+  wrappers use there (their queries, asked once here), and work arrays of its own."""
+  def __init__(self, device: str | None, kind: str, double: bool, m: int, n: int, batch: int, kq: int, jobz: str, *values: Value):
+    p, dt, r = "d" if double else "s", np.float64 if double else np.float32, min(m, n)
+    outs, a = list(values[:-1]), values[-1]
+    if kind == "qr":   # work: geqrf's, then orgqr's; scratch: tau, then q
+      l1 = int(getattr(lapack, p + "geqrf_lwork")(m, n)[0])
+      l2 = int(getattr(lapack, p + "orgqr")(np.zeros((m, kq), dt, order="F"), np.zeros(r, dt), lwork=-1)[1][0])
+      extra, scratch, iwork = [kq, _capi("lapack", p + "geqrf"), _capi("lapack", p + "orgqr")], r + m * kq, 0
+    elif kind == "eigh":   # (scipy's syevd defaults: lwork 1 + 6n + 2n^2, liwork 3 + 5n); scratch: the eigenvalues
+      l1, l2 = 1 + 6 * n + 2 * n * n, 3 + 5 * n
+      extra, scratch, iwork = [0, _capi("lapack", p + "syevd")], n, l2
+    else:   # scratch: s, u, vt
+      uc, vr = (m, n) if jobz == "A" else (r, r) if jobz == "S" else (0, 0)
+      l1 = int(getattr(lapack, p + "gesdd_lwork")(m, n, compute_uv=int(jobz != "N"), full_matrices=int(jobz == "A"))[0])
+      l2, extra, scratch, iwork = 0, [ord(jobz), uc, vr, len(outs), _capi("lapack", p + "gesdd")], r + m * max(uc, 1) + max(vr, 1) * n, 8 * r
+    self.work = np.zeros(max(l1, l2 if kind == "qr" else 0, 1), dt)
+    self.a, self.x = np.zeros(m * n, dt), np.zeros(max(scratch, 1), dt)
+    self.iwork, self.slot_words = np.zeros(max(iwork, 1), np.int32), []
+    self.spec = self._words([{"qr": 0, "eigh": 1, "svd": 2}[kind], int(double), m, n, batch, l1, l2, 0, self.work.ctypes.data,
+                             self.iwork.ctypes.data, self.a.ctypes.data, self.x.ctypes.data, 0, *extra])
+    # (no device: the spec alone, for the executor's self-test)
+    self.row = [] if device is None else [_executor(device.split(":")[0])[9], self.spec.ctypes.data, *outs, *[0] * (3 - len(outs)), a]
 
 class Switch(Nested):
   """A row running one of `branches` (tables of one width), the one `index` (a signed integer of `size` bytes) names,

@@ -622,6 +622,11 @@ class LapackQr(LapackCall):
     m, n = shapes[0]
     k = m if self.full else min(m, n)
     return [((m, k), dt), ((k, n), dt)]
+  def row(self, ins, outs):
+    (sa, da), = ins
+    m, n = sa[-2:]
+    kq = m if self.full else min(m, n)
+    return ("Factor", ("qr", da == dtypes.float64, m, n, math.prod(sa[:-2]), kq, "")) if da in _ROW_DTYPES else None
   def one(self, a):
     m, n = a.shape
     t = a.dtype.type
@@ -761,6 +766,9 @@ class LapackEigh(LapackCall):
   eigenvector signs); NaN if it fails to converge."""
   name = "lapack_eigh"
   def core_types(self, shapes, dt): return [(shapes[0], dt), (shapes[0][-1:], dt)]
+  def row(self, ins, outs):
+    (sa, da), = ins
+    return ("Factor", ("eigh", da == dtypes.float64, sa[-1], sa[-1], math.prod(sa[:-2]), 0, "")) if da in _ROW_DTYPES else None
   def one(self, a):
     w, v, info = _routine("syevd", a.dtype.type)(a, compute_v=1, lower=1)
     return (_failed(v), _failed(w)) if info else (v, w)
@@ -817,6 +825,10 @@ class LapackSvd(LapackCall):
     k = min(m, n)
     s = ((k,), dt)
     return [((m, m if self.full else k), dt), s, ((n if self.full else k, n), dt)] if self.uv else [s]
+  def row(self, ins, outs):
+    (sa, da), = ins
+    jobz = "N" if not self.uv else "A" if self.full else "S"
+    return ("Factor", ("svd", da == dtypes.float64, *sa[-2:], math.prod(sa[:-2]), 0, jobz)) if da in _ROW_DTYPES else None
   def one(self, a):
     t, uv, full = a.dtype.type, int(self.uv), int(self.full)
     lwork = int(_routine("gesdd_lwork", t)(*a.shape, compute_uv=uv, full_matrices=full)[0])   # as in LapackQr

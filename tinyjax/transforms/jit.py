@@ -239,7 +239,8 @@ class jit:
     if is_tracing():
       with trace_scope("jit", []): return self.fun(*args, **kwargs)
     if trace_state().running_jit or jit_capturing(): return self.fun(*args, **kwargs)
-    if kwargs or self.static_argnums or self.static_argnames or (fast := self._plain_key(args)) is None:
+    # (static arguments not passed take their defaults: jnp.linalg.cholesky(x) of `jit(cholesky, static_argnames=...)`)
+    if kwargs or any(-len(args) <= i < len(args) for i in self.static_argnums) or (fast := self._plain_key(args)) is None:
       entry, tensors = self._entry(args, kwargs)
       return entry(tensors)
     if (found := self._plain.get(key := (fast, config.jax_enable_x64))) is None:
