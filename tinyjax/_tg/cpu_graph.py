@@ -360,10 +360,10 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, chole
   for double in (True, False):
     dt = np.float64 if double else np.float32
     a, q, r, v, w, s = m.astype(dt), np.zeros((3, 2), dt), np.zeros((2, 2), dt), np.zeros((2, 2), dt), np.zeros(2, dt), np.zeros(2, dt)
-    for spec, outs, x in ((Factor(None, "qr", double, 3, 2, 1, 2, "", 0, 0, 0), (q, r), a),
+    for fac, outs, x in ((Factor(None, "qr", double, 3, 2, 1, 2, "", 0, 0, 0), (q, r), a),
                           (Factor(None, "eigh", double, 2, 2, 1, 0, "", 0, 0, 0), (v, w), a[:2].copy()),
                           (Factor(None, "svd", double, 3, 2, 1, 0, "N", 0, 0), (s,), a)):
-      factor(spec.spec.ctypes.data, *[addr(o) for o in outs], *[0] * (3 - len(outs)), addr(x))
+      factor(fac.spec.ctypes.data, *[addr(o) for o in outs], *[0] * (3 - len(outs)), addr(x))
     if not (np.allclose(q @ r, m) and np.allclose(w, [1, 3]) and np.allclose(np.abs(v), np.sqrt(0.5)) and np.allclose(s, np.linalg.svd(m)[1])):
       raise RuntimeError(f"the geqrf/syevd/gesdd self-test gave {q.ravel()}, {r.ravel()}, {w}, {v.ravel()}, {s}")
 
