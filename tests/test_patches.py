@@ -166,3 +166,33 @@ def test_arange_graphs_are_built_once_per_arguments(monkeypatch):
     np.testing.assert_array_equal(Tensor.arange(4, dtype=dtypes.float64).numpy(), np.arange(4, dtype=np.float64))
     assert Tensor.arange(4, dtype=dtypes.float64).dtype == dtypes.float64 and Tensor.arange(4).dtype == dtypes.int32
   assert len(built) == 8, built   # once per distinct non-empty arguments (8 of them), over three rounds
+
+
+def test_fill_graphs_are_built_once_per_arguments_into_new_buffers(monkeypatch):
+  # a fill's value graph and buffer type come from tinygrad's first build for the arguments; every call then writes a
+  # new buffer of that type: the graph tinygrad builds (up to the buffer's number), the values, no buffer shared
+  import numpy as np
+  from tinygrad import Tensor, dtypes
+  import tinyjax._tg.patches as tgp
+  from tinyjax._tg import canonical_key
+  monkeypatch.setattr(tgp, "_FULLS", {})   # none built by earlier tests
+  built = []
+  real = Tensor.full.__func__.__defaults__[-1]   # tinygrad's own (the patch's `orig`)
+  monkeypatch.setattr(tgp._full, "__defaults__", (*tgp._full.__defaults__[:-1], lambda *a: (built.append(a), real(*a))[1]))
+  cases = [((2, 3), 0.0, None), ((4,), 1, dtypes.int32), ((3,), -0.0, dtypes.float64), ((3,), 0.0, dtypes.float64), ((2, 2), True, None),
+           ((), 2.5, None), ((0, 3), 1.0, None)]
+  for _ in range(3):
+    for shape, v, dt in cases:
+      got = Tensor.full(shape, v, dtype=dt)
+      want = real(Tensor, shape, v, dt)
+      assert (got.dtype, got.device, got.shape) == (want.dtype, want.device, want.shape)
+      assert canonical_key(got.uop) == canonical_key(want.uop)   # the same graph, a buffer of its own
+      np.testing.assert_array_equal(got.numpy(), want.numpy())
+      assert np.signbit(got.numpy()).tolist() == np.signbit(want.numpy()).tolist()
+    np.testing.assert_array_equal(Tensor.full((3,), 7.0, buffer=False).numpy(), np.full(3, 7.0, np.float32))
+  assert len(built) == len(cases) + 1   # tinygrad's build: once per distinct arguments, over three rounds
+  a, b = Tensor.zeros(3), Tensor.zeros(3)
+  assert a.uop.src[0] is not b.uop.src[0]
+  a[1] = 5.0
+  a.realize()
+  assert a.tolist() == [0.0, 5.0, 0.0] and b.tolist() == [0.0, 0.0, 0.0]
