@@ -1,6 +1,7 @@
 """What importing tinyjax changes in tinygrad: exactly the patches `tinyjax._tg.patches.install()` applies, each listed
 with its reason in docs/design.md. A patch added or removed without updating the list fails here."""
 import os, re, subprocess, sys, json
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -196,3 +197,32 @@ def test_fill_graphs_are_built_once_per_arguments_into_new_buffers(monkeypatch):
   a[1] = 5.0
   a.realize()
   assert a.tolist() == [0.0, 5.0, 0.0] and b.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_substitute_gives_tinygrads_result():
+  # UOp.substitute's own walk (patches._substitute) against tinygrad's graph_rewrite, node for node: placeholders of
+  # traced graphs with calls (a checkpoint's FUNCTION, whose body is not entered), chained replacements, a replacement
+  # holding a key, identity entries
+  import tinyjax, tinyjax.numpy as tnp
+  import tinyjax._tg.patches as tgp
+  from tinygrad import Tensor, dtypes
+  from tinygrad.uop.ops import UOp, Ops
+  orig = tgp._substitute.__defaults__[-1]
+  x, y = Tensor.empty(3, 4), Tensor.empty(4)
+  body = tinyjax.checkpoint(lambda a, b: tnp.sin(a @ b).sum() * a.max())
+  graphs = [tinyjax.grad(body)(x, y), tinyjax.jvp(lambda a: tnp.tanh(a) @ y, (x,), (x * 2,))[1], (x.cast(dtypes.weakfloat) + 1.5) * y]
+  cases = [{x.uop: Tensor.ones(3, 4).contiguous().uop, y.uop: Tensor.full((4,), 2.0).uop},
+           {x.uop: (y * 2).sum().expand(3, 4).uop, y.uop: Tensor.zeros(4).uop},   # the first replacement holds the second's key
+           {x.uop: x.uop, y.uop: y.uop},                         # nothing to do
+           {x.uop: Tensor.empty(3, 4).uop}]
+  a, b = Tensor.empty(3, 4), Tensor.empty(3, 4)
+  cases.append({x.uop: a.uop, a.uop: b.uop})   # a chain
+  for g in graphs:
+    sink = UOp.sink(*([g.uop] if isinstance(g, Tensor) else [t.uop for t in g]))
+    fns = [u for u in sink.toposort() if u.op is Ops.FUNCTION]
+    assert fns or g is not graphs[0]
+    # a key inside a call's body: not replaced there
+    inner = [{p: Tensor.empty(*p.shape).uop} for f in fns for p in f.src[0].toposort() if p.op is Ops.PARAM][:1]
+    for subs in cases + inner: assert tgp._substitute(sink, subs) is orig(sink, subs)
+  for loop in ({x.uop: (x + 1).uop, (x + 1).uop: x.uop}, {x.uop: (x * 2).uop}):   # cycles: of keys, through a value
+    with pytest.raises(RuntimeError, match="infinite loop"): tgp._substitute(UOp.sink(graphs[2].uop), loop)

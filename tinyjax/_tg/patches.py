@@ -28,7 +28,7 @@ from tinygrad.uop.ops import AxisType as _AxisType, identity_element as _identit
 from tinygrad.dtype import AddrSpace as _AddrSpace
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
-from tinygrad.uop.ops import UOp, Ops, GroupOp
+from tinygrad.uop.ops import UOp, Ops, GroupOp, _rebuild_dtype
 from tinygrad.helpers import argfix
 from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, _new_buffer, tensor_of, static_shape
 from tinyjax._tg.fold import folded_array
@@ -480,6 +480,53 @@ def _full(cls, shape, fill_value, dtype=None, device=None, buffer=True, orig=Ten
   view = _new_buffer(shp, dt, dev, None, allocate=False)[1].uop
   return tensor_of(view.after(view.store(value)))
 
+# ---- UOp.substitute without the pattern matcher ---------------------------------------------------------------------
+# tinygrad substitutes through graph_rewrite with a pattern that matches every node (a dictionary lookup in a compiled
+# matcher, a deque of stages per node): a third of an eager grad's time (the transforms substitute their placeholders
+# at the end). The same walk, written out: bottom-up, each node first replaced through `dvars` to a fixed point, then
+# its sources (not a FUNCTION's or an opaque CALL's body), then rebuilt if they changed (its dtype as tinygrad
+# re-derives it) and the rebuilt node walked again. Other options (a pattern of its own, walk, enter_calls) stay
+# tinygrad's.
+_OPAQUE_BODIES = UOp._OPAQUE_CALL_BODIES
+
+def _substitute(self: UOp, dvars: dict, name=None, extra_pm=None, walk=False, enter_calls=False, orig=UOp.substitute) -> UOp:
+  if extra_pm is not None or walk or enter_calls: return orig(self, dvars, name, extra_pm, walk, enter_calls)
+  dvars = {k: v for k, v in dvars.items() if k is not v}
+  if not dvars: return self
+  replace: dict[UOp, UOp] = {}
+  stack: list[tuple[UOp, int, UOp | None]] = [(self, 0, None)]
+  pending: set[UOp] = set()   # walked into, not done: met again below itself, a cycle
+  while stack:
+    n, stage, m = stack.pop()
+    if stage == 0:
+      if n in replace: continue
+      if n in pending: raise RuntimeError("infinite loop in graph_rewrite (a replacement holds what it replaces)")
+      pending.add(n)
+      m, seen = n, set()
+      while (r := dvars.get(m)) is not None:
+        if m in seen: raise RuntimeError("infinite loop in fixed_point_rewrite")
+        seen.add(m)
+        m = r
+      stack.append((n, 1, m))
+      if m.op is Ops.FUNCTION or (m.op is Ops.CALL and m.src[0].op in _OPAQUE_BODIES): replace.setdefault(m.src[0], m.src[0])
+      stack.extend((x, 0, None) for x in reversed(m.src) if x not in replace)
+    elif stage == 1:
+      assert m is not None
+      new_src = tuple(replace[x] for x in m.src)
+      if all(a is b for a, b in zip(new_src, m.src, strict=True)): replace[n] = m
+      else:
+        rebuilt = UOp(m.op, _rebuild_dtype(m, new_src), new_src, m.arg, m.tag)
+        if (done := replace.get(rebuilt)) is None:
+          stack.extend(((n, 2, rebuilt), (rebuilt, 0, None)))
+          continue
+        replace[n] = done
+      pending.discard(n)
+    else:
+      assert m is not None
+      replace[n] = replace[m]
+      pending.discard(n)
+  return replace[self]
+
 # ---- shapes of ints are not simplified ---------------------------------------------------------------------------
 # every movement op (reshape, expand, pad, shrink) simplifies its shape arguments with tinygrad's symbolic rewrite
 # (~50 us, half of an eager `x[:, 0]`); arguments that are ints (CONSTs, STACKs of CONSTs) are left as they are by it.
@@ -546,6 +593,8 @@ def install() -> None:
     "was scalar code at each output); a matrix product big enough for BLAS is a kernel of its own, its operands stored")
   _patch(_codegen, "do_to_program", _do_to_program, "on a CPU a kernel that is a float matrix product is a BLAS call "
          "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call")
+  _patch(UOp, "substitute", _substitute, "substitution walks the graph itself instead of through graph_rewrite (the same "
+         "result, 3-5x faster)")
   _patch(UOp, "simplify", _simplify, "shape arguments that are ints skip the symbolic rewrite (it leaves them as they are)")
   _patch(Tensor, "full", classmethod(_full), "a fill's value graph is built once per arguments (tinygrad's takes ~260 us)")
   _patch(Tensor, "arange", classmethod(_arange), "the graph of an arange is built once per arguments (tinygrad's takes ~1 ms)")
