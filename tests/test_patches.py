@@ -226,3 +226,17 @@ def test_substitute_gives_tinygrads_result():
     for subs in cases + inner: assert tgp._substitute(sink, subs) is orig(sink, subs)
   for loop in ({x.uop: (x + 1).uop, (x + 1).uop: x.uop}, {x.uop: (x * 2).uop}):   # cycles: of keys, through a value
     with pytest.raises(RuntimeError, match="infinite loop"): tgp._substitute(UOp.sink(graphs[2].uop), loop)
+
+
+def test_simplify_of_int_shapes_is_tinygrads():
+  # shape arguments of ints skip tinygrad's symbolic rewrite (patches._simplify): its result for them is themselves;
+  # anything else (a variable in a shape) still goes through it
+  import tinyjax._tg.patches as tgp
+  from tinygrad.uop.ops import UOp, shape_to_shape_arg
+  orig = tgp._simplify.__defaults__[-1]
+  for args in [((3,), (0, 7)), ((1, 1, 4),), ((2**31 - 1, 0),), ((5,), (2, 3), (8,))]:
+    sink = UOp.sink(*[shape_to_shape_arg(a) for a in args])
+    assert tgp._simplify(sink) is sink is orig(sink)
+  v = UOp.variable("n", 1, 8)
+  sym = UOp.sink(shape_to_shape_arg((v * 1 + 0, 3)))
+  assert tgp._simplify(sym) is orig(sym) is not sym
