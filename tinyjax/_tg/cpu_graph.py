@@ -254,6 +254,12 @@ static void gemm(u64 *s, u64 p0, u64 p1, u64 p2) {
 """
 
 WIDTH_SMALL, WIDTH_LARGE = 16, 64
+# the functions a row can call, in the order tinyjax_exec(0, what) gives their addresses
+ROUTINES = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu", "factor")
+
+def routine(device: str, name: str) -> int:
+  """The address of the executor's function `name` (one of ROUTINES) for this CPU device (an executor must exist)."""
+  return _executor(device.split(":")[0])[2 + ROUTINES.index(name)]
 
 @functools.cache
 def _executor(device: str) -> Any:
@@ -275,10 +281,9 @@ def _load(dev: Any, src: str) -> tuple:
   if where.get("tinyjax_exec") != 0: raise RuntimeError("tinyjax_exec is not at the image's first byte")
   prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))
   fn = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64)(prg.addr)
-  names = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu", "factor")
-  entries = tuple(fn(0, i) for i in range(len(names)))
-  if entries != tuple(prg.addr + where.get(n, -prg.addr) for n in names):
-    raise RuntimeError(f"tinyjax_exec does not return the object's {', '.join(names)}")
+  entries = tuple(fn(0, i) for i in range(len(ROUTINES)))
+  if entries != tuple(prg.addr + where.get(n, -prg.addr) for n in ROUTINES):
+    raise RuntimeError(f"tinyjax_exec does not return the object's {', '.join(ROUTINES)}")
   _self_test(fn, *entries)
   return prg, fn, *entries
 
@@ -445,7 +450,7 @@ class Loop(Nested):
     self.struct = self._words([body.table.ctypes.data, body.n, body.width, steps, self.p.ctypes.data, len(patches),
                                0 if cond is None else cond.table.ctypes.data, 0 if cond is None else cond.n, pred,
                                self.cp.ctypes.data, len(copies), body.kernels, 0 if cond is None else cond.kernels, _COUNT.ctypes.data])
-    self.row = [_executor(device.split(":")[0])[2], self.struct.ctypes.data]
+    self.row = [routine(device, "exec_loop"), self.struct.ctypes.data]
     self.address = self.struct.ctypes.data
 
 class LuSolve(Nested):
@@ -456,7 +461,7 @@ class LuSolve(Nested):
     p = "d" if double else "s"
     self.work, self.ipiv, self.slot_words = np.zeros(n * (n + k), np.float64), np.zeros(2 * n, np.int32), []
     self.eye = np.eye(n, dtype=np.float64 if double else np.float32)
-    self.row = [_executor(device.split(":")[0])[3], _capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), int(double), n, k, batch,
+    self.row = [routine(device, "lu_solve"), _capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), int(double), n, k, batch,
                 out, a, self.eye.ctypes.data if b is None else b, self.work.ctypes.data, self.ipiv.ctypes.data, 0 if b is None else n * k]
 
 class Cholesky(Nested):
@@ -464,7 +469,7 @@ class Cholesky(Nested):
   (`double`) or float32, with a work array of its own."""
   def __init__(self, device: str, double: bool, n: int, batch: int, out: Value, a: Value):
     self.work, self.slot_words = np.zeros(n * n, np.float64), []
-    self.row = [_executor(device.split(":")[0])[6], _capi("lapack", "dpotrf" if double else "spotrf"), int(double), n, batch, out, a,
+    self.row = [routine(device, "cholesky"), _capi("lapack", "dpotrf" if double else "spotrf"), int(double), n, batch, out, a,
                 self.work.ctypes.data]
 
 class TriangularSolve(Nested):
@@ -473,7 +478,7 @@ class TriangularSolve(Nested):
   def __init__(self, device: str, double: bool, m: int, k: int, na: int, batch: int, chars: str, out: Value, a: Value, b: Value):
     self.work, self.slot_words = np.zeros(na * na + m * k, np.float64), []
     flags = sum(ord(c) << (8 * i) for i, c in enumerate(chars))
-    self.row = [_executor(device.split(":")[0])[7], _capi("blas", "dtrsm" if double else "strsm"), int(double), m, k, na, batch, flags,
+    self.row = [routine(device, "tri_solve"), _capi("blas", "dtrsm" if double else "strsm"), int(double), m, k, na, batch, flags,
                 out, a, b, self.work.ctypes.data]
 
 class Lu(Nested):
@@ -481,7 +486,7 @@ class Lu(Nested):
   interchanges and the permutation (int32)."""
   def __init__(self, device: str, double: bool, m: int, n: int, batch: int, out: Value, pivots: Value, perm: Value, a: Value):
     self.work, self.ipiv, self.slot_words = np.zeros(m * n, np.float64), np.zeros(min(m, n), np.int32), []
-    self.row = [_executor(device.split(":")[0])[8], _capi("lapack", "dgetrf" if double else "sgetrf"), int(double), m, n, batch, out,
+    self.row = [routine(device, "lu"), _capi("lapack", "dgetrf" if double else "sgetrf"), int(double), m, n, batch, out,
                 pivots, perm, a, self.work.ctypes.data, self.ipiv.ctypes.data]
 
 class Factor(Nested):
@@ -508,7 +513,7 @@ class Factor(Nested):
     self.spec = self._words([{"qr": 0, "eigh": 1, "svd": 2}[kind], int(double), m, n, batch, l1, l2, 0, self.work.ctypes.data,
                              self.iwork.ctypes.data, self.a.ctypes.data, self.x.ctypes.data, 0, *extra])
     # (no device: the spec alone, for the executor's self-test)
-    self.row = [] if device is None else [_executor(device.split(":")[0])[9], self.spec.ctypes.data, *outs, *[0] * (3 - len(outs)), a]
+    self.row = [] if device is None else [routine(device, "factor"), self.spec.ctypes.data, *outs, *[0] * (3 - len(outs)), a]
 
 class Switch(Nested):
   """A row running one of `branches` (tables of one width), the one `index` (a signed integer of `size` bytes) names,
@@ -517,7 +522,7 @@ class Switch(Nested):
     self.branches, self.slot_words = branches, []
     self.struct = self._words([index, len(branches), branches[0].width, _COUNT.ctypes.data, size] +
                               [v for b in branches for v in (b.table.ctypes.data, b.n, b.kernels)])
-    self.row = [_executor(device.split(":")[0])[4], self.struct.ctypes.data]
+    self.row = [routine(device, "exec_switch"), self.struct.ctypes.data]
 
 PARALLEL_WORK = 1 << 24   # a split kernel's rows run at once from this many iterations x operations (runtime._kernel_work)
 

@@ -166,7 +166,7 @@ class GemmProgram:
     self.words, self.device = words, device
     self.spec = np.array([cpu_graph.blas_routine("dgemm" if words[0] else "sgemm"), *words], np.int64).view(np.uint64)
     ex = cpu_graph.executor(device)
-    self.addr = 0 if ex is None else ex[5]
+    self.addr = 0 if ex is None else cpu_graph.routine(device, "gemm")
     self.leading = (self.spec.ctypes.data,)
     self._fn = None if ex is None else ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 4)(self.addr)
 
