@@ -620,3 +620,21 @@ def test_custom_function_holding_a_host_call_on_a_view():
          tinyjax.grad(lambda x: f(x.T).sum())(Tensor(x)))
   assert_close(got, lambda: (jax.jit(lambda x: fj(x.T))(x), jax.vmap(lambda x: fj(x.T))(np.stack([x, -x])),
                              jax.grad(lambda x: fj(x.T).sum())(x)))
+
+
+def test_weakly_typed_arguments_and_results_of_custom_functions_under_jit_as_in_jax():
+  """A custom function called on a Python scalar inside jit sees a weak value and gives a weak result, as JAX's: it
+  promotes as a Python scalar next to a float16 array (stored at float32 width by the call)."""
+  got = {}
+  for lib, np_ in ((tinyjax, tinyjax.numpy), (jax, jnp)):
+    @lib.custom_jvp
+    def f(x): return x * 2.0
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * 2.0))
+    @lib.custom_vjp
+    def g(x): return x * 3.0
+    g.defvjp(lambda x: (g(x), None), lambda r, c: (c * 3.0,))
+    h = np_.ones(2, np_.float16)
+    got[lib.__name__] = [(np.asarray(r).tolist(), np.asarray(r).dtype) for r in
+                         (h + lib.jit(f)(1.5), h + lib.jit(lambda x: g(x) + 1)(1.5), h + lib.jit(lambda x: f(x) * g(x))(0.5),
+                          lib.jit(lambda x: f(x) + g(x))(np_.float32(1.0)))]
+  assert got["tinyjax"] == got["jax"]

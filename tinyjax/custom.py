@@ -316,14 +316,14 @@ class _FlatCall:
     self.dyn = [a for i, a in enumerate(args) if i not in self.nondiff]
     self.leaves, self.tree = tu.tree_flatten(tuple(self.dyn))
     self.pos = [i for i, l in enumerate(self.leaves) if isinstance(l, Tensor)]
-    for i in self.pos:   # a weakly typed Tensor (Tensor(2.0)) gets a concrete dtype to be a placeholder's
-      if self.leaves[i].dtype in dtypes.weaks: self.leaves[i] = self.leaves[i].cast(weak_storage_dtype(self.leaves[i].dtype))
-    self.xs = [self.leaves[i] for i in self.pos]
+    # a weakly typed Tensor (Tensor(2.0), t + 0.25) enters the call stored at its width and is weak again inside it
+    self.weak = [self.leaves[i].dtype if self.leaves[i].dtype in dtypes.weaks else None for i in self.pos]
+    self.xs = [_stored(self.leaves[i], w) for i, w in zip(self.pos, self.weak, strict=True)]
 
   def rebuild(self, xs: Sequence[Tensor]) -> tuple:
     """The full argument tuple with the Tensor leaves replaced by xs."""
     full = list(self.leaves)
-    for i, x in zip(self.pos, xs, strict=True): full[i] = x
+    for i, x, w in zip(self.pos, xs, self.weak, strict=True): full[i] = x if w is None else x.cast(w)
     dyn = iter(tu.tree_unflatten(self.tree, full))
     nd = iter(self.nd)
     return tuple(next(nd) if i in self.nondiff else next(dyn) for i in range(len(self.args)))
@@ -333,6 +333,19 @@ class _FlatCall:
 
 def _as_leaf(x) -> Tensor:
   return x if isinstance(x, Tensor) else Tensor(x)
+
+def _stored(t: Tensor, weak) -> Tensor:
+  """A weakly typed value as the call stores it (at its width); anything else as it is."""
+  return t if weak is None else t.cast(weak_storage_dtype(weak))
+
+def _outputs(box: dict, tree, leaves: list) -> list[Tensor]:
+  """The function's (or a rule's primal) output leaves as the call stores them. The first to come sets the output's
+  structure and which leaves are weak: they are stored at their width and weak again outside the call, as in JAX."""
+  outs = [_as_leaf(o) for o in leaves]
+  if "tree" not in box:
+    box["tree"], box["outs"] = tree, outs
+    box["weak"] = [o.dtype if o.dtype in dtypes.weaks else None for o in outs]
+  return [_stored(o, w) for o, w in zip(outs, box["weak"], strict=True)]
 
 def _matches(t: Tensor, shape: tuple, dtype) -> bool:
   """Same shape, and same dtype unless one is weak (a Python number or Tensor(2.0) takes the other's)."""
@@ -373,11 +386,10 @@ class _CustomFunction:
     self._nondiff(name, call)
     box = dict[str, Any]()   # the function's output: box["tree"] and box["outs"], once traced
     def fun(xs: list[Tensor]) -> list[Tensor]:
-      o_leaves, box["tree"] = tu.tree_flatten(self.fun(*call.rebuild(xs)))
-      box["outs"] = [_as_leaf(o) for o in o_leaves]
-      return box["outs"]
+      o_leaves, tree = tu.tree_flatten(self.fun(*call.rebuild(xs)))
+      return _outputs(box, tree, o_leaves)
     outs = self._rule(name, call, box, fun).call(call.xs)
-    return tu.tree_unflatten(box["tree"], outs)
+    return tu.tree_unflatten(box["tree"], [o if w is None else o.cast(w) for o, w in zip(outs, box["weak"], strict=True)])
 
   def _check_primal(self, rule: str, name: str, out, box: dict) -> list[Tensor]:
     """The primal output a rule returns has the function's output structure, shapes and dtypes, where the function was
@@ -385,9 +397,7 @@ class _CustomFunction:
     and its output is the primal output). `rule`: "JVP rule f_jvp" or "VJP fwd rule f_fwd"."""
     p_leaves, p_tree = tu.tree_flatten(out)
     ps = [_as_leaf(p) for p in p_leaves]
-    if "tree" not in box:
-      box["tree"], box["outs"] = p_tree, ps
-      return ps
+    if "tree" not in box: return _outputs(box, p_tree, ps)
     k = self.kind
     def msg(what: str, of: str, end: str) -> str:
       head = (f"(equal in value to the output of the custom_jvp-decorated function {name}, and in particular {what}), but "
@@ -401,7 +411,7 @@ class _CustomFunction:
     if p_tree != box["tree"]: raise TypeError(msg("of the same container/pytree structure", "container/pytree structure", "."))
     if not all(_matches(p, o.shape, o.dtype) for p, o in zip(ps, box["outs"], strict=True)):
       raise TypeError(msg("with leaves of the same shape/dtype", "shapes/dtypes of", ""))
-    return ps
+    return [_stored(p, w) for p, w in zip(ps, box["weak"], strict=True)]
 
 
 class custom_jvp(_CustomFunction):
