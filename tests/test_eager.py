@@ -13,6 +13,7 @@ import tinyjax.numpy as tnp
 from tinyjax import _tg
 from tinyjax._tg.runtime import _eager_programs
 from jnp_table import x64_off
+from conftest import assert_close, kernel_count
 
 
 def _mlp_loss(np_):
@@ -351,3 +352,48 @@ def test_eager_writes_are_done_without_the_scheduler_with_tinygrads_semantics(mo
     np.testing.assert_array_equal(c.numpy(), [[1, 2, 3], [1, 3, 5]])
     counts.append(len(schedules))
   assert counts[1:] == [0, 0], counts
+
+
+def _composites(np_, sp):
+  x, y = np.array([0.5, -1.5, 2.0, 0.0], np.float32), np.array([[1.0], [-2.0], [0.0]], np.float32)
+  z = np.array([1 + 2j, -0.5j, 3.0, -1 - 1j], np.complex64)
+  return [np_.arctan2(x, y), np_.hypot(x, y), np_.arcsinh(x), np_.logaddexp(x, y), np_.mod(x, y + 0.75), np_.sinc(x),
+          np_.abs(z), np_.angle(z), np_.asarray(z) * np_.asarray(z[::-1]), np_.asarray(z) / np_.asarray(z[::-1]),
+          sp.special.gammaln(x + 3), sp.special.logsumexp(np_.asarray(x) * np_.asarray(y), axis=1)]
+
+def test_composite_kernels_are_built_once_and_give_the_ops_numbers(monkeypatch):
+  """A kernel of many tinygrad ops (atan2, hypot, a complex product, logsumexp...) is built once per signature as a
+  tinygrad @function body, and every eager call is one call node: the numbers are those of the ops built one by one
+  (bit for bit) and JAX's."""
+  from tinyjax.core import composite
+  def run(): return [np.asarray(r) for r in _composites(tnp, tinyjax.scipy)]
+  first, again = run(), _composites(tnp, tinyjax.scipy)
+  calls = [r for r in again if isinstance(r, Tensor)]
+  assert calls and all(r.uop.op is Ops.GETTUPLE and r.uop.src[0].op is Ops.FUNCTION for r in calls)
+  with monkeypatch.context() as m:
+    m.setattr(composite, "_building", True)   # the memo off: every op built as it is
+    plain = run()
+  for a, b, c in zip(first, [np.asarray(r) for r in again], plain, strict=True):
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(b, c)
+  assert_close(first, [np.asarray(r) for r in _composites(jnp, jax.scipy)], rtol=2e-6, atol=1e-6)
+
+def test_transforms_of_a_function_closing_over_a_composite_result():
+  # an eager composite result not yet computed is a call node inside the traced graph: inlined by every transform
+  x, y = np.array([0.5, -1.5, 2.0], np.float32), np.array([1.0, 2.0, -3.0], np.float32)
+  got, want = [], []
+  for lib, np_, out in ((tinyjax, tnp, got), (jax, jnp, want)):
+    a = np_.arctan2(np_.asarray(x), np_.asarray(y))
+    out += [lib.grad(lambda t: (np_.hypot(t, a) * a).sum())(np_.asarray(x)), lib.jit(lambda t: t * a)(np_.asarray(y)),
+            lib.vmap(lambda t: t * np_.hypot(a, t))(np_.ones((2, 3), np_.float32))]
+  assert_close(got, want, rtol=2e-6, atol=1e-6)
+
+def test_eager_fft_reads_its_inputs_in_place():
+  # jnp.fft along a leading axis: the axis moved last is a numpy view of the input's buffer, the imaginary part of a
+  # real input a constant: no copy kernel, only the host FFT (pocketfft, as JAX's CPU FFT)
+  s = np.sin(np.linspace(0, 30, 256, dtype=np.float32))[None, :, None] * np.arange(1, 4, dtype=np.float32)
+  t = tnp.asarray(s)
+  t.realize()
+  assert kernel_count(lambda: tnp.fft.fft(t, axis=-2)) == 0
+  assert_close([tnp.fft.fft(t, axis=-2), tnp.fft.ifft(tnp.fft.fft(t, axis=1), axis=1)],
+               [jnp.fft.fft(s, axis=-2), jnp.fft.ifft(jnp.fft.fft(s, axis=1), axis=1)], rtol=1e-5, atol=1e-5)

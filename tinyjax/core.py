@@ -235,6 +235,51 @@ def canonicalize_axis(axis: Any, ndim: int, err: type[Exception] = ValueError) -
   if not -ndim <= axis < ndim: raise err(f"axis {axis} is out of bounds for array of dimension {ndim}")
   return axis % ndim if ndim else axis
 
+# ---- composite kernels ----------------------------------------------------------------------------------------------
+
+class composite:
+  """A kernel of many tinygrad ops (atan2, hypot, a complex product...) whose graph depends only on its arguments'
+  shapes, dtypes and devices. Called eagerly, it is built once per such signature on placeholders, as the body of a
+  tinygrad @function, and every call is one call node on that body: tinygrad's op construction (15-70 us an op, ~4 ms
+  for atan2) is paid once, and its scheduler, its gradient and tinyjax's transforms inline the body, so the kernels and
+  numbers are those of the ops. Under a trace the ops are built as they are (a trace is built once per jit). The
+  arguments and results are pytrees of Tensors (ComplexArrays: their parts); any other leaf calls fn as it is."""
+  _building = False
+  def __init__(self, fn: Callable):
+    functools.update_wrapper(self, fn)
+    self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
+
+  def __call__(self, *args):
+    if composite._building or is_tracing() or _tg.jit_capturing(): return self.fn(*args)
+    leaves, tree = tu.tree_flatten(args)
+    if not all(isinstance(x, Tensor) and x.dtype not in dtypes.weaks and all(isinstance(d, int) for d in x.shape) or
+               type(x) in (int, bool, str) for x in leaves): return self.fn(*args)
+    # arguments on a device are the call's; device-less constants (a complex number's zero imaginary part) and static
+    # leaves (axes) are part of the body and of its signature (a float is not: a new value would be a new body)
+    if not (ts := [x for x in leaves if isinstance(x, Tensor) and isinstance(x.device, str)]): return self.fn(*args)
+    key = (tree, *[(x.shape, x.dtype, x.device) if isinstance(x, Tensor) and isinstance(x.device, str) else
+                   x.uop if isinstance(x, Tensor) else (type(x), x) for x in leaves])
+    if key not in self.bodies:
+      if len(self.bodies) >= 256: self.bodies.clear()   # so many signatures (constants): a bound on what is kept
+      self.bodies[key] = self._build(tree, leaves, ts)
+    if (made := self.bodies[key]) is None: return self.fn(*args)
+    body, out_tree = made
+    return tu.tree_unflatten(out_tree, _tg.call_body(body, ts, self.name))
+
+  def _build(self, tree, leaves: list, ts: list[Tensor]) -> tuple[UOp, Any] | None:
+    box: dict[str, Any] = {}
+    def flat(*phs):
+      it = iter(phs)
+      args = [next(it) if isinstance(x, Tensor) and isinstance(x.device, str) else x for x in leaves]
+      out, box["tree"] = tu.tree_flatten(self.fn(*tu.tree_unflatten(tree, args)))
+      return out if all(isinstance(o, Tensor) for o in out) else []
+    composite._building = True
+    try: body = _tg.function_body(flat, ts)
+    except Exception: body = None   # (fn cannot run on placeholders: called as it is, it raises its own error)
+    finally: composite._building = False
+    return None if body is None or not body.src else (body, box["tree"])
+
+
 # ---- tracing on placeholders ----------------------------------------------------------------------------------------
 
 def split_aux(out, has_aux: bool):

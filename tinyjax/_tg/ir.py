@@ -7,7 +7,7 @@ import numpy as np
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
 from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo
-from tinyjax._tg.buffers import _new_buffer, sharding, static_shape
+from tinyjax._tg.buffers import _new_buffer, sharding, static_shape, placeholder_like
 
 # ---- gather: out[k] = src.flatten()[idx[k]] as one kernel ------------------------------------------------------------
 # tinygrad lowers x[idx_tensor] to a one-hot compare + reduce; the scheduler folds it, but at 1e5 elements it still
@@ -80,6 +80,19 @@ def inline_call(gettuple: UOp) -> UOp:
   out = body.src[gettuple.arg]
   params = {p: args[p.arg.slot] for p in out.toposort(enter_calls=False) if p.op is Ops.PARAM}
   return out.substitute(params)
+
+def function_body(fn: Callable[..., list[Tensor]], like: list[Tensor]) -> UOp | None:
+  """fn's outputs on inputs shaped like `like`, as the body of a tinygrad @function (a TUPLE over PARAMs: `call_body`
+  calls it), or None where they read a buffer of their own (an array fn makes): that would be an input of the call."""
+  phs = [placeholder_like(t) for t in like]
+  body = UOp.maketuple(*[o.uop for o in fn(*phs)]).substitute({p.uop: p.uop.param_like(i) for i, p in enumerate(phs)})
+  return None if any(u.op is Ops.BUFFER for u in body.toposort()) else body
+
+def call_body(body: UOp, args: list[Tensor], name: str) -> list[Tensor]:
+  """The outputs of a call of a `function_body` on args: one FUNCTION node, inlined by tinygrad's scheduler, by its
+  gradient and by tinyjax's transforms (as a tinygrad @function's)."""
+  fn = body.call(*[a.uop for a in args], name=name)
+  return [Tensor(fn.gettuple(i)) for i in range(len(body.src))]
 
 def custom_call(body_outs: list[UOp], args: list[UOp], rule, grad_fxn, precompile: bool = False) -> UOp:
   """A FUNCTION node for tinyjax's custom_jvp/custom_vjp/checkpoint: body over PARAMs, `rule` kept in CallInfo.aux, and

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.fft
 from tinygrad import Tensor
-from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing, default_device
+from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, host_value, jit_capturing, default_device
 from tinyjax.core import is_tracing, as_tensor
 from tinyjax.config import config
 from tinyjax.call_rule import is_zero
@@ -127,8 +127,10 @@ class FftCall(HostCallRule):
       raise ValueError(f"FFT of an empty array (shape {_sh(xs[0])}, fft_lengths {self.fft_lengths})")
     if not is_tracing() and not jit_capturing() and isinstance(device := _device(xs[0]), str):
       # eager: computed now, as JAX dispatches an op (a host call's graph would be scheduled anew at each call)
-      Tensor.realize(*xs)
-      outs = [host_buffer(r, device) for r in self._run([x.numpy() for x in xs], types)]
+      # the inputs' buffers read in place, a transpose (jnp.fft's axes moved last) as a numpy view: no copy kernel
+      if todo := [x for x in xs if host_value(x) is None]: Tensor.realize(*todo)
+      vals = [host_value(x) for x in xs]
+      outs = [host_buffer(r, device) for r in self._run([x.numpy() if v is None else v for x, v in zip(xs, vals, strict=True)], types)]
       if all(o is not None for o in outs): return outs  # type: ignore[return-value]
     return super().call(xs)
 

@@ -8,6 +8,7 @@ applies. The approximations are XLA's where a JAX program's numbers depend on th
 from __future__ import annotations
 import math
 from tinyjax._tg import Tensor, dtypes
+from tinyjax.core import composite
 from tinyjax.custom import custom_jvp
 
 __all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "asinh", "acosh", "negative_sign",
@@ -15,20 +16,24 @@ __all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "a
 
 # ---- log1p, expm1 -----------------------------------------------------------------------------------------------------
 
+@composite
 def log1p(x: Tensor) -> Tensor:
   """log(1 + x), exact to rounding for small x, where log(1 + x) loses the digits: log(u) * x / (u - 1), u = 1 + x."""
   u = x + 1
   return (u == 1).where(x, u.log() * x / (u - 1))
 
+@composite
 def expm1(x: Tensor) -> Tensor:
   """exp(x) - 1, accurate for small x (Kahan's (u - 1) * x / log(u), u = exp(x))."""
   u = x.exp()
   return (u == 1).where(x, (u - 1 == -1).where(-1.0, (u == math.inf).where(u, (u - 1) * x / u.log())))
 
+@composite
 def erfc(x: Tensor) -> Tensor:
   """1 - erf(x): tinygrad's erf, accurate to about 2e-7 absolute (not relative in the tails: docs/porting.md)."""
   return 1 - x.erf()
 
+@composite
 def cbrt(x: Tensor) -> Tensor: return x.sign() * x.abs().pow(1.0 / 3.0)
 
 # ---- the inverse trigonometric and hyperbolic functions -----------------------------------------------------------------
@@ -46,6 +51,7 @@ def _polyval(coeffs: tuple[float, ...], z: Tensor) -> Tensor:
   for c in coeffs[1:]: out = out * z + c
   return out
 
+@composite
 def atan(x: Tensor) -> Tensor:
   a = x.abs()
   big, mid = a > 2.414213562373095, (a > 0.66) & (a <= 2.414213562373095)
@@ -55,10 +61,12 @@ def atan(x: Tensor) -> Tensor:
   base = big.where(math.pi / 2 + _MOREBITS, mid.where(math.pi / 4 + 0.5 * _MOREBITS, 0.0))
   return (x < 0).where(-(base + r), base + r)
 
+@composite
 def negative_sign(x: Tensor) -> Tensor:
   """x < 0, -0.0 included."""
   return (x < 0) | ((x == 0) & (x.reciprocal() < 0))
 
+@composite
 def atan2(y: Tensor, x: Tensor) -> Tensor:
   """numpy's atan2, signed zeros and infinities included."""
   both_inf = (y.abs() == math.inf) & (x.abs() == math.inf)
@@ -69,9 +77,12 @@ def atan2(y: Tensor, x: Tensor) -> Tensor:
   a = ((x == 0) & (y != 0)).where(sign_y * (math.pi / 2), a)
   return ((x == 0) & (y == 0)).where(x_neg.where(y_neg.where(-math.pi, math.pi), y), a)
 
+@composite
 def asin(x: Tensor) -> Tensor: return atan2(x, ((1 - x) * (1 + x)).sqrt())
+@composite
 def acos(x: Tensor) -> Tensor: return 2 * atan(((1 - x) / (1 + x)).sqrt())
 
+@composite
 def asinh(x: Tensor) -> Tensor:
   # odd, on |x|: log1p(a + a^2 / (1 + sqrt(1 + a^2))) (exact for tiny a), log(a) + log(2) where a^2 would overflow
   a = x.abs()
@@ -81,6 +92,7 @@ def asinh(x: Tensor) -> Tensor:
   out = huge.where(a.log() + math.log(2), small)
   return (x < 0).where(-out, out)
 
+@composite
 def acosh(x: Tensor) -> Tensor:
   huge = x > 1e150 if x.dtype == dtypes.float64 else x > 1e18
   s = huge.where(2.0, x)
@@ -121,6 +133,7 @@ _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
             12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 
+@composite
 def lgamma(t: Tensor) -> Tensor:
   """log|Gamma(t)| (Lanczos, with the reflection formula for t < 0.5); inf at the poles (0, -1, -2, ...)."""
   refl = t < 0.5
@@ -133,6 +146,7 @@ def lgamma(t: Tensor) -> Tensor:
   out = refl.where(math.log(math.pi) - sin_pix.log() - lg, lg)
   return ((t <= 0) & (t == t.floor())).where(math.inf, out)
 
+@composite
 def digamma(t: Tensor) -> Tensor:
   """psi(t): recurrence up to t >= 6, then the asymptotic series; the reflection formula for t < 0.5; nan at the poles."""
   refl = t < 0.5
@@ -152,6 +166,7 @@ def digamma(t: Tensor) -> Tensor:
 
 def _squeeze(t: Tensor, axes: tuple[int, ...]) -> Tensor: return t.reshape(tuple(d for i, d in enumerate(t.shape) if i not in axes))
 
+@composite
 def logsumexp(x: Tensor, axes: tuple[int, ...], b: Tensor | None = None, keepdims: bool = False, return_sign: bool = False,
               where: Tensor | None = None) -> Tensor | tuple[Tensor, Tensor]:
   """log(sum(b * exp(x))) over `axes` without overflow (b: x's dtype or None; where: bool or None); with `return_sign`,
@@ -178,12 +193,14 @@ def _where_max(t: Tensor, axes: tuple[int, ...], where: Tensor | None) -> Tensor
   m = (t if where is None else where.where(t, -math.inf)).max(axis=axes, keepdim=True).detach()
   return (m.abs() == math.inf).where(0.0, m)
 
+@composite
 def softmax(x: Tensor, axes: tuple[int, ...], where: Tensor | None = None) -> Tensor:
   """exp(x - max) / sum over `axes`; entries outside `where` are 0."""
   e = (x - _where_max(x, axes, where)).exp()
   if where is not None: e = where.where(e, 0.0)
   return e / e.sum(axis=axes, keepdim=True)
 
+@composite
 def log_softmax(x: Tensor, axes: tuple[int, ...], where: Tensor | None = None) -> Tensor:
   """x - max - log(sum(exp(x - max))) over `axes`; entries outside `where` are -inf."""
   shifted = x - _where_max(x, axes, where)

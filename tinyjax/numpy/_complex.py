@@ -16,6 +16,7 @@ from tinyjax.complex_array import ComplexArray, is_complex_data, from_data, is_c
 from tinyjax.dtypes import ComplexDType, complex_of, is_complex, canonical_dtype, to_inexact_dtype, result_type, to_dtype, \
   default_complex
 from tinyjax.numpy._core import asarray
+from tinyjax.core import composite
 from tinyjax.numpy import _math, _shape, _reductions, _products, _creation, _indexing
 
 __all__ = ["COMPLEX", "operator", "as_complex", "promote_complex", "is_complex_argument", "angle", "iscomplexobj", "isrealobj",
@@ -92,10 +93,12 @@ def subtract(x, y) -> C:
   a, b = promote_complex(x, y)
   return C(a.re - b.re, a.im - b.im)
 
+@composite
 def _mul(a: C, b: C) -> C: return C(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
 
 def multiply(x, y) -> C: return _mul(*promote_complex(x, y))
 
+@composite
 def _div(a: C, b: C) -> C:
   # Smith's algorithm (no overflow of |b|^2), the ratio taken along the larger of b's parts
   c, d = b.re, b.im
@@ -118,11 +121,13 @@ def _abs(x) -> Tensor:
   z = as_complex(x)
   return _math.hypot(z.re, z.im)
 
+@composite
 def square(x) -> C:
   # XLA's: (re - im)(re + im) + 2 re im i, which stays finite where re^2 - im^2 would be inf - inf
   z = as_complex(x)
   return C((z.re - z.im) * (z.re + z.im), 2 * z.re * z.im)
 
+@composite
 def reciprocal(x) -> C:
   z = as_complex(x)
   return _div(as_complex(1.0, z.dtype), z)
@@ -138,6 +143,7 @@ def _int_power(z: C, n: int) -> C:
   out = acc if acc is not None else C(z.re.ones_like(), z.im.zeros_like())
   return _div(C(out.re.ones_like(), out.im.zeros_like()), out) if n < 0 else out
 
+@composite
 def power(x, y) -> C:
   if isinstance(y, (int, np.integer)) and not isinstance(y, bool): return _int_power(as_complex(x), int(y))
   a, b = promote_complex(x, y)
@@ -150,16 +156,19 @@ def power(x, y) -> C:
   im = zero_base.where(zero_exp.where(0.0, ((b.re > 0) & (b.im == 0)).where(0.0, math.nan)), out.im)
   return C(re.cast(a.re.dtype), im.cast(a.re.dtype))
 
+@composite
 def exp(x) -> C:
   z = as_complex(x)
   e = z.re.exp()
   # exp(x + 0i) is exp(x) + 0i exactly (no inf * 0 = nan for a large x)
   return C((z.im == 0).where(e, e * z.im.cos()), (z.im == 0).where(z.im, e * z.im.sin()))
 
+@composite
 def log(x) -> C:
   z = as_complex(x)
   return C(_math.hypot(z.re, z.im).log(), _math.arctan2(z.im, z.re))
 
+@composite
 def sqrt(x) -> C:
   # XLA's: t = sqrt((|re| + |z|) / 2); re >= 0: (t, im / 2t), else (|im| / 2t, t with im's sign)
   z = as_complex(x)
@@ -172,24 +181,30 @@ def sqrt(x) -> C:
   inf_im = z.im.abs() == math.inf   # sqrt(x + inf i) = inf + inf i for every x, nan included
   return C(inf_im.where(math.inf, re).cast(z.re.dtype), inf_im.where(z.im, im).cast(z.re.dtype))
 
+@composite
 def sin(x) -> C:
   z = as_complex(x)
   return C(z.re.sin() * z.im.cosh(), z.re.cos() * z.im.sinh())
 
+@composite
 def cos(x) -> C:
   z = as_complex(x)
   return C(z.re.cos() * z.im.cosh(), -(z.re.sin() * z.im.sinh()))
 
+@composite
 def tan(x) -> C: return _div(sin(x), cos(x))
 
+@composite
 def sinh(x) -> C:
   z = as_complex(x)
   return C(z.re.sinh() * z.im.cos(), z.re.cosh() * z.im.sin())
 
+@composite
 def cosh(x) -> C:
   z = as_complex(x)
   return C(z.re.cosh() * z.im.cos(), z.re.sinh() * z.im.sin())
 
+@composite
 def tanh(x) -> C: return _div(sinh(x), cosh(x))
 
 def _scaled_log(base: float) -> Callable:
@@ -198,18 +213,22 @@ def _scaled_log(base: float) -> Callable:
     return C(z.re / math.log(base), z.im / math.log(base))
   return f
 
+@composite
 def exp2(x) -> C:
   z = as_complex(x)
   return exp(C(z.re * math.log(2), z.im * math.log(2)))
 
+@composite
 def expm1(x) -> C:
   z = exp(x)
   return C(z.re - 1, z.im)
 
+@composite
 def log1p(x) -> C:
   z = as_complex(x)
   return log(C(z.re + 1, z.im))
 
+@composite
 def sign(x) -> C:
   z = as_complex(x)
   r = _math.hypot(z.re, z.im)

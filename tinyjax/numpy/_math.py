@@ -14,6 +14,7 @@ from tinyjax.lax import ops as lax_ops
 from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int
 from tinyjax.numpy._shape import nonzero
 from tinyjax.primitives import accurate_tanh
+from tinyjax.core import composite
 
 __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
            "round", "around", "round_", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "real",
@@ -30,6 +31,7 @@ __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", 
 
 # ---- unary ----------------------------------------------------------------------------------------------------------
 # name -> (Tensor method or function of a Tensor, whether integer inputs become float first)
+@composite
 def _sinc(x: Tensor) -> Tensor:
   # JAX's sinc: sin(pi x)/(pi x), 1 at 0, with the derivatives of its Taylor series there (0, -pi^2/3, ...)
   px = x * math.pi
@@ -115,6 +117,7 @@ def _true_divide(a: Tensor, b: Tensor) -> Tensor: return a / b
 def _idiv(a: Tensor, b: Tensor) -> Tensor: return _tg.tensor_method("__floordiv__")(a, b)   # tinygrad's own (b != 0)
 
 
+@composite
 def _float_divmod(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
   """JAX's float divmod (CPython's float_divmod on fmod)."""
   m = lax_ops.fmod(a, b)
@@ -122,6 +125,7 @@ def _float_divmod(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
   fix = (m != 0) & ((b < 0) != (m < 0))
   return fix.where(div - 1, div).round(), fix.where(m + b, m)
 
+@composite
 def _floor_divide(a: Tensor, b: Tensor) -> Tensor:
   if dtypes.is_float(a.dtype): return _float_divmod(a, b)[0]
   if a.dtype == dtypes.bool: return a & b   # 1 // 1 = 1; x // 0 (XLA: all bits set) is True as well for True
@@ -132,14 +136,18 @@ def _floor_divide(a: Tensor, b: Tensor) -> Tensor:
   if not dtypes.is_unsigned(a.dtype): at_zero = (a != 0).where(at_zero - 1, at_zero)
   return zero.where(at_zero, q)
 
+@composite
 def _mod(a: Tensor, b: Tensor) -> Tensor:
   if dtypes.is_float(a.dtype): return _float_divmod(a, b)[1]
   if a.dtype == dtypes.bool: return a & ~b
   return lax_ops.int_mod(a, lax_ops.int_divisor(b)[0])   # JAX: x % 0 is x % 1 = 0
 
+@composite
 def _fmax(a: Tensor, b: Tensor) -> Tensor: return (a != a).where(b, (b != b).where(a, a.maximum(b)))
+@composite
 def _fmin(a: Tensor, b: Tensor) -> Tensor: return (a != a).where(b, (b != b).where(a, a.minimum(b)))
 
+@composite
 def _hypot(a: Tensor, b: Tensor) -> Tensor:
   # as JAX: scaled by the larger magnitude, so the squares do not overflow; 0 at (0, 0); inf wins over nan
   x, y = a.abs(), b.abs()
@@ -150,6 +158,7 @@ def _hypot(a: Tensor, b: Tensor) -> Tensor:
   out = ((a != a) | (b != b)).where(math.nan, out)
   return ((x == math.inf) | (y == math.inf)).where(math.inf, out)
 
+@composite
 def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
   # tinygrad's logaddexp (a primitive with JAX's derivative, tinyjax.primitives), where it is defined: both -inf give
   # -inf (tinygrad: nan), an inf gives inf, a nan gives nan (tinygrad's max drops it)
@@ -159,6 +168,7 @@ def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
   out = (amax.abs() == math.inf).where(amax, out)
   return ((a != a) | (b != b)).where(a + b, out)
 
+@composite
 def _logaddexp2(a: Tensor, b: Tensor) -> Tensor: return _logaddexp(a * math.log(2), b * math.log(2)) / math.log(2)
 
 def _copysign(a: Tensor, b: Tensor) -> Tensor: return ((b < 0) | ((b == 0) & (b.reciprocal() < 0))).where(-a.abs(), a.abs())
