@@ -57,10 +57,14 @@ def transform_entry(fn: Callable) -> Callable:
   @functools.wraps(fn)
   def entry(*args, **kwargs):
     with _tg.TINYGRAD_LOCK:
-      s = trace_state()
-      if not (s.active or s.running_jit or _tg.jit_capturing()): realize_pending()
+      if at_top_level(): realize_pending()
       return fn(*args, **kwargs)
   return entry
+
+def at_top_level() -> bool:
+  """Outside every trace and jit: what is computed now is an eager value."""
+  s = trace_state()
+  return not (s.active or s.running_jit or _tg.jit_capturing())
 
 # Lazy values `realize_pending` tried and left lazy (their computation raised: a graph a failed call left behind; or it
 # leaves them as they are: graphs over placeholders, a realized sharded value's view): not tried again at every
@@ -100,7 +104,10 @@ def enclosing_inputs() -> set[UOp]:
   s = trace_state()
   return set().union(*(phs for _, phs in s.active), *(getattr(e, "inputs", ()) for e in s.running_jit))
 
-def remember_traced(*uops: UOp) -> None: traced_nodes.update(uops)
+def remember_traced(*uops: UOp) -> None:
+  # a placeholder's buffer too: a graph may hold it bare (a memoised gradient called on it, GraphMemo's as_call)
+  traced_nodes.update(uops)
+  traced_nodes.update(u.base for u in uops)
 
 class trace_scope:
   """`with trace_scope("vmap", placeholders):` marks the placeholders as traced values of that transform. `values`:
@@ -125,7 +132,7 @@ def traced_by(t: Tensor) -> str | None:
   active = trace_state().active
   deps = t.uop.toposort()
   for name, phs in reversed(active):
-    if any(p in deps for p in phs): return name
+    if any(p in deps or p.base in deps for p in phs): return name
   if pending and any(p in deps for p in pending): return "vmap"
   if any(u.op is Ops.CUSTOM and isinstance(u.arg, TracedMarker) for u in deps): return "vmap" if active else "leaked"
   if any(u in traced_nodes for u in deps): return "leaked"

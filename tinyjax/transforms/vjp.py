@@ -6,7 +6,7 @@ from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custo
 from tinyjax import pytree as tu
 from tinyjax.dtypes import float0
 from tinyjax.complex_array import ComplexArray
-from tinyjax.core import transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, \
+from tinyjax.core import at_top_level, transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, \
   jax_conventions, primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
 from tinyjax.call_rule import shared_forwards
@@ -44,12 +44,16 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
     pairs += [(fn.gettuple(i), fn.gettuple(i).const_like(0)) for fn in UOp.sink(*traced).toposort()
               if custom_rule_of(fn) is not None and len(fn.src[0].src) > 1 for i in range(len(fn.src[0].src))]
     targets = list(subs)
+    at_once = at_top_level()   # computed now (eager values): a memoised gradient can be one call of the stored graph
     # custom rules run here, on the placeholders: they stand for this call's primals (Python control flow in a rule)
     with trace_scope(transform, targets, {k: r.uop for k, r in zip(keys, res[:len(subs)], strict=False)}):
-      grads = dict(zip(targets, _gradients([UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), *targets]),
+      grads = dict(zip(targets, _gradients([UOp.maketuple(*[o for o, _ in pairs]), UOp.maketuple(*[c for _, c in pairs]), *targets], as_call=at_once),
                        strict=True)) if pairs and targets else {}
     g = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves, strict=True)]
-    g = substitute(g, {**dict(zip(keys, [r.uop for r in res], strict=True)), **unwrap})
+    bound = dict(zip(keys, [r.uop for r in res], strict=True))
+    # a memoised gradient called on the placeholders' buffers (GraphMemo's as_call) reads them whole: bound as well
+    if at_once: bound.update({k.base: v.reshape(k.base.shape) for k, v in bound.items() if k.base is not k and k.base not in bound})
+    g = substitute(g, {**bound, **unwrap})
     # a call whose reverse mode computed it again with more outputs (a scan's forward pass saving its carries): the
     # gradients and the primal outputs read that one
     if shared := shared_forwards(g + [p.uop for p in primals_out]):
