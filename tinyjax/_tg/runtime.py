@@ -691,7 +691,9 @@ class GraphMemo:
       return list(UOp.sink(*out).substitute(dict(zip(canon, leaves, strict=True))).src)
     out = self.rewrite(uops)
     canon = [UOp.param(_MEMO_SLOT + i, l.dtype, l.shape, l.device) for i, l in enumerate(leaves)]
-    if len(self.memo) >= self.size: self.memo.clear(); self.calls.clear()
+    if len(self.memo) >= self.size:
+      self.memo.clear()
+      self.calls.clear()
     self.memo[key] = (canon, list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out)
     return out
 

@@ -6,8 +6,8 @@ from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custo
 from tinyjax import pytree as tu
 from tinyjax.dtypes import float0
 from tinyjax.complex_array import ComplexArray
-from tinyjax.core import at_top_level, transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, substitute_with_aux, \
-  jax_conventions, primal_graph, as_tensor
+from tinyjax.core import at_top_level, transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, \
+  substitute_with_aux, jax_conventions, primal_graph, as_tensor
 from tinyjax.transforms.batching import differentiable
 from tinyjax.call_rule import shared_forwards
 
