@@ -325,6 +325,11 @@ def placeholder_subs(phs: list[Tensor], leaves: list[Tensor]) -> dict[UOp, UOp]:
   concrete_inputs([p for ph, p in zip(phs, leaves, strict=True) if ph is not p])
   return {ph.uop: p.uop for ph, p in zip(phs, leaves, strict=True) if ph is not p}
 
+def with_buffers(subs: dict[UOp, UOp]) -> dict[UOp, UOp]:
+  """subs with each placeholder's buffer bound as well (to the value reshaped): a memoised derivative called on the
+  buffers (GraphMemo's as_call) reads them whole, where traced graphs read the placeholders' views."""
+  return {**{k.base: v.reshape(k.base.shape) for k, v in subs.items() if k.base is not k}, **subs}
+
 def substitute(uops: list[UOp], subs: dict[UOp, UOp]) -> list[UOp]:
   """Replace placeholders by the real inputs, in one pass over all the graphs."""
   return list(UOp.sink(*uops).substitute(subs).src) if uops and subs else uops

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to, GraphMemo
-from tinyjax.core import transform_entry, enclosing_inputs, trace_scope, \
+from tinyjax.core import at_top_level, with_buffers, transform_entry, enclosing_inputs, trace_scope, \
   interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
   substitute_with_aux, jax_conventions, primal_graph, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
 from tinyjax import pytree as tu
@@ -135,17 +135,19 @@ def _compute_tangents(uops: list[UOp]) -> list[UOp]:
 # rule runs, which may branch on the primals' values (GraphMemo)
 _tangent_memo = GraphMemo(_compute_tangents)
 
-def _tangents(outs: list[UOp], env: dict[UOp, UOp]) -> list[UOp]:
-  return _tangent_memo([UOp.maketuple(*outs), UOp.maketuple(*env), UOp.maketuple(*env.values())])
+def _tangents(outs: list[UOp], env: dict[UOp, UOp], as_call: bool = False) -> list[UOp]:
+  return _tangent_memo([UOp.maketuple(*outs), UOp.maketuple(*env), UOp.maketuple(*env.values())], as_call=as_call)
 
-def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux):
+def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux, at_once: bool = False):
+  """`at_once`: the results are computed now (eager values), and a memoised tangent graph can be one call of it."""
   phs, outs, out_tree, aux = trace_flat(fun, "jvp", p_leaves, p_tree, has_aux)
   env = {ph.uop: t.uop for ph, p, t in zip(phs, p_leaves, t_leaves, strict=True) if ph is not p}
   traced = jax_conventions([o.uop for o in outs])
   # custom rules run here, on the placeholders: they stand for the primals (Python control flow in a rule)
   with trace_scope("jvp", env, {ph.uop: p.uop for ph, p in zip(phs, p_leaves, strict=True) if ph is not p}):
-    tans = _tangents(traced, env)
+    tans = _tangents(traced, env, at_once)
   subs = placeholder_subs(phs, p_leaves)
+  if at_once: subs = with_buffers(subs)
   n = len(outs)
   done, aux = substitute_with_aux(primal_graph([o.uop for o in outs], traced) + tans, aux, subs)
   return done[:n], done[n:], out_tree, aux
@@ -158,7 +160,7 @@ def jvp(fun: Callable, primals=None, tangents=None, has_aux: bool = False):
   if primals is None and tangents is None:
     return lambda primals, tangents: jvp(fun, primals, tangents, has_aux=has_aux)
   p_leaves, t_leaves, p_tree = _check_pair(primals, tangents)
-  outs, tans, out_tree, aux = _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux)
+  outs, tans, out_tree, aux = _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux, at_top_level())
   res = (tu.tree_unflatten(out_tree, outs), tu.tree_unflatten(out_tree, tans))
   return res + (aux,) if has_aux else res
 

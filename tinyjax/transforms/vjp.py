@@ -7,7 +7,7 @@ from tinyjax import pytree as tu
 from tinyjax.dtypes import float0
 from tinyjax.complex_array import ComplexArray
 from tinyjax.core import at_top_level, transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, \
-  substitute_with_aux, jax_conventions, primal_graph, as_tensor
+  substitute_with_aux, jax_conventions, primal_graph, as_tensor, with_buffers
 from tinyjax.transforms.batching import differentiable
 from tinyjax.call_rule import shared_forwards
 
@@ -51,9 +51,7 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
                        strict=True)) if pairs and targets else {}
     g = [grads.get(ph.uop, ph.uop.const_like(0)) if ph is not p else p.uop.const_like(0) for ph, p in zip(phs, p_leaves, strict=True)]
     bound = dict(zip(keys, [r.uop for r in res], strict=True))
-    # a memoised gradient called on the placeholders' buffers (GraphMemo's as_call) reads them whole: bound as well
-    if at_once: bound.update({k.base: v.reshape(k.base.shape) for k, v in bound.items() if k.base is not k and k.base not in bound})
-    g = substitute(g, {**bound, **unwrap})
+    g = substitute(g, {**(with_buffers(bound) if at_once else bound), **unwrap})
     # a call whose reverse mode computed it again with more outputs (a scan's forward pass saving its carries): the
     # gradients and the primal outputs read that one
     if shared := shared_forwards(g + [p.uop for p in primals_out]):
