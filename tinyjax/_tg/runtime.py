@@ -676,7 +676,7 @@ class GraphMemo:
   views of them the graphs hold: a caller that substitutes a view substitutes its buffer too."""
   def __init__(self, rewrite: Callable[[list[UOp]], list[UOp]], size: int = 256):
     self.rewrite, self.size, self.memo = rewrite, size, dict[tuple, tuple[list[UOp], list[UOp]]]()
-    self.calls = dict[tuple, tuple[UOp, list[int]]]()   # key -> (@function body over PARAMs 0..k-1, the leaves it reads)
+    self.calls = dict[tuple, tuple[UOp, list[int]] | None]()   # key -> (@function body over PARAMs 0..k-1, the leaves it reads)
   def __call__(self, uops: list[UOp], as_call: bool = False) -> list[UOp]:
     if (found := _structure(UOp.sink(*uops), _not_memoisable, values_only=False)) is None: return self.rewrite(uops)
     key, leaves, _ = found
@@ -684,10 +684,11 @@ class GraphMemo:
       canon, out = hit
       if not canon: return out
       if as_call:
-        if (call := self.calls.get(key)) is None: call = self.calls[key] = _call_body(canon, out)
-        body, used = call
-        fn = body.call(*[leaves[i] for i in used], name=getattr(self.rewrite, "__name__", "memo"))
-        return [fn.gettuple(i) for i in range(len(out))]
+        if key not in self.calls: self.calls[key] = _call_body(canon, out)
+        if (call := self.calls[key]) is not None:
+          body, used = call
+          fn = body.call(*[leaves[i] for i in used], name=getattr(self.rewrite, "__name__", "memo"))
+          return [fn.gettuple(i) for i in range(len(out))]
       return list(UOp.sink(*out).substitute(dict(zip(canon, leaves, strict=True))).src)
     out = self.rewrite(uops)
     canon = [UOp.param(_MEMO_SLOT + i, l.dtype, l.shape, l.device) for i, l in enumerate(leaves)]
@@ -697,10 +698,12 @@ class GraphMemo:
     self.memo[key] = (canon, list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out)
     return out
 
-def _call_body(canon: list[UOp], out: list[UOp]) -> tuple[UOp, list[int]]:
-  """A memoised result as a @function body: its canonical leaves renumbered 0..k-1 in the order of `used`."""
+def _call_body(canon: list[UOp], out: list[UOp]) -> tuple[UOp, list[int]] | None:
+  """A memoised result as a @function body: its canonical leaves renumbered 0..k-1 in the order of `used`. None if it
+  reads host data (a buffer `Tensor(np_array)` copies to the device: no argument of a call on the device)."""
   present = set(UOp.sink(*out).toposort(enter_calls=False))
   used = [i for i, c in enumerate(canon) if c in present]
+  if any(not isinstance(d := canon[i].device, str) or d.startswith(_HOST_DATA) for i in used): return None
   renumbered = {canon[i]: UOp.param(j, canon[i].dtype, canon[i].shape, canon[i].device) for j, i in enumerate(used)}
   return UOp.maketuple(*out).substitute(renumbered), used
 
