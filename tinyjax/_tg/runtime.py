@@ -680,23 +680,25 @@ class GraphMemo:
   def __call__(self, uops: list[UOp], as_call: bool = False) -> list[UOp]:
     if (found := _structure(UOp.sink(*uops), _not_memoisable, values_only=False)) is None: return self.rewrite(uops)
     key, leaves, _ = found
-    if (hit := self.memo.get(key)) is not None:
-      canon, out = hit
-      if not canon: return out
-      if as_call:
-        if key not in self.calls: self.calls[key] = _call_body(canon, out)
-        if (call := self.calls[key]) is not None:
-          body, used = call
-          fn = body.call(*[leaves[i] for i in used], name=getattr(self.rewrite, "__name__", "memo"))
-          return [fn.gettuple(i) for i in range(len(out))]
-      return list(UOp.sink(*out).substitute(dict(zip(canon, leaves, strict=True))).src)
-    out = self.rewrite(uops)
-    canon = [UOp.param(_MEMO_SLOT + i, l.dtype, l.shape, l.device) for i, l in enumerate(leaves)]
-    if len(self.memo) >= self.size:
-      self.memo.clear()
-      self.calls.clear()
-    self.memo[key] = (canon, list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out)
-    return out
+    if key not in self.memo:
+      out = self.rewrite(uops)
+      canon = [UOp.param(_MEMO_SLOT + i, l.dtype, l.shape, l.device) for i, l in enumerate(leaves)]
+      if len(self.memo) >= self.size:
+        self.memo.clear()
+        self.calls.clear()
+      self.memo[key] = (canon, list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out)
+      # (the first call too is a call of the stored graph: the graph computed is the same at every call, and so is
+      # the program that computes it, found again by its structure)
+      if not (as_call and canon): return out
+    canon, out = self.memo[key]
+    if not canon: return out
+    if as_call:
+      if key not in self.calls: self.calls[key] = _call_body(canon, out)
+      if (call := self.calls[key]) is not None:
+        body, used = call
+        fn = body.call(*[leaves[i] for i in used], name=getattr(self.rewrite, "__name__", "memo"))
+        return [fn.gettuple(i) for i in range(len(out))]
+    return list(UOp.sink(*out).substitute(dict(zip(canon, leaves, strict=True))).src)
 
 def _call_body(canon: list[UOp], out: list[UOp]) -> tuple[UOp, list[int]] | None:
   """A memoised result as a @function body: its canonical leaves renumbered 0..k-1 in the order of `used`. None if it
