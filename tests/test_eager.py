@@ -418,3 +418,15 @@ def test_an_eager_gradient_found_again_is_one_call_of_the_stored_graph():
     calls.append([u.arg.name for u in j[1].uop.toposort(enter_calls=False) if u.op is Ops.FUNCTION])
   assert calls == [["_compute_tangents"]] * 3
   assert_close(got, [jax.jvp(f(jnp), (x,), (t,)) for x in (a, b, a)])
+
+def test_weakly_typed_jit_results_are_no_pending_computation(monkeypatch):
+  # a jitted function's weak result is a weakly typed view of its stored data: the next transform has nothing to
+  # compute for it (kursiv's list of times: each went through tinygrad's realize, a copy kernel, at every transform)
+  from tinyjax._tg import runtime
+  step = tinyjax.jit(lambda t: t + 0.25)
+  ts = [step(float(i)) for i in range(3)]
+  assert not any(_tg.is_lazy(t) for t in ts) and all(t.dtype in dtypes.weaks for t in ts)
+  calls: list = []
+  monkeypatch.setattr(runtime, "_realize_by_tinygrad", lambda tensors, early: calls.append(tensors))
+  tinyjax.grad(lambda x: (x * 3.0).sum())(Tensor(np.ones(3, np.float32))).realize()
+  assert not any(t is x for c in calls for x in c for t in ts) and [t.item() for t in ts] == [0.25, 1.25, 2.25]

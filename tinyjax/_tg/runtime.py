@@ -15,7 +15,7 @@ from tinygrad.tensor import all_tensors as _all_tensors, _apply_map_to_tensors
 from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, GroupOp, buffers, CallInfo as _CallInfo
 from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
-from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, write_array
+from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, write_array, stored_view
 from tinyjax._tg import cpu_graph
 from tinyjax._tg.gemm import GemmProgram
 from tinyjax._tg.fold import folded_scalar, folded_value
@@ -715,8 +715,8 @@ def live_tensors() -> list[Tensor]: return [t for r in list(_all_tensors) if (t 
 
 _NOT_LAZY = frozenset({Ops.BUFFER, Ops.CONST, Ops.PARAM})
 def is_lazy(t: Tensor) -> bool:
-  """t is a computation not done yet (not a buffer, a view of one, or a constant)."""
-  return t.uop.base.op not in _NOT_LAZY
+  """t is a computation not done yet (not a buffer, a view of one, a weakly typed view of one, or a constant)."""
+  return stored_view(t.uop).base.op not in _NOT_LAZY
 
 # buffers computed by `realize_lazy(early=True)` (what a transform computes before it starts): tinygrad's backward()
 # through one would silently skip what it was computed from, so patches.py's Tensor.gradient refuses it
