@@ -422,7 +422,7 @@ def test_an_eager_gradient_found_again_is_one_call_of_the_stored_graph():
 def test_weakly_typed_jit_results_are_no_pending_computation(monkeypatch):
   # a jitted function's weak result is a weakly typed view of its stored data: the next transform has nothing to
   # compute for it (kursiv's list of times: each went through tinygrad's realize, a copy kernel, at every transform)
-  from tinyjax._tg import runtime
+  import tinyjax._tg.runtime as runtime
   step = tinyjax.jit(lambda t: t + 0.25)
   ts = [step(float(i)) for i in range(3)]
   assert not any(_tg.is_lazy(t) for t in ts) and all(t.dtype in dtypes.weaks for t in ts)
