@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax import _tg
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, placeholder
+from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, placeholder
 from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
 from tinyjax import pytree as tu, primitives
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, type_str   # noqa: F401  (type_str: core's name for it)
@@ -260,9 +260,10 @@ class composite:
     if composite._building or is_tracing() or _tg.jit_capturing(): return self.fn(*args)
     leaves, tree = tu.tree_flatten(args)
     if not all(isinstance(x, Tensor) and x.dtype not in dtypes.weaks and all(isinstance(d, int) for d in x.shape) or
-               type(x) in (int, bool, str) for x in leaves): return self.fn(*args)
+               type(x) in (int, bool, str) or isinstance(x, DType) for x in leaves): return self.fn(*args)
     # arguments on a device are the call's; device-less constants (a complex number's zero imaginary part) and static
-    # leaves (axes) are part of the body and of its signature (a float is not: a new value would be a new body)
+    # leaves (axes, a result dtype) are part of the body and of its signature (a float is not: a new value would be a
+    # new body)
     if not (ts := [x for x in leaves if isinstance(x, Tensor) and isinstance(x.device, str)]): return self.fn(*args)
     key = (tree, *[(x.shape, x.dtype, x.device) if isinstance(x, Tensor) and isinstance(x.device, str) else
                    x.uop if isinstance(x, Tensor) else (type(x), x) for x in leaves])

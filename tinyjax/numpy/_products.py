@@ -8,6 +8,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 from tinyjax._tg import Tensor, static_shape
+from tinyjax.core import composite
 from tinyjax.lax.ops import conv_general_dilated
 from tinyjax.numpy._core import asarray, promote, promote_inexact, to_dtype, canonicalize_axis
 from tinyjax.numpy._reductions import sum as _sum
@@ -21,6 +22,7 @@ def _operands(a: Any, b: Any, preferred_element_type: Any) -> tuple[Tensor, Tens
   x, y = promote(a, b)
   return x, y, x.dtype
 
+@composite
 def _contract(x: Tensor, y: Tensor, cx: Sequence[int], cy: Sequence[int], dt) -> Tensor:
   """dot_general without batch dimensions: x's free axes, then y's, summing x's axes cx against y's axes cy."""
   for i, j in zip(cx, cy, strict=True):
@@ -50,6 +52,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
   if y.ndim <= 2: return _matmul(x, y, dt)   # numpy's dot is matmul here
   return _contract(x, y, (x.ndim - 1,), (y.ndim - 2,), dt)
 
+@composite
 def _matmul(x: Tensor, y: Tensor, dt) -> Tensor:
   """tinygrad's matmul (broadcast batch dimensions, 1-D operands promoted; bools: or of ands), JAX's result dtype."""
   r = x.matmul(y)
