@@ -432,3 +432,14 @@ def test_weakly_typed_jit_results_are_no_pending_computation(monkeypatch):
   monkeypatch.setattr(runtime, "_realize_by_tinygrad", lambda tensors, early: calls.append(tensors))
   tinyjax.grad(lambda x: (x * 3.0).sum())(Tensor(np.ones(3, np.float32))).realize()
   assert not any(t is x for c in calls for x in c for t in ts) and [t.item() for t in ts] == [0.25, 1.25, 2.25]
+
+def test_a_placeholders_bare_buffer_left_in_a_result_raises_on_read(monkeypatch):
+  """A memoised gradient called on the placeholders' buffers holds them bare: were one left unbound (a caller that
+  substitutes only the views), reading the result must raise, never compute on a buffer never written (zeros)."""
+  import tinyjax.transforms.vjp as vjp_module
+  monkeypatch.setattr(vjp_module, "with_buffers", lambda subs: subs)   # the binding forgotten
+  a = np.random.default_rng(1).standard_normal((3, 4))
+  with pytest.raises(tinyjax.errors.UnexpectedTracerError):
+    for _ in range(2):
+      _, pull = tinyjax.vjp(lambda x: x.prod(axis=0), Tensor(a))
+      pull(Tensor(np.ones(4)))[0].numpy()

@@ -105,9 +105,9 @@ def enclosing_inputs() -> set[UOp]:
   return set().union(*(phs for _, phs in s.active), *(getattr(e, "inputs", ()) for e in s.running_jit))
 
 def remember_traced(*uops: UOp) -> None:
-  # a placeholder's buffer too: a graph may hold it bare (a memoised gradient called on it, GraphMemo's as_call)
+  # a placeholder's buffer too (one with no data): a graph may hold it bare (a memoised gradient called on it)
   traced_nodes.update(uops)
-  traced_nodes.update(u.base for u in uops)
+  traced_nodes.update(u.base for u in uops if u.base is not u and _tg.is_placeholder_buffer(u.base))
 
 class trace_scope:
   """`with trace_scope("vmap", placeholders):` marks the placeholders as traced values of that transform. `values`:
@@ -249,7 +249,7 @@ class composite:
   shapes, dtypes and devices. Called eagerly, it is built once per such signature on placeholders, as the body of a
   tinygrad @function, and every call is one call node on that body: tinygrad's op construction (15-70 us an op, ~4 ms
   for atan2) is paid once, and its scheduler, its gradient and tinyjax's transforms inline the body, so the kernels and
-  numbers are those of the ops. Under a trace the ops are built as they are (a trace is built once per jit). The
+  numbers are those of the ops. Under a trace or a jit the ops are built as they are (a jit traces once). The
   arguments and results are pytrees of Tensors (ComplexArrays: their parts); any other leaf calls fn as it is."""
   _building = False
   def __init__(self, fn: Callable):
@@ -257,7 +257,7 @@ class composite:
     self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
 
   def __call__(self, *args):
-    if composite._building or is_tracing() or _tg.jit_capturing(): return self.fn(*args)
+    if composite._building or not at_top_level(): return self.fn(*args)
     leaves, tree = tu.tree_flatten(args)
     if not all(isinstance(x, Tensor) and x.dtype not in dtypes.weaks and all(isinstance(d, int) for d in x.shape) or
                type(x) in (int, bool, str) or isinstance(x, DType) for x in leaves): return self.fn(*args)

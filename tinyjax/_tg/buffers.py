@@ -115,6 +115,10 @@ def shard_like(u: UOp, like: UOp) -> UOp:
   rng = UOp.range(len(like.device), -1, AxisType.DEVICE)
   return u._shard(ax, rng).unshard(ax, rng)
 
+def is_placeholder_buffer(u: UOp) -> bool:
+  """u is a BUFFER with no data (a placeholder's: never allocated)."""
+  return u.op is Ops.BUFFER and ((b := buffers.get(u)) is None or not b.is_allocated())
+
 def placeholder_like(t: Tensor) -> Tensor:
   """`placeholder` with t's shape, dtype, device and sharding."""
   return _new_buffer(static_shape(t), t.dtype, t.device, sharding(t), allocate=False)[1]
