@@ -254,7 +254,7 @@ class composite:
   _building = False
   def __init__(self, fn: Callable):
     functools.update_wrapper(self, fn)
-    self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | int | None]()
+    self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
 
   def __call__(self, *args):
     if composite._building or not at_top_level(): return self.fn(*args)
@@ -267,13 +267,12 @@ class composite:
     if not (ts := [x for x in leaves if isinstance(x, Tensor) and isinstance(x.device, str)]): return self.fn(*args)
     key = (tree, *[(x.shape, x.dtype, x.device) if isinstance(x, Tensor) and isinstance(x.device, str) else
                    x.uop if isinstance(x, Tensor) else (type(x), x) for x in leaves])
-    made = self.bodies.get(key, 0)
-    if isinstance(made, int):
-      # built at the second call of a signature: a signature seen once (a test's shapes, a program's set-up) costs
-      # only the ops, not the ops on placeholders as well
+    if key not in self.bodies:
+      # (built at the first call: built at the second, the program of the call's graph is new to realize then, a
+      # schedule more in the second run of a program: the ports' warm runs went up to 25x)
       if len(self.bodies) >= 256: self.bodies.clear()   # so many signatures (constants): a bound on what is kept
-      made = self.bodies[key] = 1 if made == 0 else self._build(tree, leaves, ts)
-    if not isinstance(made, tuple): return self.fn(*args)
+      self.bodies[key] = self._build(tree, leaves, ts)
+    if (made := self.bodies[key]) is None: return self.fn(*args)
     body, out_tree = made
     return tu.tree_unflatten(out_tree, _tg.call_body(body, ts, self.name))
 

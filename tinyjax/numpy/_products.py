@@ -52,7 +52,6 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
   if y.ndim <= 2: return _matmul(x, y, dt)   # numpy's dot is matmul here
   return _contract(x, y, (x.ndim - 1,), (y.ndim - 2,), dt)
 
-@composite
 def _matmul(x: Tensor, y: Tensor, dt) -> Tensor:
   """tinygrad's matmul (broadcast batch dimensions, 1-D operands promoted; bools: or of ands), JAX's result dtype."""
   r = x.matmul(y)
