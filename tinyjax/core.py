@@ -264,8 +264,8 @@ class composite:
     # arguments on a device are the call's; device-less constants (a complex number's zero imaginary part) and static
     # leaves (axes, a result dtype) are part of the body and of its signature (a float is not: a new value would be a
     # new body)
-    if not (ts := [x for x in leaves if isinstance(x, Tensor) and isinstance(x.device, str)]): return self.fn(*args)
-    key = (tree, *[(x.shape, x.dtype, x.device) if isinstance(x, Tensor) and isinstance(x.device, str) else
+    if not (ts := [x for x in leaves if _on_device(x)]): return self.fn(*args)
+    key = (tree, *[(x.shape, x.dtype, x.device) if _on_device(x) else
                    x.uop if isinstance(x, Tensor) else (type(x), x) for x in leaves])
     if key not in self.bodies:
       # (built at the first call: built at the second, the program of the call's graph is new to realize then, a
@@ -280,7 +280,7 @@ class composite:
     box: dict[str, Any] = {}
     def flat(*phs):
       it = iter(phs)
-      args = [next(it) if isinstance(x, Tensor) and isinstance(x.device, str) else x for x in leaves]
+      args = [next(it) if _on_device(x) else x for x in leaves]
       out, box["tree"] = tu.tree_flatten(self.fn(*tu.tree_unflatten(tree, args)))
       return out if all(isinstance(o, Tensor) for o in out) else []
     composite._building = True
@@ -288,6 +288,9 @@ class composite:
     except Exception: body = None   # (fn cannot run on placeholders: called as it is, it raises its own error)
     finally: composite._building = False
     return None if body is None or not body.src else (body, box["tree"])
+
+
+def _on_device(x) -> bool: return isinstance(x, Tensor) and isinstance(x.device, str)   # (a composite's argument)
 
 
 # ---- tracing on placeholders ----------------------------------------------------------------------------------------

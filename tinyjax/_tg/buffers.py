@@ -206,35 +206,6 @@ def host_views(us: list[UOp], shapes: list[tuple[int, ...]]) -> list[np.ndarray]
   return [np.frombuffer(b.allocator._as_buffer(b._buf), dtype=np_dtype(b.dtype), count=b.size).reshape(s)  # type: ignore[attr-defined]
           for b, s in zip(bufs, shapes, strict=True)]
 
-_MOVES = (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP)
-
-def host_value(t: Tensor) -> np.ndarray | None:
-  """t's value as a read-only numpy array with no kernel and no copy, when t is a realized buffer on a device with host
-  memory, a buffer filled with a constant, or movement ops of either (applied as numpy views); None otherwise (a
-  computation: realize it first). The array is the buffer's memory: read it while t lives, before anything writes it."""
-  u, moves = t.uop, []
-  while u.op in _MOVES:
-    if not all(isinstance(d, int) for d in u.shape): return None
-    moves.append(u)
-    u = u.src[0]
-  if u.op is Ops.AFTER and len(u.src) == 2 and u.src[1].op is Ops.STORE and u.src[1].src[0] is u.src[0] and \
-     (v := u.src[1].src[1].base).op is Ops.CONST and (npdt := np_dtype(u.dtype)) is not None and \
-     all(isinstance(d, int) for d in u.shape):   # a constant fill
-    a = np.broadcast_to(np.asarray(v.arg, dtype=npdt), static_shape(u))
-  elif u.op is Ops.BUFFER and isinstance(u.device, str) and isinstance(buf := buffers.get(u), Buffer) and \
-       buf.is_allocated() and buf._base is None and (views := host_views([u], [(buf.size,)])) is not None:
-    a = views[0]
-    a.flags.writeable = False
-  else: return None
-  for m in reversed(moves):
-    shape = static_shape(m)
-    if m.op is Ops.RESHAPE: a = a.reshape(shape)
-    elif m.op is Ops.EXPAND: a = np.broadcast_to(a, shape)
-    elif m.op is Ops.PERMUTE: a = a.transpose(m.arg)
-    elif m.op is Ops.SHRINK: a = a[tuple(slice(lo, lo + n) for (lo, _), n in zip(m.marg, shape, strict=True))]
-    else: a = a[tuple(slice(None, None, -1) if f else slice(None) for f in m.arg)]
-  return a
-
 def run_on_host(bufs: list[UOp], n_out: int, shapes: list[tuple[int, ...]], fn: Callable[[list[np.ndarray]], list[np.ndarray]]) -> None:
   """A host call's work: fn(the inputs' data) -> the outputs' data, on its buffers (the outputs first, then the inputs,
   of `shapes`). On the CPU the arrays are the buffers' memory (the inputs read-only: fn must not write them), with one
