@@ -219,6 +219,16 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
     return Tensor(a)
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
 
+def fill(shape: tuple, value: Any, dtype: DType, device: Any = None) -> Tensor:
+  """A constant array, as JAX's broadcast of a scalar. Under a trace or jit it has no buffer: it fuses into its users
+  (a buffer would be a kernel of its own under jit, and a write that keeps a traced graph from being memoised). An
+  eager fill is a value of its own, computed once, on `device`."""
+  if at_top_level(): return Tensor.full(shape, value, dtype=dtype, device=device)
+  return Tensor.full(shape, value, dtype=dtype, buffer=False)
+
+def fill_like(t: Tensor, value: Any, dtype: DType | None = None) -> Tensor:
+  return fill(t.shape, value, dtype or t.dtype, t.device)
+
 # ---- axes -------------------------------------------------------------------------------------------------------------
 
 def static_ints(x: Any) -> Any:

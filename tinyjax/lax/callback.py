@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 import numpy as np
 from tinyjax._tg import Tensor, DType, dtypes, np_dtype, np_dtype_of, read_array, write_array, host_buffer, default_device, jit_capturing
-from tinyjax.core import as_tensor, is_array, trace_state, perturbed
+from tinyjax.core import as_tensor, is_array, trace_state, perturbed, fill_like
 from tinyjax.dtypes import canonical_dtype
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, HostCallRule, emit, first_token
@@ -78,7 +78,7 @@ class Callback(HostCallRule):
 
   def jvp(self, xs, ts):
     if any(not is_zero(t) for x, t in zip(xs, ts, strict=True) if dtypes.is_float(x.dtype)): self._no_derivative()
-    return [t.zeros_like() for t in self.call(xs)] if self.kind != "debug" else [None] * (len(self.results) + self.token)
+    return [fill_like(t, 0) for t in self.call(xs)] if self.kind != "debug" else [None] * (len(self.results) + self.token)
 
   def vjp(self, xs, cts):
     # tinygrad asks a call on the path to the inputs for its cotangents also when the path is cut (stop_gradient): JAX

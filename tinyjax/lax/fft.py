@@ -16,13 +16,13 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.fft
 from tinygrad import Tensor
-from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, host_value, jit_capturing, default_device
-from tinyjax.core import is_tracing, as_tensor
+from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, host_value, jit_capturing
+from tinyjax.core import is_tracing, as_tensor, fill_like
 from tinyjax.config import config
 from tinyjax.call_rule import is_zero
 from tinyjax.complex_array import ComplexArray, is_complex_data, from_data
 from tinyjax.dtypes import to_inexact_dtype, canonical_dtype
-from tinyjax.lax.host_call import HostCallRule
+from tinyjax.lax.host_call import HostCallRule, host_device
 
 __all__ = ["FftType", "fft"]
 
@@ -69,17 +69,12 @@ def _as_complex(x: Any) -> ComplexArray:
   t = as_tensor(x)
   dt = to_inexact_dtype(t.dtype)
   t = t.cast(canonical_dtype(dt)) if t.dtype != canonical_dtype(dt) else t
-  return ComplexArray(t, t.zeros_like())
+  return ComplexArray(t, fill_like(t, 0))
 
 def _on_host(t: Tensor) -> bool:
   mode = config.tinyjax_fft
   if mode == "host": return True
-  return mode == "auto" and isinstance(device := _device(t), str) and device.split(":")[0] == "CPU"
-
-def _device(t: Tensor) -> Any:
-  """Where t's FFT runs: its device; for a device-less value (a constant graph, folded on the host) computed eagerly,
-  the default device (as every eager op that needs one), so that it too is a pocketfft call on the CPU."""
-  return t.device if t.device is not None or is_tracing() or jit_capturing() else default_device()
+  return mode == "auto" and isinstance(device := host_device(t), str) and device.split(":")[0] == "CPU"
 
 # ---- the host call ------------------------------------------------------------------------------------------------------
 
@@ -125,7 +120,7 @@ class FftCall(HostCallRule):
     types = self.out_types(xs)
     if any(0 in s for s, _ in types) or any(0 in _sh(x) for x in xs):
       raise ValueError(f"FFT of an empty array (shape {_sh(xs[0])}, fft_lengths {self.fft_lengths})")
-    if not is_tracing() and not jit_capturing() and isinstance(device := _device(xs[0]), str):
+    if not is_tracing() and not jit_capturing() and isinstance(device := host_device(xs[0]), str):
       # eager: computed now, as JAX dispatches an op (a host call's graph would be scheduled anew at each call)
       # the inputs' buffers read in place, a transpose (jnp.fft's axes moved last) as a numpy view: no copy kernel
       if todo := [x for x in xs if host_value(x) is None]: Tensor.realize(*todo)
@@ -227,7 +222,7 @@ def _kernel_fft(typ: FftType, parts: list[Tensor], n: tuple[int, ...]) -> list[T
   trailing = range(parts[0].ndim - k, parts[0].ndim)
   if typ is FftType.FFT or typ is FftType.IFFT: return list(_fft_axes(parts[0], parts[1], trailing, typ is FftType.IFFT))
   if typ is FftType.RFFT:
-    re, im = _fft_axes(parts[0], parts[0].zeros_like(), trailing, False)
+    re, im = _fft_axes(parts[0], fill_like(parts[0], 0), trailing, False)
     m = n[-1] // 2 + 1
     return [re[..., :m], im[..., :m]]
   # IRFFT: the other axes' inverse FFT, then the last axis' spectrum completed by Hermitian symmetry (the imaginary

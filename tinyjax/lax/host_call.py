@@ -129,6 +129,11 @@ def shared(bodies: list[tuple[Body, list[Tensor]]], n_own: int, device) -> tuple
     out.append(Body(ps, done[:len(body.outs)], done[len(body.outs):]))
   return out, ks
 
+def host_device(x: Tensor):
+  """Where a host call on x runs: its device; a device-less value (a constant graph: tinygrad's constants have no
+  device) the default device, as JAX's constants."""
+  return x.device if x.device is not None else default_device()
+
 def loop_device(xs: Sequence[Tensor]):
   """The device a loop runs on: its arguments' (closed-over numpy data sits on tinygrad's NPY device: not that one)."""
   for x in xs:

@@ -21,12 +21,12 @@ import scipy.linalg
 from tinygrad import Tensor
 from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing, makes_rows, \
   making_rows, lapack_row
-from tinyjax.core import is_tracing, as_tensor
+from tinyjax.core import is_tracing, as_tensor, fill_like
 from tinyjax.complex_array import ComplexArray, from_data, is_complex_data
 from tinyjax.dtypes import canonical_dtype, to_inexact_dtype
 from tinyjax.custom import custom_jvp
 from tinyjax.transforms.vjp import vjp
-from tinyjax.lax.host_call import HostCallRule
+from tinyjax.lax.host_call import HostCallRule, host_device
 
 __all__ = ["lu", "lu_pivots_to_permutation", "triangular_solve", "tri_inv", "cholesky_lower", "lu_parts", "permutation_matrix",
            "LapackSolve", "solve",
@@ -108,7 +108,7 @@ def on_host(x: Tensor) -> bool:
   """Whether a factorization of x runs LAPACK on the host: x lives on tinygrad's CPU device ("CPU", "CPU:LLVM", ...),
   whose buffers are host memory. Every other device (a GPU, the PYTHON emulator, a multi-device tuple) runs the
   tinygrad-op algorithm: its data would go to the host and back, and tinygrad's kernels run there anyway."""
-  return HOST_LAPACK and isinstance(x.device, str) and x.device.split(":")[0] == "CPU"
+  return HOST_LAPACK and isinstance(d := host_device(x), str) and d.split(":")[0] == "CPU"
 
 _PREFIX: dict[type, str] = {np.float64: "d", np.float32: "s", np.complex128: "z", np.complex64: "c"}
 
@@ -135,7 +135,7 @@ class LapackCall(HostCallRule):
     types = self.out_types(xs)
     if all(0 in s for s, _ in types):   # an empty batch: nothing to compute (and a host call takes no empty buffer)
       return [Tensor.zeros(*s, dtype=d, device=xs[0].device) for s, d in types]
-    if not is_tracing() and not jit_capturing() and isinstance(device := xs[0].device, str) and \
+    if not is_tracing() and not jit_capturing() and isinstance(device := host_device(xs[0]), str) and \
        all(np_dtype(d) is not None for d in [x.dtype for x in xs] + [d for _, d in types]):
       # eager (concrete arguments, no transform): the routine runs now, as JAX dispatches an op, and its results are new
       # buffers. The graph of a host call would be scheduled and compiled anew at every call (its executor is a new
@@ -451,7 +451,7 @@ class LapackLu(LapackCall):
     return lu_, piv, perm
   def jvp(self, xs, ts):
     packed, piv, perm = self.call(xs)
-    return [_lu_tangent(packed, perm, ts[0]), piv.zeros_like(), perm.zeros_like()]
+    return [_lu_tangent(packed, perm, ts[0]), fill_like(piv, 0), fill_like(perm, 0)]
 
 @dataclass(eq=False)
 class PivotsToPermutation(LapackCall):
@@ -463,7 +463,7 @@ class PivotsToPermutation(LapackCall):
   def core_types(self, shapes, dt): return [((self.size,), dtypes.int32)]
   def one(self, piv):
     return (_permutation(piv, self.size),)
-  def jvp(self, xs, ts): return [t.zeros_like() for t in self.call(xs)]   # integers: no derivative
+  def jvp(self, xs, ts): return [fill_like(t, 0) for t in self.call(xs)]   # integers: no derivative
   def vjp(self, xs, cts): return [None]
 
 def lu_pivots_to_permutation(pivots: Tensor, permutation_size: int) -> Tensor:
@@ -492,7 +492,7 @@ def _lu_ops(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 def _lu_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
   packed, piv, perm = _lu_ops(a)
-  return (packed, piv, perm), (_lu_tangent(packed, perm, da), piv.zeros_like(), perm.zeros_like())
+  return (packed, piv, perm), (_lu_tangent(packed, perm, da), fill_like(piv, 0), fill_like(perm, 0))
 
 def _lu_tangent(packed: Tensor, perm: Tensor, da: Tensor) -> Tensor:
   """JAX's (_lu_jvp_inner): L^-1 P dA U^-1 split into its strict lower and upper parts."""
@@ -590,7 +590,7 @@ def _sign_prod(d: Tensor) -> Tensor:
 def _slogdet_jvp(primals, tangents):
   (a,), (da,) = primals, tangents
   sign, logdet = slogdet(a)
-  return (sign, logdet), (sign.zeros_like(), (mT(inv(a)) * da).sum((-2, -1)))
+  return (sign, logdet), (fill_like(sign, 0), (mT(inv(a)) * da).sum((-2, -1)))
 
 def householder(a: Tensor, want_q: bool) -> tuple[Tensor | None, Tensor]:
   """Householder QR with LAPACK's reflectors (beta = -sign(alpha) |x|, no reflection when the column below the diagonal
@@ -976,7 +976,7 @@ class LapackExpm(LapackCall):
     def big(x: Tensor) -> Tensor: return x.abs().max((-2, -1), keepdim=True)
     scale = (big(e) / big(a).maximum(1e-30)).detach()
     scale = (scale == 0).where(1, scale).cast(a.dtype)
-    block = a.cat(e / scale, dim=-1).cat(a.zeros_like().cat(a, dim=-1), dim=-2)
+    block = a.cat(e / scale, dim=-1).cat(fill_like(a, 0).cat(a, dim=-1), dim=-2)
     return LapackExpm(False, self.max_squarings + 64).call([block])[0][..., :n, n:] * scale
   def jvp(self, xs, ts): return [self._frechet(xs[0], ts[0])]
   def vjp(self, xs, cts): return [None if cts[0] is None else self._frechet(mT(xs[0]), cts[0])]
@@ -1069,7 +1069,7 @@ class LapackEig(LapackCall):
     if (self.left or self.right) and not self.vec_derivs: raise NotImplementedError(_EIGVEC_DERIVS)
     outs = LapackEig(self.left, True, self.complex_input, self.vec_derivs).outputs(xs)
     w, vr = outs[0], outs[-1]
-    da: Z = (ts[0], ts[1]) if self.complex_input else (ts[0], ts[0].zeros_like())
+    da: Z = (ts[0], ts[1]) if self.complex_input else (ts[0], fill_like(ts[0], 0))
     if not (self.left or self.right):
       p = _cmm(_cmm(cinv(vr), da), vr)
       return [diag(p[0]), diag(p[1])]
@@ -1217,7 +1217,7 @@ class LapackHermitianEigh(LapackCall):
     """The jvp's adjoint written out: da-bar = v (F * (v^H v-bar) + diag(w-bar)) v^H (F real)."""
     if all(c is None for c in cts): return [None, None]
     v, f = self._fmat(xs)
-    cv = _cmm(_cH(v), (cts[0] if cts[0] is not None else v[0].zeros_like(), cts[1] if cts[1] is not None else v[1].zeros_like()))
+    cv = _cmm(_cH(v), (cts[0] if cts[0] is not None else fill_like(v[0], 0), cts[1] if cts[1] is not None else fill_like(v[1], 0)))
     inner = (f * cv[0] + (embed_diag(cts[2]) if cts[2] is not None else 0), f * cv[1])
     return list(_cmm(_cmm(v, inner), _cH(v)))
 
@@ -1275,7 +1275,7 @@ class LapackComplexSvd(LapackCall):
     if self.uv and self.full and m != n: return super().vjp(xs, cts)   # (raises as the jvp)
     u, s, vt = self._reduced(xs)
     if not self.uv: return list(_cmm((u[0] * cts[0].unsqueeze(-2), u[1] * cts[0].unsqueeze(-2)), vt))
-    def ct(i: int, like: Tensor) -> Tensor: return like.zeros_like() if cts[i] is None else cts[i]
+    def ct(i: int, like: Tensor) -> Tensor: return fill_like(like, 0) if cts[i] is None else cts[i]
     ub, sb, vtb = (ct(0, u[0]), ct(1, u[1])), ct(2, s), (ct(3, vt[0]), ct(4, vt[1]))
     k = _sh(s)[-1]
     eye = eye_like(k, s)
@@ -1322,7 +1322,7 @@ def _csvd_tangent(u: Z, s: Tensor, vt: Z, da: Z) -> tuple[Z, Tensor, Z]:
 def _ceye(r: int, c: int, like: Tensor, one: float = 1.0) -> Z:
   """Identity blocks (r, c) (or zeros) of like's batch shape, as complex: an empty result's factors."""
   re = (Tensor.eye(r, c, dtype=like.dtype).to(like.device) * one).expand(*batch_shape(like), r, c)
-  return re, re.zeros_like()
+  return re, fill_like(re, 0)
 
 def csvd(a: Z, full: bool) -> tuple[Z, Tensor, Z]:
   """((u re, u im), s, (vt re, vt im)) of complex matrices, full or reduced, as JAX's lax.linalg.svd."""
@@ -1370,7 +1370,7 @@ class LapackComplexQr(LapackCall):
     if self.full and m > n: return super().vjp(xs, cts)
     if all(c is None for c in cts): return [None, None]
     q, r = _pairs(self.call(xs))
-    qb, rb = [(cts[i] if cts[i] is not None else p.zeros_like(), cts[i + 1] if cts[i + 1] is not None else p.zeros_like())
+    qb, rb = [(cts[i] if cts[i] is not None else fill_like(p, 0), cts[i + 1] if cts[i + 1] is not None else fill_like(p, 0))
               for i, p in ((0, q[0]), (2, r[0]))]
     if m >= n: return list(_cthin_qr_cotangent(q, r, qb, rb))
     x2, rb1, rb2 = _cslice((xs[0], xs[1]), cols=slice(m, None)), _cslice(rb, cols=slice(0, m)), _cslice(rb, cols=slice(m, None))

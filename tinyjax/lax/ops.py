@@ -9,7 +9,7 @@ import builtins, itertools, math
 from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape as _S, tensor_method
-from tinyjax.core import as_tensor, canonicalize_axis
+from tinyjax.core import as_tensor, canonicalize_axis, fill, fill_like
 from tinyjax.dtypes import type_str
 from tinyjax.primitives import accurate_tanh
 from tinyjax.lax import sorting, special
@@ -52,7 +52,7 @@ def _complex_operand(z) -> ComplexArray:
   if isinstance(z, ComplexArray): return z
   if is_complex_data(z): return from_data(z)
   t = _operand(z)
-  return ComplexArray(t, t.zeros_like())
+  return ComplexArray(t, fill_like(t, 0))
 
 def real(z) -> Tensor: return _complex_operand(z).re
 def imag(z) -> Tensor: return _complex_operand(z).im
@@ -95,7 +95,7 @@ def sign(x: Tensor) -> Tensor: return (x != x).where(x, x.sign()) if dtypes.is_f
 def power(a: Tensor, b: Tensor) -> Tensor:
   if not dtypes.is_float(a.dtype):
     # JAX's _pow_int_int: 6 squarings (anything more overflows for |x| > 1); 0^y is 0 for y != 0
-    acc = ((a == 0) & (b != 0)).where(0, Tensor.full((), 1, dtype=a.dtype))
+    acc = ((a == 0) & (b != 0)).where(0, fill((), 1, a.dtype))
     for _ in range(6):
       acc = ((b & 1) != 0).where(acc * a, acc)
       a, b = a * a, tensor_method("__rshift__")(b.bitcast(_UNSIGNED[b.dtype.itemsize]), 1).bitcast(b.dtype)

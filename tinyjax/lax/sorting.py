@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 from tinyjax._tg import Tensor, dtypes, static_shape
+from tinyjax.core import fill_like
 
 __all__ = ["order_key", "rank", "argsort", "lexsort", "take", "sort", "top_k", "RANK_SORT_MAX"]
 
@@ -42,7 +43,7 @@ def _argsort_keys(key: Tensor, axis: int) -> Tensor:
   with one more comparison), else tinygrad's sort network (which costs seconds to schedule and compile)."""
   shape = static_shape(key)
   n = shape[axis]
-  if n <= 1: return key.zeros_like(dtype=dtypes.int32)
+  if n <= 1: return fill_like(key, 0, dtypes.int32)
   if n * math.prod(shape) > RANK_SORT_MAX: return key.argsort(axis).cast(dtypes.int32)
   last = axis == key.ndim - 1
   r = rank(key if last else key.transpose(axis, -1))

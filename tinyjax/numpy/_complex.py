@@ -16,7 +16,7 @@ from tinyjax.complex_array import ComplexArray, is_complex_data, from_data, is_c
 from tinyjax.dtypes import ComplexDType, complex_of, is_complex, canonical_dtype, to_inexact_dtype, result_type, to_dtype, \
   default_complex
 from tinyjax.numpy._core import asarray
-from tinyjax.core import composite
+from tinyjax.core import composite, fill_like
 from tinyjax.numpy import _math, _shape, _reductions, _products, _creation, _indexing
 
 __all__ = ["COMPLEX", "operator", "as_complex", "promote_complex", "is_complex_argument", "angle", "iscomplexobj", "isrealobj",
@@ -70,7 +70,7 @@ def angle(z: Any, deg: bool = False) -> Tensor:
 def _real_angle(x: Any) -> Tensor:
   t = asarray(x)
   t = t.cast(to_inexact_dtype(t.dtype)) if t.dtype != to_inexact_dtype(t.dtype) else t
-  return _math.arctan2(t.zeros_like(), t)
+  return _math.arctan2(fill_like(t, 0), t)
 
 def iscomplexobj(x: Any) -> bool:
   return isinstance(x, C) or is_complex_data(x) or is_complex_dtype(getattr(x, "dtype", None))
@@ -78,10 +78,10 @@ def iscomplexobj(x: Any) -> bool:
 def isrealobj(x: Any) -> bool: return not iscomplexobj(x)
 
 def iscomplex(x: Any) -> Tensor:
-  return as_complex(x).im != 0 if iscomplexobj(x) else asarray(x).zeros_like().cast(dtypes.bool)
+  return as_complex(x).im != 0 if iscomplexobj(x) else fill_like(asarray(x), False, dtypes.bool)
 
 def isreal(x: Any) -> Tensor:
-  return as_complex(x).im == 0 if iscomplexobj(x) else asarray(x).ones_like().cast(dtypes.bool)
+  return as_complex(x).im == 0 if iscomplexobj(x) else fill_like(asarray(x), True, dtypes.bool)
 
 # ---- arithmetic (XLA's formulas) ----------------------------------------------------------------------------------------
 
@@ -140,8 +140,8 @@ def _int_power(z: C, n: int) -> C:
     if k & 1: acc = base if acc is None else _mul(acc, base)
     k >>= 1
     if k: base = _mul(base, base)
-  out = acc if acc is not None else C(z.re.ones_like(), z.im.zeros_like())
-  return _div(C(out.re.ones_like(), out.im.zeros_like()), out) if n < 0 else out
+  out = acc if acc is not None else C(fill_like(z.re, 1), fill_like(z.im, 0))
+  return _div(C(fill_like(out.re, 1), fill_like(out.im, 0)), out) if n < 0 else out
 
 @composite
 def power(x, y) -> C:
@@ -443,7 +443,7 @@ def _creator(fn: Callable) -> Callable:
       if is_complex_dtype(a): dtype, args = a, args[:i] + args[i + 1:]
     dt = to_dtype(dtype) if dtype is not None else default_complex()
     re = fn(*args, dtype=_part(dt), **kwargs)
-    return C(re, re.zeros_like())
+    return C(re, fill_like(re, 0))
   return f
 
 def _like(fn: Callable) -> Callable:
@@ -454,7 +454,7 @@ def _like(fn: Callable) -> Callable:
     if fn is _creation.full_like:
       v = as_complex(args[0] if args else kwargs["fill_value"], dt)
       return C(_creation.full_like(re, v.re), _creation.full_like(re, v.im))
-    return C(re, re.zeros_like())
+    return C(re, fill_like(re, 0))
   return f
 
 def _asarray(a, dtype=None, copy=None) -> Any:

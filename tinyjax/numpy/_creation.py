@@ -7,7 +7,7 @@ import numpy as np
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import asarray, to_dtype, default_float, result_type, dtype_of, to_inexact_dtype
 from tinyjax.errors import ConcretizationTypeError
-from tinyjax.core import static_ints, shape_ints
+from tinyjax.core import static_ints, shape_ints, fill as _fill
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
            "logspace", "geomspace", "eye", "identity", "meshgrid", "diag", "diagflat", "diagonal", "tri", "tril_indices",
@@ -23,16 +23,16 @@ def _shape(shape: Any) -> tuple[int, ...]:
   return shape
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
-  """jnp.full: a constant (no buffer: it fuses into its users). An array fill_value is broadcast."""
+  """jnp.full: a constant (under a trace or jit no buffer: it fuses into its users). An array fill_value is broadcast."""
   if isinstance(fill_value, Tensor) or np.ndim(fill_value):
     v = asarray(fill_value, dtype)
     return v.expand(*_shape(shape)) if v.shape != _shape(shape) else v
   dt = to_dtype(dtype) or result_type(fill_value) if not isinstance(fill_value, (np.ndarray, np.generic)) else \
     to_dtype(dtype) or to_dtype(np.asarray(fill_value).dtype)
-  return Tensor.full(_shape(shape), fill_value, dtype=dt)
+  return _fill(_shape(shape), fill_value, dt)
 
-def zeros(shape: Any, dtype: Any = None) -> Tensor: return Tensor.full(_shape(shape), 0, dtype=to_dtype(dtype) or default_float())
-def ones(shape: Any, dtype: Any = None) -> Tensor: return Tensor.full(_shape(shape), 1, dtype=to_dtype(dtype) or default_float())
+def zeros(shape: Any, dtype: Any = None) -> Tensor: return _fill(_shape(shape), 0, to_dtype(dtype) or default_float())
+def ones(shape: Any, dtype: Any = None) -> Tensor: return _fill(_shape(shape), 1, to_dtype(dtype) or default_float())
 def empty(shape: Any, dtype: Any = None) -> Tensor:
   """jnp.empty: zeros, as in JAX (arrays are values: there is no uninitialised memory to see)."""
   return zeros(shape, dtype)
@@ -43,10 +43,10 @@ def _like(a: Any, dtype: Any, shape: Any) -> tuple[tuple[int, ...], Any]:
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Tensor:
   s, dt = _like(a, dtype, shape)
-  return Tensor.full(s, 0, dtype=dt)
+  return _fill(s, 0, dt)
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Tensor:
   s, dt = _like(a, dtype, shape)
-  return Tensor.full(s, 1, dtype=dt)
+  return _fill(s, 1, dt)
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Tensor: return zeros_like(a, dtype, shape)
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Tensor:
   s, dt = _like(a, dtype, shape)
@@ -164,7 +164,7 @@ def diag(v: Any, k: int = 0) -> Tensor:
   j = Tensor.arange(n, dtype=dtypes.int32).reshape(1, n)
   # on diagonal k, row i holds v[i] (k >= 0) and column j holds v[j] (k < 0)
   vv = v.pad(((0, abs(k)),)).reshape((n, 1) if k >= 0 else (1, n))
-  return (j - i == k).where(vv, Tensor.full((1, 1), 0, dtype=v.dtype))
+  return (j - i == k).where(vv, _fill((1, 1), 0, v.dtype))
 
 def diagflat(v: Any, k: int = 0) -> Tensor: return diag(asarray(v).flatten(), k)
 

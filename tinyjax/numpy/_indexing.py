@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes, DType, np_dtype, set_items, static_shape as _S
-from tinyjax.core import traced_by, static_ints, trace_state
+from tinyjax.core import traced_by, static_ints, trace_state, fill_like
 from tinyjax.dtypes import type_str
 from tinyjax.numpy._core import asarray, promote, default_int, canonicalize_axis
 from tinyjax.numpy._shape import _take_static
@@ -340,11 +340,11 @@ class _IndexUpdateRef:
   def divide(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
              out_sharding: Any = None, wrap_negative_indices: bool = True) -> Tensor:
     """x[idx] /= values (as JAX: x divided by the product of the updates at each index)."""
-    return self.array / _IndexUpdateRef(self.array.ones_like(), self.index)._scatter(values, "mul", mode, wrap_negative_indices)
+    return self.array / _IndexUpdateRef(fill_like(self.array, 1), self.index)._scatter(values, "mul", mode, wrap_negative_indices)
   def power(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
             out_sharding: Any = None, wrap_negative_indices: bool = True) -> Tensor:
     """x[idx] **= values (as JAX: x to the product of the updates at each index)."""
-    return self.array ** _IndexUpdateRef(self.array.ones_like(), self.index)._scatter(values, "mul", mode, wrap_negative_indices)
+    return self.array ** _IndexUpdateRef(fill_like(self.array, 1), self.index)._scatter(values, "mul", mode, wrap_negative_indices)
   def min(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
           out_sharding: Any = None, wrap_negative_indices: bool = True) -> Tensor:
     """x[idx] = minimum(x[idx], values)."""

@@ -14,7 +14,7 @@ from tinyjax.lax import ops as lax_ops
 from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int
 from tinyjax.numpy._shape import nonzero
 from tinyjax.primitives import accurate_tanh
-from tinyjax.core import composite
+from tinyjax.core import composite, fill, fill_like
 
 __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
            "round", "around", "round_", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "real",
@@ -132,7 +132,7 @@ def _floor_divide(a: Tensor, b: Tensor) -> Tensor:
   safe, zero, neg1 = lax_ops.int_divisor(b)
   q = neg1.where(-a, _idiv(a, safe))   # tinygrad's integer // rounds towards -inf, as Python and JAX
   # XLA's x / 0 is -1 (all ones unsigned), then JAX's floor correction subtracts 1 when x != 0
-  at_zero = Tensor.full((), -1, dtype=a.dtype) if not dtypes.is_unsigned(a.dtype) else Tensor.full((), 2 ** (8 * a.dtype.itemsize) - 1, dtype=a.dtype)
+  at_zero = fill((), -1 if not dtypes.is_unsigned(a.dtype) else 2 ** (8 * a.dtype.itemsize) - 1, a.dtype)
   if not dtypes.is_unsigned(a.dtype): at_zero = (a != 0).where(at_zero - 1, at_zero)
   return zero.where(at_zero, q)
 
@@ -283,22 +283,22 @@ around = round_ = round
 
 def isnan(x: Any) -> Tensor:
   t = asarray(x)
-  return t != t if dtypes.is_float(t.dtype) else Tensor.full(t.shape, False)
+  return t != t if dtypes.is_float(t.dtype) else fill_like(t, False, dtypes.bool)
 
 def isinf(x: Any) -> Tensor:
   t = asarray(x)
-  return t.abs() == math.inf if dtypes.is_float(t.dtype) else Tensor.full(t.shape, False)
+  return t.abs() == math.inf if dtypes.is_float(t.dtype) else fill_like(t, False, dtypes.bool)
 
 def isfinite(x: Any) -> Tensor:
   t = asarray(x)
-  return (t.abs() != math.inf) & (t == t) if dtypes.is_float(t.dtype) else Tensor.full(t.shape, True)
+  return (t.abs() != math.inf) & (t == t) if dtypes.is_float(t.dtype) else fill_like(t, True, dtypes.bool)
 
 def isposinf(x: Any) -> Tensor: return asarray(x) == math.inf
 def isneginf(x: Any) -> Tensor: return asarray(x) == -math.inf
 
 def signbit(x: Any) -> Tensor:
   t = asarray(x)
-  if not dtypes.is_float(t.dtype): return t < 0 if t.dtype != dtypes.bool else Tensor.full(t.shape, False)
+  if not dtypes.is_float(t.dtype): return t < 0 if t.dtype != dtypes.bool else fill_like(t, False, dtypes.bool)
   return _lax_special.negative_sign(t) | ((t != t) & (t.bitcast(dtypes.uint32 if t.dtype.itemsize == 4 else
                                                                               dtypes.uint64 if t.dtype.itemsize == 8 else dtypes.uint16)
                                                                      >> (8 * t.dtype.itemsize - 1) == 1))
@@ -306,7 +306,7 @@ def signbit(x: Any) -> Tensor:
 def real(x: Any) -> Tensor: return asarray(x)
 def imag(x: Any) -> Tensor:
   t = asarray(x)
-  return Tensor.full(t.shape, 0, dtype=t.dtype)
+  return fill_like(t, 0)
 def conj(x: Any) -> Tensor: return asarray(x)
 conjugate = conj
 

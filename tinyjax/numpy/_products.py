@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 from tinyjax._tg import Tensor, static_shape
-from tinyjax.core import composite
+from tinyjax.core import composite, fill_like
 from tinyjax.lax.ops import conv_general_dilated
 from tinyjax.numpy._core import asarray, promote, promote_inexact, to_dtype, canonicalize_axis
 from tinyjax.numpy._reductions import sum as _sum
@@ -156,8 +156,8 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
   if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3): raise ValueError("Dimension must be either 2 or 3 for cross product")
   if x.shape[-1] == 2 and y.shape[-1] == 2: return x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]
   a0, a1, b0, b1 = x[..., 0], x[..., 1], y[..., 0], y[..., 1]
-  a2 = x[..., 2] if x.shape[-1] == 3 else a0.zeros_like()
-  b2 = y[..., 2] if y.shape[-1] == 3 else b0.zeros_like()
+  a2 = x[..., 2] if x.shape[-1] == 3 else fill_like(a0, 0)
+  b2 = y[..., 2] if y.shape[-1] == 3 else fill_like(b0, 0)
   c = Tensor.stack(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
   ax = canonicalize_axis(axisc, c.ndim)
   return c.permute(*range(1, ax + 1), 0, *range(ax + 1, c.ndim))

@@ -4,6 +4,7 @@ import builtins, math
 from typing import Any
 from tinyjax import _tg
 from tinyjax._tg import Tensor, DType, dtypes
+from tinyjax.core import fill_like
 from tinyjax.numpy._core import asarray, as_inexact, promote_inexact, to_dtype, dtype_of, default_int, canonical_dtype, canonicalize_axis, \
   canonicalize_axes, to_inexact_dtype
 from tinyjax.lax import sorting
@@ -154,7 +155,7 @@ def _var(name: str, a, axis, dtype, out, ddof, keepdims, where, mean_, correctio
     n = n - correction
     r = sum((x - avg).square(), axes, dtype=comp, keepdims=keepdims, where=mask)
     if isinstance(n, Tensor): r = (n > 0).where(r / n, math.nan)
-    else: r = r / n if n > 0 else r.full_like(math.nan)
+    else: r = r / n if n > 0 else fill_like(r, math.nan)
   return r if r.dtype == out_dt else r.cast(out_dt)
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None) -> Tensor:
@@ -353,7 +354,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
   if weights is None:
     x = as_inexact(x)
     avg = mean(x, axis, keepdims=keepdims)
-    wsum = avg.full_like(math.prod(int(x.shape[i]) for i in axes))
+    wsum = fill_like(avg, math.prod(int(x.shape[i]) for i in axes))
   else:
     x, w = promote_inexact(x, weights)
     if x.shape != w.shape:

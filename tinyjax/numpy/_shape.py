@@ -5,7 +5,7 @@ import math
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
-from tinyjax.core import traced_by, shape_ints
+from tinyjax.core import traced_by, shape_ints, fill_like
 from tinyjax.errors import ConcretizationTypeError
 from tinyjax.dtypes import short_type
 from tinyjax.lax import sorting
@@ -429,7 +429,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, meth
   at, vt = promote(a, v)
   if at.ndim != 1: raise ValueError("a should be 1-dimensional")
   if sorter is not None: at = at[asarray(sorter)]
-  if _S(at)[0] == 0: return vt.zeros_like(dtype=dtypes.int32)
+  if _S(at)[0] == 0: return fill_like(vt, 0, dtypes.int32)
   x = vt.unsqueeze(-1)
   below = (at < x) if side == "left" else (at <= x)
   return below.sum(-1, dtype=_index_dtype(_S(at)[0]))
@@ -437,7 +437,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, meth
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Tensor:
   xt, b = asarray(x), asarray(bins)
   if b.ndim != 1: raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
-  if _S(b)[0] == 0: return xt.zeros_like(dtype=dtypes.int32)
+  if _S(b)[0] == 0: return fill_like(xt, 0, dtypes.int32)
   side = "left" if right else "right"
   inc = searchsorted(b, xt, side)
   dec = (_S(b)[0] - searchsorted(b.flip(0), xt, side)).cast(inc.dtype)
@@ -626,7 +626,7 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
   if len(funclist) not in (len(conds), len(conds) + 1):
     raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or {len(conds) + 1} functions are expected; got {len(funclist)}")
   def val(f: Any) -> Tensor: return asarray(f(xt, *args, **kw) if callable(f) else f, dtype=xt.dtype).expand(_S(xt))
-  out = val(funclist[-1]) if len(funclist) == len(conds) + 1 else xt.zeros_like()
+  out = val(funclist[-1]) if len(funclist) == len(conds) + 1 else fill_like(xt, 0)
   for c, f in zip(conds, funclist, strict=False):   # numpy: a later condition wins
     out = c.where(val(f), out)
   return out

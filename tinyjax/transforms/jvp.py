@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to, GraphMemo
-from tinyjax.core import at_top_level, with_buffers, transform_entry, enclosing_inputs, trace_scope, \
+from tinyjax.core import at_top_level, fill_like, with_buffers, transform_entry, enclosing_inputs, trace_scope, \
   interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
   substitute_with_aux, jax_conventions, primal_graph, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
 from tinyjax import pytree as tu
@@ -90,7 +90,7 @@ jvp_rule_for = table_rule(JVP_RULES, "jvp")
 def _custom_call(u: UOp, ts: list) -> list[UOp]:
   rule = custom_rule_of(u)
   xs = [Tensor(a) for a in u.src[1:]]
-  return [t.uop for t in rule.jvp(xs, [x.zeros_like() if t is None else Tensor(t) for x, t in zip(xs, ts[1:], strict=True)])]
+  return [t.uop for t in rule.jvp(xs, [fill_like(x, 0) if t is None else Tensor(t) for x, t in zip(xs, ts[1:], strict=True)])]
 
 def jvp_rule(u: UOp, tangents: list) -> UOp | list | None:
   rule = jvp_rule_for(u)
