@@ -248,6 +248,19 @@ def test_cholesky_hermitian():
   def fj(m): return jxn.sum(jxn.linalg.cholesky(m) ** 2)
   close(tinyjax.grad(f, holomorphic=True)(a[0]), jax.grad(fj, holomorphic=True)(a[0]))
 
+def test_cholesky_hermitian_not_positive_definite_and_derivatives():
+  """NaN in both parts of the lower triangle of a matrix that is not positive definite, zeros above, as JAX; forward
+  mode, and reverse mode of a function that is not holomorphic, against JAX."""
+  b = crnd(2, 3, 3, seed=11)
+  a = b @ np.conj(np.swapaxes(b, -1, -2)) + 3 * np.eye(3)
+  t = crnd(2, 3, 3, seed=12)
+  got = np.asarray(jnp.linalg.cholesky(np.array([[-1.0, 2j], [-2j, 1.0]])))
+  assert np.isnan(got[np.tril_indices(2)].real).all() and np.isnan(got[np.tril_indices(2)].imag).all()
+  np.testing.assert_array_equal(got[0, 1], 0)
+  close(tinyjax.jvp(jnp.linalg.cholesky, (a,), (t,)), jax.jvp(jxn.linalg.cholesky, (a,), (t,)))
+  def g(np_): return lambda m: np_.sum(np_.abs(np_.linalg.cholesky(m) - np_.sin(np_.linalg.cholesky(m))))
+  close(tinyjax.grad(g(jnp))(a), jax.grad(g(jxn))(a))
+
 def test_more_functions_and_transforms():
   close(jnp.convolve(Z[0], W[0]), jxn.convolve(Z[0], W[0]))
   close(jnp.correlate(Z[0], W[0], mode="full"), jxn.correlate(Z[0], W[0], mode="full"))

@@ -66,6 +66,25 @@ def test_constants_have_no_kernel():
     kernel_count(lambda: (x * Tensor.ones(4, 4, dtype=x.dtype) + Tensor.eye(4, dtype=x.dtype)).realize())
   assert kernel_count(lambda: (x + jnp.eye(4) + jnp.tri(4)).realize()) == 1
 
+def test_fills_under_jit_fuse_into_their_users():
+  """Under jit (and any trace) a fill is a constant, as JAX's broadcast: no kernel of its own (tinygrad's Tensor.full
+  writes a new buffer: each jnp.zeros was a kernel per call), and no write in a traced graph (a write kept an eager
+  gradient from being found again: qujax's state `jnp.zeros(...).at[0].set(1.0)`)."""
+  import tinyjax, jax
+  def f(np_, fft=True): return lambda x: ((np_.zeros((4, 4)).at[0, 1].set(1.0) + np_.full((4, 4), 2.0)) * x * x +
+                                         np_.zeros_like(x) + np_.ones(4) + (np_.fft.fft(np_.ones(4)).real if fft else 0)).sum(0)
+  x = rnd(4, 4)
+  jf = tinyjax.jit(f(jnp))
+  jf(Tensor(x))
+  assert kernel_count(lambda: jf(Tensor(x)).realize()) == 1
+  np.testing.assert_array_equal(to_np(jf(Tensor(x))), np.asarray(jax.jit(f(jxn))(x)))   # the FFT of ones: exact zeros
+  calls = []
+  for _ in range(2):
+    g = tinyjax.grad(lambda x: f(jnp, False)(x).sum())(Tensor(x))
+    calls.append([u.arg.name for u in g.uop.toposort(enter_calls=False) if u.op.name == "FUNCTION"])
+  assert calls == [["_compute_gradients"]] * 2
+  np.testing.assert_allclose(to_np(g), np.asarray(jax.grad(lambda x: f(jxn, False)(x).sum())(x)), rtol=1e-6)
+
 def test_errors():
   with pytest.raises(ValueError, match="negative dimensions"): jnp.zeros((2, -1))
   with pytest.raises(ValueError, match="must be non-negative"): jnp.linspace(0, 1, -1)

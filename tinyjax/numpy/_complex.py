@@ -625,8 +625,10 @@ def _mH(z: C) -> C: return C(z.re.transpose(-1, -2), -z.im.transpose(-1, -2))
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> C:
   """jnp.linalg.cholesky of Hermitian positive definite matrices (batched): column by column (n steps of vectorized
   Tensor ops, for the small matrices such code factors), L[:, j] = (A[:, j] - L[:, :j] conj(L[j, :j])) / L[j, j] with
-  L[j, j] = sqrt(Re(A[j, j] - |L[j, :j]|^2)); NaN where A is not positive definite, as JAX. Its derivative is that of
-  the steps: JAX's rule (L Phi(L^-1 dA L^-H)) for the Hermitian dA that symmetrize_input gives."""
+  L[j, j] = sqrt(Re(A[j, j] - |L[j, :j]|^2)); NaN in both parts of the lower triangle where A is not positive definite,
+  as JAX. Its derivative is that of the steps: JAX's rule (L Phi(L^-1 dA L^-H)) for the Hermitian dA that
+  symmetrize_input gives. (LAPACK's zpotrf with JAX's rule was tried: an eager gradient through a host call is
+  differentiated and scheduled anew at every call, 0.5 s against 10 ms here; docs/decisions.md.)"""
   z = as_complex(a)
   if z.ndim < 2 or z.shape[-1] != z.shape[-2]:
     raise ValueError(f"cholesky: last two dimensions of the input must be square, got shape {z.shape}")
@@ -646,7 +648,8 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> C
     below = idx > j
     # each column its own buffer: the columns after it read it, not a recomputation (kernels of the size of a step)
     cols.append(C(below.where(c.re / d, (idx == j).where(d, 0.0)).contiguous(), below.where(c.im / d, 0.0).contiguous()))
-  L = C(Tensor.stack(*[k.re for k in cols], dim=-1), Tensor.stack(*[k.im for k in cols], dim=-1))
+  re = Tensor.stack(*[k.re for k in cols], dim=-1)
+  L = C(re, re.isnan().where(math.nan, Tensor.stack(*[k.im for k in cols], dim=-1)))   # (JAX's NaN: both parts)
   return _mH(L) if upper else L
 
 def _block(arrays: Any) -> C:
