@@ -157,6 +157,31 @@ def test_map_select_associative_scan():
   assert_close(to_np(got), want)
 
 
+def test_weak_carries_and_operands_stay_weak():
+  """A Python-float carry or branch operand is weakly typed inside the function and in the result, as in JAX: it takes
+  a float16 array's dtype afterwards (it was float32). A weak init takes the dtype the body returns where JAX's
+  promotion gives it (a weak int a float; a weak float not an int: JAX's error)."""
+  x16 = np.ones(3, np.float16)
+  cases = [
+    lambda np_, lax: np_.asarray(x16) + lax.fori_loop(0, 3, lambda i, c: c * 2, 1.5),
+    lambda np_, lax: np_.asarray(x16) + lax.scan(lambda c, x: (c + 1.0, c * 2), 0.5, None, length=3)[1],
+    lambda np_, lax: np_.asarray(x16) + lax.while_loop(lambda c: c < 3, lambda c: c + 1.0, 0.5),
+    lambda np_, lax: np_.asarray(x16) + lax.cond(True, lambda c: c + 1.0, lambda c: c, 0.5),
+    lambda np_, lax: np_.asarray(x16) + lax.fori_loop(0, 3, lambda i, c: (c + np_.ones((), np_.float32)), 1.5),
+    lambda np_, lax: lax.scan(lambda c, x: (c.astype(np_.float16), x), 1, np_.ones(3))[0],
+  ]
+  for case in cases:
+    got, want = case(tnp, tl), case(jnp, jax.lax)
+    assert np.asarray(got).dtype == np.asarray(want).dtype, (np.asarray(got).dtype, np.asarray(want).dtype)
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64))
+  with pytest.raises(TypeError, match="must have equal types"):
+    tl.scan(lambda c, x: (c.astype(tnp.int32), x), 1.0, tnp.ones(3))
+  with pytest.raises(TypeError, match="must have equal types"):
+    jax.lax.scan(lambda c, x: (c.astype(jnp.int32), x), 1.0, jnp.ones(3))
+  for np_, lax in ((tnp, tl), (jnp, jax.lax)):   # a weak output and a strong one of another width: JAX's error
+    with pytest.raises(TypeError, match="output of true_fun has type float64.. but the corresponding output of false_fun has type float32"):
+      lax.cond(True, lambda c: c + 1.0, lambda c: np_.float32(c), 0.5)
+
 def test_errors():
   one = Tensor(np.ones(3))
   with pytest.raises(TypeError, match="The input carry c has type float64\\[\\] but the corresponding output carry component has type int32\\[\\]"):

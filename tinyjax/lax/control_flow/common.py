@@ -2,13 +2,13 @@
 promotion, the transforms of a traced body, and JAX's list helpers."""
 from __future__ import annotations
 from typing import Any, Callable, Sequence, TypeVar
-from tinyjax._tg import Tensor, UOp, GroupOp, dtypes
+from tinyjax._tg import Tensor, UOp, GroupOp, DType, dtypes
 from tinyjax.core import as_tensor
 from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp
 from tinyjax.transforms.vmap import vmap
 from tinyjax.lax.host_call import Type, Body
-from tinyjax.dtypes import short_type
+from tinyjax.dtypes import short_type, weak_dtype_of
 from tinyjax import pytree as tu
 
 T = TypeVar("T")
@@ -48,7 +48,24 @@ def _flat(x) -> tuple[list[Tensor], Any]:
 
 def _paths(x) -> list[tuple]: return tu.optree.tree_paths(x, namespace=tu.NAMESPACE)
 
-def _weak(x) -> bool: return isinstance(x, (int, float)) and not isinstance(x, bool)
+def weak_float(x) -> DType | None:
+  """weakfloat for a weakly typed float (a Python float, a weak array), else None. A weak int is kept strong: tinygrad
+  stores a computed weak int at 32 bits, where JAX's width with x64 is 64."""
+  return dtypes.weakfloat if weak_dtype_of(x) == dtypes.weakfloat else None
+
+def _flat_weak(x) -> tuple[list[Tensor], Any, list[DType | None]]:
+  """_flat, with each leaf's `weak_float`."""
+  leaves, tree = tu.tree_flatten(x)
+  return [as_tensor(leaf) for leaf in leaves], tree, [weak_float(leaf) for leaf in leaves]
+
+def as_weak(xs: list[Tensor], weak: Sequence[DType | None]) -> list[Tensor]:
+  """Values stored at their width, weakly typed again where `weak` says: a loop's carry or a branch's operand that
+  was a Python number or a weak array stays weak inside the function and outside the loop, as in JAX."""
+  return [x if w is None else x.cast(w) for x, w in zip(xs, weak, strict=True)]
+
+def weak_kept(weak: Sequence[DType | None], out: Sequence[DType | None]) -> list[DType | None]:
+  """A carry stays weak only if the function returns it weak (JAX: a strong output makes the init strong)."""
+  return [w if w is not None and o is not None else None for w, o in zip(weak, out, strict=True)]
 
 
 # ---- JAX's checks of what the functions return -------------------------------------------------------------------------
@@ -68,9 +85,13 @@ def _check_carry(what: str, name: str, init_tree, init: list[Type], out_tree, ou
                       f"The input carry {comp} has type {_tstr(a)} but the corresponding output carry component has type "
                       f"{_tstr(b)}, so {why}.\n\nRevise the function so that all output types match the corresponding input types.")
 
-def _promoted(init: list[Tensor], weak: list[bool], out: list[Type]) -> list[Tensor] | None:
-  """JAX's weak-type promotion of a carry: a Python-number init takes the dtype its function returns (None: no change)."""
-  new = [x.cast(o[1]) if w and x.dtype != o[1] and x.shape == o[0] else x for x, w, o in zip(init, weak, out, strict=True)]
+def _promoted(init: list[Tensor], weak: Sequence[DType | None], out: list[Type]) -> list[Tensor] | None:
+  """JAX's weak-type promotion of a carry: a weakly typed init (a Python number, a weak array: its weak dtype in
+  `weak`) takes the dtype its function returns where JAX's promotion gives that dtype (a weak int any int or float, a
+  weak float any float); None: no change."""
+  def takes(w: DType | None, d: DType) -> bool:
+    return w is not None and (dtypes.is_float(d) or (w == dtypes.weakint and dtypes.is_int(d)))
+  new = [x.cast(o[1]) if takes(w, o[1]) and x.dtype != o[1] and x.shape == o[0] else x for x, w, o in zip(init, weak, out, strict=True)]
   return None if all(a is b for a, b in zip(new, init, strict=True)) else new
 
 

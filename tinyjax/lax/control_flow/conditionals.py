@@ -11,7 +11,7 @@ from tinyjax._tg import Tensor, UOp, dtypes, read_scalar, static_shape, dtype_na
 from tinyjax.core import as_tensor
 from tinyjax.call_rule import BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
-from tinyjax.lax.control_flow.common import _tstr, _is_float, _flat, _jvp, _vjp, _vmap
+from tinyjax.lax.control_flow.common import _tstr, _is_float, _flat_weak, as_weak, _jvp, _vjp, _vmap
 from tinyjax import pytree as tu
 
 __all__ = ["cond", "switch", "select"]
@@ -121,12 +121,14 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_no_operand):
   return _branches("switch", i, list(branches), operands)
 
 def _branches(api: str, index: Tensor, funs: list[Callable], operands: tuple):
-  leaves, tree = _flat(operands)
+  leaves, tree, weak = _flat_weak(operands)
   trees: list[Any] = []
+  out_weak: list[list] = []
   def wrap(f):
     def g(a: list[Tensor]) -> list[Tensor]:
-      out, t = _flat(f(*tu.tree_unflatten(tree, a)))
+      out, t, w = _flat_weak(f(*tu.tree_unflatten(tree, as_weak(a, weak))))
       trees.append((t, [type_of(v) for v in out]))
+      out_weak.append(w)
       return out
     return g
   device = loop_device([index] + leaves)
@@ -134,7 +136,8 @@ def _branches(api: str, index: Tensor, funs: list[Callable], operands: tuple):
   _check_branches(api, funs, trees)
   bodies, ks = shared(traced, len(leaves), device)
   outs = Switch(bodies, trees[0][1]).call([index] + leaves + ks)
-  return tu.tree_unflatten(trees[0][0], outs)
+  # an output is weak if every branch returns it weak (JAX joins the branches' types)
+  return tu.tree_unflatten(trees[0][0], as_weak(outs, [ws[0] if all(w is not None for w in ws) else None for ws in zip(*out_weak, strict=True)]))
 
 def _check_branches(api: str, funs: list[Callable], trees: list) -> None:
   names = ("true_fun", "false_fun") if api == "cond" else tuple(f"branches[{i}]" for i in range(len(funs)))

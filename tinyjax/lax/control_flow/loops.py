@@ -21,9 +21,10 @@ from tinyjax.core import as_tensor, traced_by, enclosing_inputs, substitute
 from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
-from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, _weak, \
-  _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
+from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, \
+  _flat_weak, as_weak, weak_float, weak_kept, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
 from tinyjax import pytree as tu
+from tinyjax.dtypes import weak_dtype_of
 
 __all__ = ["scan", "fori_loop", "while_loop", "map", "associative_scan"]
 
@@ -262,7 +263,6 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
   Traced once and run as a loop on the device's buffers (never unrolled: `unroll` is accepted and ignored but for
   unroll=True, which builds the unrolled graph)."""
   c_leaves, c_tree = tu.tree_flatten(init)
-  weak = [_weak(v) for v in c_leaves]
   carry = [as_tensor(v) for v in c_leaves]
   x_leaves, x_tree = _flat(xs)
   if any(not v.ndim for v in x_leaves):
@@ -279,28 +279,39 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
   L = length if length is not None else sizes[0]
   if unroll is True and L > 0: return _unrolled(f, init, xs, L, reverse)
   nc = len(carry)
-  box: dict[str, Any] = {}
+  box: dict[str, Any] = {"weak": [weak_float(v) for v in c_leaves], "promotable": [weak_dtype_of(v) for v in c_leaves]}
   def fun(a: list[Tensor]) -> list[Tensor]:
-    out = f(tu.tree_unflatten(c_tree, a[:nc]), tu.tree_unflatten(x_tree, a[nc:]))
+    out = f(tu.tree_unflatten(c_tree, as_weak(a[:nc], box["weak"])), tu.tree_unflatten(x_tree, a[nc:]))
     if not isinstance(out, (tuple, list)) or len(out) != 2:
       raise TypeError(f"scan body output must be a pair, got {tu.tree_structure(out)}.")
-    new, new_tree = _flat(out[0])
-    y, box["y_tree"] = _flat(out[1])
+    new, new_tree, box["carry_weak"] = _flat_weak(out[0])
+    y, box["y_tree"], box["y_weak"] = _flat_weak(out[1])
     box["carry"] = (new_tree, [type_of(v) for v in new])
     box["y"] = [type_of(v) for v in y]
     return new + y if new_tree == c_tree else a[:nc] + y
   types = [type_of(v) for v in carry] + [(static_shape(v)[1:], v.dtype) for v in x_leaves]
   device = loop_device(carry + x_leaves)
   body, hidden = trace(fun, types, device, "scan")
-  if (promoted := _promoted(carry, weak, box["carry"][1] if box["carry"][0] == c_tree else types[:nc])) is not None:
-    carry = promoted
+  if (again := _weak_carry(box, carry, c_tree, types[:nc])) is not None:
+    carry = again
     body, hidden = trace(fun, [type_of(v) for v in carry] + types[nc:], device, "scan")
   _check_carry("scan body", _carry_name(f), c_tree, [type_of(v) for v in carry], box["carry"][0], box["carry"][1], _paths(init))
   if L == 0:
     return init, tu.tree_unflatten(box["y_tree"], [Tensor.zeros(0, *s, dtype=d, device=device) for s, d in box["y"]])
   rule = Scan(body, nc, (0,) * len(x_leaves), box["y"], (0,) * len(box["y"]), L, reverse)
   outs = rule.call(carry + x_leaves + hidden)
-  return tu.tree_unflatten(c_tree, outs[:nc]), tu.tree_unflatten(box["y_tree"], outs[nc:])
+  return tu.tree_unflatten(c_tree, as_weak(outs[:nc], box["weak"])), tu.tree_unflatten(box["y_tree"], as_weak(outs[nc:], box["y_weak"]))
+
+def _weak_carry(box: dict, carry: list[Tensor], c_tree, types: list[Type]) -> list[Tensor] | None:
+  """JAX's weak carries after a first trace of the body (in `box`): a weakly typed init takes the dtype the body returns
+  (`_promoted`), and stays weak only if the body returns it weak. The carry to trace again with, or None."""
+  same = box["carry"][0] == c_tree
+  promoted = _promoted(carry, box["promotable"], box["carry"][1] if same else types)
+  kept = weak_kept(box["weak"], box["carry_weak"] if same else [None] * len(carry))
+  if promoted is not None: kept = [w if p is c else None for w, p, c in zip(kept, promoted, carry, strict=True)]
+  if promoted is None and kept == box["weak"]: return None
+  box["weak"] = kept
+  return promoted if promoted is not None else carry
 
 def _carry_name(f: Callable) -> str:
   """The name JAX gives the carry in its messages: the body function's first parameter."""
@@ -345,30 +356,29 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
   """jax.lax.while_loop: while cond_fun(val): val = body_fun(val). The loop runs on the device's buffers; the
   condition is read back each iteration (also in a jitted function's replay). Not reverse-mode differentiable."""
   c_leaves, c_tree = tu.tree_flatten(init_val)
-  weak = [_weak(v) for v in c_leaves]
   carry = [as_tensor(v) for v in c_leaves]
   nc = len(carry)
-  box: dict[str, Any] = {}
+  box: dict[str, Any] = {"weak": [weak_float(v) for v in c_leaves], "promotable": [weak_dtype_of(v) for v in c_leaves]}
   def cond(a: list[Tensor]) -> list[Tensor]:
-    p = cond_fun(tu.tree_unflatten(c_tree, a[:nc]))
+    p = cond_fun(tu.tree_unflatten(c_tree, as_weak(a[:nc], box["weak"])))
     pl = tu.tree_leaves(p)
     if len(pl) != 1 or not isinstance(pl[0], (Tensor, bool, np.bool_)) or as_tensor(pl[0]).shape != () or as_tensor(pl[0]).dtype != dtypes.bool:
       got = [f"{_tstr(type_of(as_tensor(v)))}" for v in pl]
       raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) [{', '.join(got)}].")
     return [as_tensor(pl[0]).reshape(1)]
   def body(a: list[Tensor]) -> list[Tensor]:
-    new, tree = _flat(body_fun(tu.tree_unflatten(c_tree, a[:nc])))
+    new, tree, box["carry_weak"] = _flat_weak(body_fun(tu.tree_unflatten(c_tree, as_weak(a[:nc], box["weak"]))))
     box["carry"] = (tree, [type_of(v) for v in new])
     return new if tree == c_tree else a[:nc]
   device = loop_device(carry)
   types = [type_of(v) for v in carry]
   traced = [trace(cond, types, device, "while_loop"), trace(body, types, device, "while_loop")]
-  if (promoted := _promoted(carry, weak, box["carry"][1] if box["carry"][0] == c_tree else types)) is not None:
-    carry, types = promoted, [type_of(v) for v in promoted]
+  if (again := _weak_carry(box, carry, c_tree, types)) is not None:
+    carry, types = again, [type_of(v) for v in again]
     traced = [trace(cond, types, device, "while_loop"), trace(body, types, device, "while_loop")]
   _check_carry("while_loop body", _carry_name(body_fun), c_tree, types, box["carry"][0], box["carry"][1], _paths(init_val))
   (cb, bb), ks = shared(traced, nc, device)
-  return tu.tree_unflatten(c_tree, While(cb, bb, nc).call(carry + ks))
+  return tu.tree_unflatten(c_tree, as_weak(While(cb, bb, nc).call(carry + ks), box["weak"]))
 
 def map(f: Callable, xs, *, batch_size: int | None = None):   # noqa: A001 (JAX's name)
   """jax.lax.map: f applied to each slice of xs along the leading axis, as a scan (batch_size: that many at once,
