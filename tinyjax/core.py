@@ -16,7 +16,7 @@ from tinyjax import _tg
 from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, placeholder
 from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
 from tinyjax import pytree as tu, primitives
-from tinyjax.dtypes import canonical_array, weak_storage_dtype, weak_float, type_str   # noqa: F401  (type_str: core's name for it)
+from tinyjax.dtypes import canonical_array, weak_storage_dtype, type_str   # noqa: F401  (type_str: core's name for it)
 
 # ---- trace state ------------------------------------------------------------------------------------------------------
 # While a transform traces a user function, its placeholders stand for values that do not exist yet. Reading one
@@ -312,28 +312,20 @@ def split_aux(out, has_aux: bool):
                     f"value {out!r}")
   return out[0], out[1]
 
-def trace_flat(fun: Callable, transform: str, p_leaves: list[Tensor], p_tree, has_aux: bool = False,
-               weak: Sequence[DType | None] | None = None):
-  """Run fun on placeholders for the float leaves. Returns (placeholders, output leaves, output tree, aux, the outputs'
-  weak dtypes); a leaf that is not a float stays itself (it has no tangent or cotangent). `weak`: the inputs that
-  were weakly typed (Python floats), stored at their width in p_leaves: fun sees them weak, as in JAX. A weak output
-  is returned stored at its width, its weak dtype in the last value (`weak_float`)."""
+def trace_flat(fun: Callable, transform: str, p_leaves: list[Tensor], p_tree, has_aux: bool = False):
+  """Run fun on placeholders for the float leaves. Returns (placeholders, output leaves, output tree, aux); a leaf
+  that is not a float stays itself (it has no tangent or cotangent)."""
   phs = [placeholder(tuple(p.shape), p.dtype, p.device) if dtypes.is_float(p.dtype) else p for p in p_leaves]
   traced = {ph.uop: p.uop for ph, p in zip(phs, p_leaves, strict=True) if ph is not p}
-  args = phs if weak is None else [ph.cast(w) if w is not None and ph is not p else ph for ph, p, w in zip(phs, p_leaves, weak, strict=True)]
   # the placeholders of a derivative stand for its inputs, which Python control flow may read (concrete_stand_in)
   with trace_scope(transform, traced, traced if transform in ("jvp", "vjp") else None):
-    out = fun(*tu.tree_unflatten(p_tree, args))
+    out = fun(*tu.tree_unflatten(p_tree, phs))
   out, aux = split_aux(out, has_aux)
   out_leaves, out_tree = tu.tree_flatten(out)
   for leaf in out_leaves:
     if not isinstance(leaf, (Tensor, int, float, bool)) and not hasattr(leaf, "__array__"):
       raise TypeError(f"{transform}: output {leaf!r} of type {type(leaf)} is not a valid Tensor type")
-  return phs, [as_tensor(o) for o in out_leaves], out_tree, aux, [weak_float(o) for o in out_leaves]
-
-def as_weak(ts: list[Tensor], weak: Sequence[DType | None]) -> list[Tensor]:
-  """Values stored at their width, weakly typed again where `weak` says (`trace_flat`'s outputs)."""
-  return [t if w is None else t.cast(w) for t, w in zip(ts, weak, strict=True)]
+  return phs, [as_tensor(o) for o in out_leaves], out_tree, aux
 
 def concrete_inputs(leaves: list[Tensor]) -> None:
   """Realize, on their own, the inputs that are still lazy computations, before they go into a transformed graph.

@@ -7,7 +7,7 @@ from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import dtype_name, Tensor, dtypes
 from tinyjax import pytree as tu
-from tinyjax.core import transform_entry, as_tensor, as_weak, weak_float
+from tinyjax.core import transform_entry, as_tensor
 from tinyjax.transforms import batching
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.jvp import jvp
@@ -52,7 +52,6 @@ def _dyn(args, argnums, transform: str, float_only_msg: str):
   nums = _argnums(argnums, len(args), positional_check=True)
   dyn = tuple(args[i] for i in nums)
   leaves, tree = tu.tree_flatten(dyn)
-  weak = [weak_float(l) for l in leaves]
   leaves = [as_tensor(l) for l in leaves]
   for l in leaves:
     if not dtypes.is_float(l.dtype): raise TypeError(float_only_msg.format(transform=transform, dtype=dtype_name(l.dtype)))
@@ -63,7 +62,7 @@ def _dyn(args, argnums, transform: str, float_only_msg: str):
       return fun(*full, **kwargs)
     return f
   in_struct = tu.tree_structure(dyn[0] if isinstance(argnums, int) else dyn)
-  return leaves, f_flat, in_struct, weak
+  return leaves, f_flat, in_struct
 
 
 def _real_parts_function(fun: Callable, args: tuple, argnums, transform: str) -> tuple[Callable, tuple]:
@@ -106,19 +105,16 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
       f, real_args = _real_parts_function(fun, args, argnums, "jacfwd")
       return jacfwd(f, argnums, has_aux)(*real_args, **kwargs)
     _complex_check("input", tuple(args[i] for i in _argnums(argnums, len(args), positional_check=True)), "jacfwd", "jvp")
-    leaves, f_flat, in_struct, weak = _dyn(args, argnums, "jacfwd", _FWD_MSG)
+    leaves, f_flat, in_struct = _dyn(args, argnums, "jacfwd", _FWD_MSG)
     f = f_flat(fun, kwargs)
-    box = {}
     def push(*ts):
-      res = jvp(lambda *a: f(*a), tuple(as_weak(leaves, weak)), ts, has_aux=has_aux)
-      box["weak"] = [weak_float(t) for t in tu.tree_leaves(res[1])]
+      res = jvp(lambda *a: f(*a), tuple(leaves), ts, has_aux=has_aux)
       return (res[1], res[2]) if has_aux else (res[1], None)
     tans, aux = vmap(push, out_axes=(0, None))(*_basis(leaves))
     t_leaves, out_tree = tu.tree_flatten(tans)
-    # each tangent leaf is (N, *out_shape): split N per input leaf and put the input axes last; weak where the output
-    # is (JAX's jacfwd casts to the output's type)
-    jac = [as_weak([move_axis_block(blk, len(l.shape)) for blk, l in zip(_split(as_tensor(t), leaves, tuple(t.shape[1:])), leaves, strict=True)],
-                   [w] * len(leaves)) for t, w in zip(t_leaves, box["weak"], strict=True)]
+    # each tangent leaf is (N, *out_shape): split N per input leaf and put the input axes last
+    jac = [[move_axis_block(blk, len(l.shape)) for blk, l in zip(_split(t, leaves, tuple(t.shape[1:])), leaves, strict=True)]
+           for t in t_leaves]
     out = _assemble(out_tree, in_struct, jac)
     return (out, aux) if has_aux else out
   return jac_fn
@@ -143,18 +139,16 @@ def _jacrev(fun: Callable, argnums, has_aux: bool, holomorphic: bool, complex_ou
       f, real_args = _real_parts_function(fun, args, argnums, "jacrev")
       return _jacrev(f, argnums, has_aux, False, complex_outputs=True)(*real_args, **kwargs)
     imag = tu.imaginary_parts(tuple(args[i] for i in _argnums(argnums, len(args), positional_check=True)))
-    leaves, f_flat, in_struct, weak = _dyn(args, argnums, "jacrev", _REV_MSG)
-    res = vjp(f_flat(fun, kwargs), *as_weak(leaves, weak), has_aux=has_aux)
+    leaves, f_flat, in_struct = _dyn(args, argnums, "jacrev", _REV_MSG)
+    res = vjp(f_flat(fun, kwargs), *leaves, has_aux=has_aux)
     out, pullback = res[0], res[1]
     if not complex_outputs: _complex_check("output", out, "jacrev", "vjp")
     o_leaves, out_tree = tu.tree_flatten(out)
-    o_leaves = [as_tensor(o) for o in o_leaves]   # (a weak output's basis at its stored width)
     basis = _basis(o_leaves)
-    # per input: (M, *in_shape); stored, and weak again below where the input is (JAX's jacrev casts to its type)
-    grads = [as_tensor(g) for g in vmap(lambda *cts: pullback(tu.tree_unflatten(out_tree, list(cts))))(*basis)]
+    grads = vmap(lambda *cts: pullback(tu.tree_unflatten(out_tree, list(cts))))(*basis)   # per input: (M, *in_shape)
     grads = [-g if m else g for g, m in zip(grads, imag, strict=True)]   # JAX's conjugate for complex inputs (as grad's)
     blocks = [_split(g, o_leaves, tuple(g.shape[1:])) for g in grads]                     # [j][k]: (*out_k, *in_j)
-    jac = [as_weak([blocks[j][k] for j in range(len(leaves))], weak) for k in range(len(o_leaves))]
+    jac = [[blocks[j][k] for j in range(len(leaves))] for k in range(len(o_leaves))]
     if complex_outputs:   # holomorphic: a complex output's basis is 1 + 0i only; its imaginary part's row is the vjp of i, conjugated
       jac = [[-b for b in row] if m else row for row, m in zip(jac, tu.imaginary_parts(out), strict=True)]
     out = _assemble(out_tree, in_struct, jac)

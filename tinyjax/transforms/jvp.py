@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 from tinyjax._tg import dtype_name, Tensor, UOp, Ops, GroupOp, dtypes, placeholder, custom_rule_of, gather, rop, broadcast_to, GraphMemo
-from tinyjax.core import at_top_level, fill_like, as_weak, weak_float, with_buffers, transform_entry, enclosing_inputs, trace_scope, \
+from tinyjax.core import at_top_level, fill_like, with_buffers, transform_entry, enclosing_inputs, trace_scope, \
   interpret, table_rule, operands, as_tensor, trace_flat, placeholder_subs, substitute, \
   substitute_with_aux, jax_conventions, primal_graph, CUSTOM_CALL, GATHER, ZERO_DERIVATIVE, PASSTHROUGH
 from tinyjax import pytree as tu
@@ -112,7 +112,6 @@ def _check_pair(primals, tangents):
   if p_tree != t_tree:
     raise TypeError("primal and tangent arguments to jax.jvp must have the same tree structure; primals have tree "
                     f"structure {p_tree} whereas tangents have tree structure {t_tree}.")
-  weak = [weak_float(p) for p in p_leaves]   # Python floats: weak inside fun (JAX)
   p_leaves = [as_tensor(p) for p in p_leaves]
   t_leaves = [as_tensor(t, like=p) for p, t in zip(p_leaves, t_leaves, strict=True)]
   for p, t in zip(p_leaves, t_leaves, strict=True):
@@ -123,7 +122,7 @@ def _check_pair(primals, tangents):
       raise TypeError("primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case of "
                       f"int/bool primal dtype the tangent dtype must be float0.Got primal dtype {dtype_name(p.dtype)} and so "
                       f"expected tangent dtype {dtype_name(p.dtype)}, but got tangent dtype {dtype_name(t.dtype)} instead.")
-  return p_leaves, t_leaves, p_tree, weak
+  return p_leaves, t_leaves, p_tree
 
 
 def _compute_tangents(uops: list[UOp]) -> list[UOp]:
@@ -139,10 +138,9 @@ _tangent_memo = GraphMemo(_compute_tangents)
 def _tangents(outs: list[UOp], env: dict[UOp, UOp], as_call: bool = False) -> list[UOp]:
   return _tangent_memo([UOp.maketuple(*outs), UOp.maketuple(*env), UOp.maketuple(*env.values())], as_call=as_call)
 
-def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux, at_once: bool = False, weak=None):
-  """`at_once`: the results are computed now (eager values), and a memoised tangent graph can be one call of it.
-  `weak`: `trace_flat`'s; a weak output and its tangent are returned weak."""
-  phs, outs, out_tree, aux, out_weak = trace_flat(fun, "jvp", p_leaves, p_tree, has_aux, weak)
+def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux, at_once: bool = False):
+  """`at_once`: the results are computed now (eager values), and a memoised tangent graph can be one call of it."""
+  phs, outs, out_tree, aux = trace_flat(fun, "jvp", p_leaves, p_tree, has_aux)
   env = {ph.uop: t.uop for ph, p, t in zip(phs, p_leaves, t_leaves, strict=True) if ph is not p}
   traced = jax_conventions([o.uop for o in outs])
   # custom rules run here, on the placeholders: they stand for the primals (Python control flow in a rule)
@@ -152,7 +150,7 @@ def _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux, at_once: bool = False, w
   if at_once: subs = with_buffers(subs)
   n = len(outs)
   done, aux = substitute_with_aux(primal_graph([o.uop for o in outs], traced) + tans, aux, subs)
-  return as_weak(done[:n], out_weak), as_weak(done[n:], out_weak), out_tree, aux
+  return done[:n], done[n:], out_tree, aux
 
 
 @transform_entry
@@ -161,8 +159,8 @@ def jvp(fun: Callable, primals=None, tangents=None, has_aux: bool = False):
   (primals, tangents) -> (primals_out, tangents_out), e.g. for vmap(jvp(f), in_axes=(None, 0))."""
   if primals is None and tangents is None:
     return lambda primals, tangents: jvp(fun, primals, tangents, has_aux=has_aux)
-  p_leaves, t_leaves, p_tree, weak = _check_pair(primals, tangents)
-  outs, tans, out_tree, aux = _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux, at_top_level(), weak)
+  p_leaves, t_leaves, p_tree = _check_pair(primals, tangents)
+  outs, tans, out_tree, aux = _jvp_flat(fun, p_leaves, t_leaves, p_tree, has_aux, at_top_level())
   res = (tu.tree_unflatten(out_tree, outs), tu.tree_unflatten(out_tree, tans))
   return res + (aux,) if has_aux else res
 
@@ -172,10 +170,9 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
   """jax.linearize: (primals_out, f_jvp[, aux]) where f_jvp(*tangents) evaluates the JVP at primals (traced once).
   f_jvp is a tree_util.Partial over its residuals: the primals and the enclosing values fun closes over."""
   p_leaves, p_tree = tu.tree_flatten(primals)
-  weak = [weak_float(p) for p in p_leaves]
   p_leaves = [as_tensor(p) for p in p_leaves]
   t_phs = [placeholder(tuple(p.shape), p.dtype, p.device) for p in p_leaves]
-  outs, tans, out_tree, aux = _jvp_flat(lambda *a: fun(*a), p_leaves, t_phs, p_tree, has_aux, weak=weak)
+  outs, tans, out_tree, aux = _jvp_flat(lambda *a: fun(*a), p_leaves, t_phs, p_tree, has_aux)
   keys = list(dict.fromkeys(p.uop for p in p_leaves))
   outer = enclosing_inputs() - set(keys)
   keys += [u for u in UOp.sink(*[t.uop for t in tans]).toposort() if u in outer] if outer else []

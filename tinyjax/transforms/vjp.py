@@ -7,7 +7,7 @@ from tinyjax import pytree as tu
 from tinyjax.dtypes import float0
 from tinyjax.complex_array import ComplexArray
 from tinyjax.core import at_top_level, transform_entry, enclosing_inputs, trace_flat, trace_scope, placeholder_subs, substitute, \
-  substitute_with_aux, jax_conventions, primal_graph, as_tensor, with_buffers, as_weak, weak_float
+  substitute_with_aux, jax_conventions, primal_graph, as_tensor, with_buffers
 from tinyjax.transforms.batching import differentiable
 from tinyjax.call_rule import shared_forwards
 
@@ -23,11 +23,10 @@ def _compute_gradients(uops: list[UOp]) -> list[UOp]:
 _gradients = GraphMemo(_compute_gradients)
 
 
-def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp", weak=None):
-  """(primals_out, out_tree, vjp_flat, residuals, aux, the outputs' weak dtypes): vjp_flat(residuals, cotangents) reads
-  the inputs only through `residuals` (the primals, and the values of enclosing transforms or jits that fun closes
-  over). `weak`: `trace_flat`'s."""
-  phs, outs, out_tree, aux, out_weak = trace_flat(fun, transform, p_leaves, p_tree, has_aux, weak)
+def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
+  """(primals_out, out_tree, vjp_flat, residuals, aux): vjp_flat(residuals, cotangents) reads the inputs only through
+  `residuals` (the primals, and the values of enclosing transforms or jits that fun closes over)."""
+  phs, outs, out_tree, aux = trace_flat(fun, transform, p_leaves, p_tree, has_aux)
   subs = placeholder_subs(phs, p_leaves)
   traced = jax_conventions([o.uop for o in outs])
   # collective markers become calls whose grad_fxn is their rule (batching.COLLECTIVE_RULES); the results get them back
@@ -39,8 +38,7 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp", weak=None):
   residuals = [Tensor(u) for u in subs.values()] + [Tensor(u) for u in closed]
 
   def vjp_flat(res: list[Tensor], cts: list[Tensor]) -> list[Tensor]:
-    # (a weak output's cotangent, weak as JAX's, at the output's stored width)
-    pairs = [(o, c.uop if c.dtype == o.dtype else c.uop.cast(o.dtype)) for o, c in zip(traced, cts, strict=True) if dtypes.is_float(o.dtype)]
+    pairs = [(o, c.uop) for o, c in zip(traced, cts, strict=True) if dtypes.is_float(o.dtype)]
     # tinygrad hands a custom call's grad_fxn only the cotangents of outputs that have one, without their positions:
     # give every output of a multi-output custom call a (zero) cotangent, so the positions are all there
     pairs += [(fn.gettuple(i), fn.gettuple(i).const_like(0)) for fn in UOp.sink(*traced).toposort()
@@ -60,7 +58,7 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp", weak=None):
       g = substitute(g, shared)
       for p, u in zip(primals_out, substitute([p.uop for p in primals_out], shared), strict=True): p.uop = u
     return [Tensor(u) for u in g]
-  return primals_out, out_tree, vjp_flat, residuals, aux, out_weak
+  return primals_out, out_tree, vjp_flat, residuals, aux
 
 
 _VJP_ARGS_MSG = """
@@ -89,9 +87,8 @@ arguments rather than in a tuple, this error can arise.
 def vjp(fun: Callable, *primals, has_aux: bool = False):
   """jax.vjp: (primals_out, vjp_fn[, aux]); vjp_fn(cotangents) returns one cotangent per primal, as a tuple."""
   p_leaves, p_tree = tu.tree_flatten(primals)
-  weak = [weak_float(p) for p in p_leaves]   # Python floats: weak inside fun, and so are their cotangents (JAX)
   p_leaves = [as_tensor(p) for p in p_leaves]
-  outs, out_tree, vjp_flat, residuals, aux, out_weak = _vjp_flat(fun, p_leaves, p_tree, has_aux, weak=weak)
+  outs, out_tree, vjp_flat, residuals, aux = _vjp_flat(fun, p_leaves, p_tree, has_aux)
   # JAX's complex convention: the vjp of the pair of real parts, between conjugates (cotangent in, cotangents out)
   p_imag, out_imag = tu.imaginary_parts(primals), tu.imaginary_parts(tu.tree_unflatten(out_tree, outs))
 
@@ -102,8 +99,6 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     if c_tree != out_tree:
       raise ValueError(f"unexpected tree structure of argument to vjp function: got {c_tree}, but expected to match "
                        f"the structure of the differentiated function's output {out_tree}")
-    # the cotangents of weak inputs are weak unless a weak output's cotangent is given strongly typed (as JAX's)
-    weak_cts = all(weak_float(c) is not None or w is None for c, w in zip(c_leaves, out_weak, strict=True))
     c_leaves = [as_tensor(c, like=o) for o, c in zip(outs, c_leaves, strict=True)]
     for o, c in zip(outs, c_leaves, strict=True):
       if tuple(o.shape) != tuple(c.shape) or (dtypes.is_float(o.dtype) and o.dtype != c.dtype):
@@ -112,11 +107,10 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
                          f"of the differentiated function had JAX type {dtype_name(o.dtype)}{list(o.shape)}")
     if any(out_imag): c_leaves = [-c if m else c for c, m in zip(c_leaves, out_imag, strict=True)]
     cts = vjp_flat(res, c_leaves)
-    if weak_cts: cts = as_weak(cts, weak)
     if any(p_imag): cts = [-c if m else c for c, m in zip(cts, p_imag, strict=True)]
     return tu.tree_unflatten(p_tree, cts)
 
-  res = (tu.tree_unflatten(out_tree, as_weak(outs, out_weak)), tu.Partial(vjp_fn, residuals))
+  res = (tu.tree_unflatten(out_tree, outs), tu.Partial(vjp_fn, residuals))
   return res + (aux,) if has_aux else res
 
 

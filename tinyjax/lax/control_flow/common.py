@@ -8,7 +8,7 @@ from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp
 from tinyjax.transforms.vmap import vmap
 from tinyjax.lax.host_call import Type, Body
-from tinyjax.dtypes import short_type, weak_float
+from tinyjax.dtypes import short_type, weak_dtype_of
 from tinyjax import pytree as tu
 
 T = TypeVar("T")
@@ -47,6 +47,11 @@ def _flat(x) -> tuple[list[Tensor], Any]:
   return [as_tensor(leaf) for leaf in leaves], tree
 
 def _paths(x) -> list[tuple]: return tu.optree.tree_paths(x, namespace=tu.NAMESPACE)
+
+def weak_float(x) -> DType | None:
+  """weakfloat for a weakly typed float (a Python float, a weak array), else None. A weak int is kept strong: tinygrad
+  stores a computed weak int at 32 bits, where JAX's width with x64 is 64."""
+  return dtypes.weakfloat if weak_dtype_of(x) == dtypes.weakfloat else None
 
 def _flat_weak(x) -> tuple[list[Tensor], Any, list[DType | None]]:
   """_flat, with each leaf's `weak_float`."""

@@ -22,9 +22,9 @@ from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
 from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, \
-  _flat_weak, as_weak, weak_kept, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
+  _flat_weak, as_weak, weak_float, weak_kept, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
 from tinyjax import pytree as tu
-from tinyjax.dtypes import weak_dtype_of, weak_float
+from tinyjax.dtypes import weak_dtype_of
 
 __all__ = ["scan", "fori_loop", "while_loop", "map", "associative_scan"]
 
