@@ -63,10 +63,6 @@ def as_weak(xs: list[Tensor], weak: Sequence[DType | None]) -> list[Tensor]:
   was a Python number or a weak array stays weak inside the function and outside the loop, as in JAX."""
   return [x if w is None else x.cast(w) for x, w in zip(xs, weak, strict=True)]
 
-def weak_kept(weak: Sequence[DType | None], out: Sequence[DType | None]) -> list[DType | None]:
-  """A carry stays weak only if the function returns it weak (JAX: a strong output makes the init strong)."""
-  return [w if w is not None and o is not None else None for w, o in zip(weak, out, strict=True)]
-
 
 # ---- JAX's checks of what the functions return -------------------------------------------------------------------------
 

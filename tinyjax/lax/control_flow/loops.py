@@ -22,7 +22,7 @@ from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
 from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, \
-  _flat_weak, as_weak, weak_float, weak_kept, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
+  _flat_weak, as_weak, weak_float, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
 from tinyjax import pytree as tu
 from tinyjax.dtypes import weak_dtype_of
 
@@ -300,18 +300,17 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     return init, tu.tree_unflatten(box["y_tree"], [Tensor.zeros(0, *s, dtype=d, device=device) for s, d in box["y"]])
   rule = Scan(body, nc, (0,) * len(x_leaves), box["y"], (0,) * len(box["y"]), L, reverse)
   outs = rule.call(carry + x_leaves + hidden)
-  return tu.tree_unflatten(c_tree, as_weak(outs[:nc], box["weak"])), tu.tree_unflatten(box["y_tree"], as_weak(outs[nc:], box["y_weak"]))
+  return tu.tree_unflatten(c_tree, as_weak(outs[:nc], box["carry_weak"])), tu.tree_unflatten(box["y_tree"], as_weak(outs[nc:], box["y_weak"]))
 
 def _weak_carry(box: dict, carry: list[Tensor], c_tree, types: list[Type]) -> list[Tensor] | None:
   """JAX's weak carries after a first trace of the body (in `box`): a weakly typed init takes the dtype the body returns
-  (`_promoted`), and stays weak only if the body returns it weak. The carry to trace again with, or None."""
-  same = box["carry"][0] == c_tree
-  promoted = _promoted(carry, box["promotable"], box["carry"][1] if same else types)
-  kept = weak_kept(box["weak"], box["carry_weak"] if same else [None] * len(carry))
-  if promoted is not None: kept = [w if p is c else None for w, p, c in zip(kept, promoted, carry, strict=True)]
-  if promoted is None and kept == box["weak"]: return None
-  box["weak"] = kept
-  return promoted if promoted is not None else carry
+  where that dtype differs (`_promoted`), and is strong from then on; the carry to trace again with, or None. A weak
+  init the body returns strongly typed at the same dtype is no reason to trace again (JAX's `typematch` ignores weak
+  types): the body keeps computing on a weak carry, and the result is as the body returns it."""
+  promoted = _promoted(carry, box["promotable"], box["carry"][1] if box["carry"][0] == c_tree else types)
+  if promoted is None: return None
+  box["weak"] = [w if p is c else None for w, p, c in zip(box["weak"], promoted, carry, strict=True)]
+  return promoted
 
 def _carry_name(f: Callable) -> str:
   """The name JAX gives the carry in its messages: the body function's first parameter."""
@@ -378,7 +377,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     traced = [trace(cond, types, device, "while_loop"), trace(body, types, device, "while_loop")]
   _check_carry("while_loop body", _carry_name(body_fun), c_tree, types, box["carry"][0], box["carry"][1], _paths(init_val))
   (cb, bb), ks = shared(traced, nc, device)
-  return tu.tree_unflatten(c_tree, as_weak(While(cb, bb, nc).call(carry + ks), box["weak"]))
+  return tu.tree_unflatten(c_tree, as_weak(While(cb, bb, nc).call(carry + ks), box["carry_weak"]))
 
 def map(f: Callable, xs, *, batch_size: int | None = None):   # noqa: A001 (JAX's name)
   """jax.lax.map: f applied to each slice of xs along the leading axis, as a scan (batch_size: that many at once,
