@@ -223,11 +223,14 @@ def fill(shape: tuple, value: Any, dtype: DType, device: Any = None) -> Tensor:
   """A constant array, as JAX's broadcast of a scalar. Under a trace or jit it has no buffer: it fuses into its users
   (a buffer would be a kernel of its own under jit, and a write that keeps a traced graph from being memoised). An
   eager fill is a value of its own, computed once, on `device`."""
-  if at_top_level(): return Tensor.full(shape, value, dtype=dtype, device=device)
-  return Tensor.full(shape, value, dtype=dtype, buffer=False)
+  if at_top_level() and dtype not in dtypes.weaks: return Tensor.full(shape, value, dtype=dtype, device=device)
+  return Tensor.full(shape, value, dtype=dtype, buffer=False)   # (a weak dtype has no storage: a constant too)
 
 def fill_like(t: Tensor, value: Any, dtype: DType | None = None) -> Tensor:
-  return fill(t.shape, value, dtype or t.dtype, t.device)
+  """`fill` of t's shape (and dtype, unless given); eagerly tinygrad's full_like (a sharded t gets a fill sharded
+  as it is)."""
+  if at_top_level() and (dtype or t.dtype) not in dtypes.weaks: return t.full_like(value, dtype=dtype or t.dtype)
+  return Tensor.full(t.shape, value, dtype=dtype or t.dtype, buffer=False)
 
 # ---- axes -------------------------------------------------------------------------------------------------------------
 
