@@ -229,8 +229,8 @@ def fill(shape: tuple, value: Any, dtype: DType, device: Any = None) -> Tensor:
 def fill_like(t: Tensor, value: Any, dtype: DType | None = None) -> Tensor:
   """`fill` of t's shape (and dtype, unless given); eagerly tinygrad's full_like (a sharded t gets a fill sharded
   as it is)."""
-  if at_top_level() and (dtype or t.dtype) not in dtypes.weaks: return t.full_like(value, dtype=dtype or t.dtype)
-  return Tensor.full(t.shape, value, dtype=dtype or t.dtype, buffer=False)
+  dt = dtype or t.dtype
+  return t.full_like(value, dtype=dt) if at_top_level() and dt not in dtypes.weaks else fill(t.shape, value, dt)
 
 # ---- axes -------------------------------------------------------------------------------------------------------------
 

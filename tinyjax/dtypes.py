@@ -110,6 +110,12 @@ def weak_dtype_of(x: Any) -> DType | None:
   None for anything else."""
   return x.dtype if isinstance(getattr(x, "dtype", None), DType) and x.dtype in dtypes.weaks else python_weak_dtype(x)
 
+def weak_float(x: Any) -> DType | None:
+  """weakfloat for a weakly typed float (a Python float, a weak array), else None: what lax's loops and branches keep
+  weak across their boundary. A weak int is kept strong: tinygrad stores a computed weak int at 32 bits, where JAX's
+  width with x64 is 64."""
+  return dtypes.weakfloat if weak_dtype_of(x) == dtypes.weakfloat else None
+
 def is_weak_scalar(x: Any) -> bool:
   """A Python scalar: weakly typed in JAX (it takes the dtype of the array it meets)."""
   return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)

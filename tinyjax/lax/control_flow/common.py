@@ -8,7 +8,7 @@ from tinyjax.transforms.jvp import jvp
 from tinyjax.transforms.vjp import vjp
 from tinyjax.transforms.vmap import vmap
 from tinyjax.lax.host_call import Type, Body
-from tinyjax.dtypes import short_type, weak_dtype_of
+from tinyjax.dtypes import short_type, weak_dtype_of, weak_float
 from tinyjax import pytree as tu
 
 T = TypeVar("T")
@@ -48,15 +48,15 @@ def _flat(x) -> tuple[list[Tensor], Any]:
 
 def _paths(x) -> list[tuple]: return tu.optree.tree_paths(x, namespace=tu.NAMESPACE)
 
-def weak_float(x) -> DType | None:
-  """weakfloat for a weakly typed float (a Python float, a weak array), else None. A weak int is kept strong: tinygrad
-  stores a computed weak int at 32 bits, where JAX's width with x64 is 64."""
-  return dtypes.weakfloat if weak_dtype_of(x) == dtypes.weakfloat else None
-
 def _flat_weak(x) -> tuple[list[Tensor], Any, list[DType | None]]:
   """_flat, with each leaf's `weak_float`."""
   leaves, tree = tu.tree_flatten(x)
   return [as_tensor(leaf) for leaf in leaves], tree, [weak_float(leaf) for leaf in leaves]
+
+def weak_types(leaves: list) -> dict[str, list[DType | None]]:
+  """A carry's weak types, for a loop's trace: "weak" the leaves kept weak inside the body (`weak_float`), "promotable"
+  those a body's dtype may promote (`_promoted`: weak ints too)."""
+  return {"weak": [weak_float(v) for v in leaves], "promotable": [weak_dtype_of(v) for v in leaves]}
 
 def as_weak(xs: list[Tensor], weak: Sequence[DType | None]) -> list[Tensor]:
   """Values stored at their width, weakly typed again where `weak` says: a loop's carry or a branch's operand that

@@ -22,9 +22,8 @@ from tinyjax.transforms.vmap import vmap
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.lax.host_call import Type, Body, HostCallRule, trace, shared, loop_device, compiled, type_of, first_token
 from tinyjax.lax.control_flow.common import split_list, partition_list, merge_lists, at_mask, _tstr, _is_float, _flat, _paths, \
-  _flat_weak, as_weak, weak_float, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
+  _flat_weak, as_weak, weak_types, _check_carry, _promoted, _jvp, _vjp, _vmap, _broadcast, residuals
 from tinyjax import pytree as tu
-from tinyjax.dtypes import weak_dtype_of
 
 __all__ = ["scan", "fori_loop", "while_loop", "map", "associative_scan"]
 
@@ -279,7 +278,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
   L = length if length is not None else sizes[0]
   if unroll is True and L > 0: return _unrolled(f, init, xs, L, reverse)
   nc = len(carry)
-  box: dict[str, Any] = {"weak": [weak_float(v) for v in c_leaves], "promotable": [weak_dtype_of(v) for v in c_leaves]}
+  box: dict[str, Any] = weak_types(c_leaves)
   def fun(a: list[Tensor]) -> list[Tensor]:
     out = f(tu.tree_unflatten(c_tree, as_weak(a[:nc], box["weak"])), tu.tree_unflatten(x_tree, a[nc:]))
     if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -357,7 +356,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
   c_leaves, c_tree = tu.tree_flatten(init_val)
   carry = [as_tensor(v) for v in c_leaves]
   nc = len(carry)
-  box: dict[str, Any] = {"weak": [weak_float(v) for v in c_leaves], "promotable": [weak_dtype_of(v) for v in c_leaves]}
+  box: dict[str, Any] = weak_types(c_leaves)
   def cond(a: list[Tensor]) -> list[Tensor]:
     p = cond_fun(tu.tree_unflatten(c_tree, as_weak(a[:nc], box["weak"])))
     pl = tu.tree_leaves(p)
