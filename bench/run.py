@@ -8,7 +8,8 @@ writes bench/out/benchmarks_quick.md and .png instead. Both write the raw number
 
 Columns (float32 throughout; every variant gets its own realized copies of the inputs):
   tinyjax     tinyjax.jit(transform(f))(*args): median seconds per call after warm-up (replay of the captured kernels
-              into freshly allocated outputs; device synchronize included)
+              into fresh or reused output buffers; device synchronize included); every per-call column is timed in a
+              block of calls of its own, as JAX's is
   TinyJit(tj) diagnostic: the same tinyjax transform under a plain TinyJit(lambda *a: f(*a).realize()), median
               replay: tinyjax's kernels without tinyjax.jit's per-call work (signature lookup, allocating new output
               buffers so that results never alias); tinyjax - TinyJit(tj) is that wrapper's cost
@@ -76,8 +77,10 @@ def timed(fn):
 
 def medians(fns: dict, budget: float, warmup=2, min_reps=7, max_reps=1000) -> dict:
   """Median seconds per call of each fn, round-robin (one call of each per round) for len(fns) * budget seconds, so that
-  the variants see the same machine load. JAX runs in blocks of its own: on a loaded 2-core machine XLA's first call
-  after busy Python is slower (its worker threads wake up), which round-robin timing would charge to JAX."""
+  the variants see the same machine load. The bench's rows time each variant in a block of its own (one fn per call
+  here), as a user's loop calls one function: round-robin, a small call pays for the caches the variant before it
+  evicted (a 12-kernel replay of ~16 us measured ~30 us between two hand-written TinyJits' ~0.4 ms of Python), and on a
+  loaded 2-core machine XLA's first call after busy Python is slower (its worker threads wake up)."""
   gc.collect()   # tinygrad's realize scans live Tensors: start every variant from the same state
   for fn in fns.values():
     for _ in range(warmup): fn()
@@ -191,7 +194,8 @@ def run_case(c: Case, budget: float, notes: list[str]) -> dict:
   if "k tinyjax" in r and r["k tinyjax"] != r.get("k TinyJit(tj)", r["k tinyjax"]):
     notes.append(f"{label}: tinyjax.jit runs {r['k tinyjax']} kernels ({', '.join(variants[0][1].kernels(*T_of['tinyjax']))}), "
                  f"a plain TinyJit of the same transform {r['k TinyJit(tj)']}")
-  try: r.update(medians(tg_fns, budget))
+  try:
+    for key, fn in tg_fns.items(): r.update(medians({key: fn}, budget))   # in blocks, as JAX's (see medians)
   except Exception as e: fail("timing", e)
 
   if c.dense is not None:   # the dense JAX Jacobian of the spjacobian rows
