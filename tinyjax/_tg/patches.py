@@ -222,11 +222,21 @@ def _soft_copies(k, kinds=(_AxisType.UPCAST, _AxisType.UNROLL)) -> int:
   soft = [u for u in k.ast.backward_slice if u.op in _SOFT and u.op not in k.ren.code_for_op]
   return max((math.prod(lanes.get(r, 1) for r in u.ranges) for u in soft), default=0)
 
-def _soft_lanes(k) -> int:
-  """The lanes a software transcendental may be copied by: 4; none in an elementwise kernel on a CPU, whose plain loop
-  clang vectorises itself (its own vector width, branches as selects): tanh of 10^6 float32 3984 -> 520 us, exp 3100
-  -> 440 us, where tinygrad's UPCAST of 4 lanes left clang scalar code for most of the polynomial."""
-  return 1 if k.reduceop is None and not k.ren.has_local else _SOFT_LANES
+def _plain_loop(k, out):
+  """An elementwise kernel on a CPU (a renderer without locals) without an UPCAST of its innermost loop (its other
+  choices kept; out itself where they do not apply without it): a plain inner loop, which clang vectorises itself, at
+  the machine's vector width, branches as selects. tinygrad's 4 lanes are 4 copies of the scalar code, which clang
+  vectorised at most 4 wide, and often not for most of a long expression: tanh of 10^6 float32 3984 -> 520 us, exp
+  3100 -> 440 us, random.normal of 10^6 4.7 -> 1.6 ms (threefry and the normal's transform), the RK4 scan's step (its
+  tanh epilogues) 2.9 -> 1.3 us. An UPCAST of an outer axis stays: its lanes share what does not depend on them (1-D
+  Bratu's Jacobian, exp(u[i]) once per 4 rows: 58 us a Newton step with it, 66 without). The values are the same bits:
+  each element is computed by the same operations."""
+  plain = k.copy()
+  for opt in out.applied_opts:
+    if opt.op is _OptOps.UPCAST and plain.upcastable_dims[-1:] == [opt.axis]: continue
+    try: plain.apply_opt(opt)
+    except _KernelOptError: return out
+  return plain
 
 def _unroll_lanes(k, out, lanes_for):
   """out with its last UNROLL set to the first of lanes_for(out, its lanes now) that applies, else out."""
@@ -255,8 +265,9 @@ def _narrower_unroll(k, out):
 def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
   out = _orig(k)
   if not any(o.op is _OptOps.UPCAST for o in out.applied_opts) and (pre := _output_upcast(k)) is not None: out = _orig(pre)
+  if k.reduceop is None and not k.ren.has_local: return _plain_loop(k, out)
   out = _wider_unroll(k, out)
-  cap = _soft_lanes(k)
+  cap = _SOFT_LANES
   if out.upcast_size() <= cap or _soft_copies(out) <= cap: return _narrower_unroll(k, out)   # (the first: no scan of the kernel)
   capped = k.copy()
   for opt in out.applied_opts:   # the same choices, an UPCAST/UNROLL narrowed to 4 or 2 lanes, or left out
