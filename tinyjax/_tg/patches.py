@@ -2,7 +2,7 @@
 listed in `APPLIED` (name -> reason; docs/design.md, "What importing tinyjax changes in tinygrad", lists the same, and
 tests/test_patches.py fails when the two or the real changes differ). Moving the tinygrad pin starts here."""
 from __future__ import annotations
-import contextlib, functools, math, types
+import contextlib, functools, math, types, weakref
 from typing import Callable
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
@@ -35,7 +35,7 @@ from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels
 from tinyjax._tg import gemm as _gemm
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
-  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early, old_data_readers
+  filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early, old_data_readers, holds_host_call
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
 _installed = False
@@ -498,7 +498,17 @@ def _full(cls, shape, fill_value, dtype=None, device=None, buffer=True, orig=Ten
 # its sources (not a FUNCTION's or an opaque CALL's body), then rebuilt if they changed (its dtype as tinygrad
 # re-derives it) and the rebuilt node walked again. Other options (a pattern of its own, walk, enter_calls) stay
 # tinygrad's.
+# A FUNCTION whose body holds a host call (a LAPACK call, a loop) takes buffers: its arguments are made contiguous when
+# it is built (CallRule.node, HostCallRule), but an argument that was a placeholder then (a custom rule's primal, whose
+# contiguous() is itself) may be substituted by a computation or a view here, which tinygrad's scheduler moves into the
+# callee (slogdet's jvp rule on `2 * a`: "UOp verification failed"): such an argument gets its CONTIGUOUS here.
 _OPAQUE_BODIES = UOp._OPAQUE_CALL_BODIES
+_HOST_BODIES: weakref.WeakKeyDictionary[UOp, bool] = weakref.WeakKeyDictionary()
+
+def _buffer_args(m: UOp, src: tuple[UOp, ...]) -> tuple[UOp, ...]:
+  if m.op is not Ops.FUNCTION or all(a.has_buffer_identity() or a.op is Ops.CONTIGUOUS for a in src[1:]): return src
+  if (host := _HOST_BODIES.get(src[0])) is None: host = _HOST_BODIES[src[0]] = holds_host_call(list(src[0].src))
+  return (src[0], *[a if a.has_buffer_identity() else a.contiguous() for a in src[1:]]) if host else src
 
 def _substitute(self: UOp, dvars: dict, name=None, extra_pm=None, walk=False, enter_calls=False, orig=UOp.substitute) -> UOp:
   if extra_pm is not None or walk or enter_calls: return orig(self, dvars, name, extra_pm, walk, enter_calls)
@@ -523,7 +533,7 @@ def _substitute(self: UOp, dvars: dict, name=None, extra_pm=None, walk=False, en
       stack.extend((x, 0, None) for x in reversed(m.src) if x not in replace)
     elif stage == 1:
       assert m is not None
-      new_src = tuple(replace[x] for x in m.src)
+      new_src = _buffer_args(m, tuple(replace[x] for x in m.src))
       if all(a is b for a, b in zip(new_src, m.src, strict=True)): replace[n] = m
       else:
         rebuilt = UOp(m.op, _rebuild_dtype(m, new_src), new_src, m.arg, m.tag)
