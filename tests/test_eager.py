@@ -443,3 +443,24 @@ def test_a_placeholders_bare_buffer_left_in_a_result_raises_on_read(monkeypatch)
     for _ in range(2):
       _, pull = tinyjax.vjp(lambda x: x.prod(axis=0), Tensor(a))
       pull(Tensor(np.ones(4)))[0].numpy()
+
+
+def test_eager_graphs_with_host_calls_are_compiled_once():
+  """An eager gradient through LAPACK (its reverse pass holds host calls: a new executor and new output buffers at each
+  build) is compiled once and replayed on the next inputs; a host call's constant argument, which its executor fills,
+  keys the program by its value (a replay with another constant would compute with the first)."""
+  def f(np_): return lambda a: np_.linalg.slogdet(a @ a.T + np_.eye(4))[1]
+  r = np.random.default_rng(0)
+  xs = [r.standard_normal((4, 4)) for _ in range(4)]
+  got, counts = [], []
+  for x in xs:
+    got.append(g := tinyjax.grad(f(tnp))(Tensor(x)))
+    g.numpy()
+    counts.append(len(_eager_programs))
+  assert_close(got, [jax.grad(f(jnp))(x) for x in xs])
+  assert counts[1:] == [counts[1]] * 3, counts
+  # a scan whose xs is a fill (a constant: its executor fills it) of a Python float that changes
+  def g(np_, lax, c): return lambda y: lax.scan(lambda s, x: (s + x * y, None), np_.zeros(3), np_.full((3, 3), c))[0]
+  y = r.standard_normal(3)
+  for c in (1.0, 2.0, 1.0, 3.5):
+    assert_close(tinyjax.vjp(g(tnp, tinyjax.lax, c), Tensor(y))[0], g(jnp, jax.lax, c)(y))

@@ -633,10 +633,28 @@ def _body_key(body: UOp) -> tuple:
   index: dict[UOp, int] = {}
   parts: list[tuple] = []
   for u in body.toposort(enter_calls=False):
-    arg = (_body_key(u.src[0]), u.arg.name) if u.op is Ops.FUNCTION and isinstance(u.arg, _CallInfo) else u.arg
+    arg = _call_key(u) if u.op is Ops.FUNCTION and isinstance(u.arg, _CallInfo) else u.arg
     index[u] = len(parts)
     parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
   return tuple(parts)
+
+def _call_key(u: UOp) -> tuple:
+  """What a call computes, whatever the rules of its derivatives: its body and name; a host call (its rule `opaque`)
+  by its rule's `content_key()` and its outputs' types, as the step cache keys it: its body is the call of an executor
+  made anew at each build, with new output buffers, so two builds of the same call are one program. Raises TypeError
+  where the rule cannot say what it computes, or runs effects (a replay of its first build's executor would not run
+  them again): such a graph is computed by tinygrad."""
+  rule = u.arg.aux
+  if not getattr(rule, "opaque", False): return (_body_key(u.src[0]), u.arg.name)
+  if getattr(rule, "effectful", False): raise TypeError(f"tinyjax: the effects of {u.arg.name} run once per build")
+  return ("host", u.arg.name, rule.content_key(), tuple((o.shape, o.dtype) for o in u.src[0].src))
+
+def _host_operands(sink: UOp) -> set[UOp]:
+  """The nodes host calls' arguments are computed from, up to buffers: a constant among them is filled by the host
+  call's executor when first run (lax.host_call), so it is part of what the call computes, kept by value."""
+  calls = [u for u in sink.toposort(enter_calls=False) if u.op is Ops.FUNCTION and getattr(getattr(u.arg, "aux", None), "opaque", False)]
+  if not calls: return set()
+  return set(UOp.sink(*[a for c in calls for a in c.src[1:]]).toposort(gate=lambda x: x.op is not Ops.BUFFER, enter_calls=False))
 
 def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool) -> tuple[tuple, list[UOp], list[UOp]] | None:
   """(key, leaves, consts): what the graphs under `sink` compute whatever their buffers (the `leaves`, by position),
@@ -648,12 +666,17 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool) -> t
   leaves: dict[UOp, int] = {}
   consts: list[UOp] = []
   parts: list[tuple] = []
+  by_value = _host_operands(sink) if values_only else set()
   for u in sink.toposort(enter_calls=False):
     if reject(u): return None
     arg: Any = u.arg
     if u.op is Ops.BUFFER: arg = ("leaf", leaves.setdefault(u, len(leaves)), u.shape, u.device)
-    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo): arg = (_body_key(u.src[0]), arg.name) if values_only else (u.src[0], arg)
-    elif values_only and u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype):
+    elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo):
+      if not values_only: arg = (u.src[0], arg)
+      else:
+        try: arg = _call_key(u)
+        except TypeError: return None
+    elif values_only and u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype) and u not in by_value:
       arg = ("const", len(consts))
       consts.append(u)
     index[u] = len(parts)
