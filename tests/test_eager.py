@@ -464,3 +464,19 @@ def test_eager_graphs_with_host_calls_are_compiled_once():
   y = r.standard_normal(3)
   for c in (1.0, 2.0, 1.0, 3.5):
     assert_close(tinyjax.vjp(g(tnp, tinyjax.lax, c), Tensor(y))[0], g(jnp, jax.lax, c)(y))
+
+
+def test_eager_gradients_through_custom_rules_leave_no_traced_values_alive():
+  """A custom_jvp call's rule lives as long as graphs holding the call (in caches); it kept the function's traced
+  outputs, which every later eager transform scanned (realize_pending): 2 more per call, 28 -> 10 ms an eager grad of
+  slogdet at n = 8 once fixed."""
+  import gc
+  f = tinyjax.grad(lambda a: tnp.linalg.slogdet(a)[1])
+  a = Tensor(np.random.default_rng(0).standard_normal((4, 4)) + 4 * np.eye(4))
+  def traced() -> int:
+    gc.collect()
+    return sum(tinyjax.core.traced_by(t) is not None for t in _tg.live_tensors() if _tg.is_lazy(t))
+  f(a).numpy()
+  before = traced()
+  for _ in range(5): f(a).numpy()
+  assert traced() == before

@@ -343,7 +343,9 @@ def _outputs(box: dict, tree, leaves: list) -> list[Tensor]:
   structure and which leaves are weak: they are stored at their width and weak again outside the call, as in JAX."""
   outs = [_as_leaf(o) for o in leaves]
   if "tree" not in box:
-    box["tree"], box["outs"] = tree, outs
+    # their types, not the Tensors: the box lives as long as the call's rule (in caches of graphs holding the call),
+    # and traced Tensors kept there would be scanned by every eager transform (realize_pending) long after
+    box["tree"], box["types"] = tree, [(tuple(o.shape), o.dtype, type_str(o)) for o in outs]
     box["weak"] = [o.dtype if o.dtype in dtypes.weaks else None for o in outs]
   return [_stored(o, w) for o, w in zip(outs, box["weak"], strict=True)]
 
@@ -351,9 +353,9 @@ def _matches(t: Tensor, shape: tuple, dtype) -> bool:
   """Same shape, and same dtype unless one is weak (a Python number or Tensor(2.0) takes the other's)."""
   return tuple(t.shape) == tuple(shape) and (t.dtype == dtype or t.dtype in dtypes.weaks or dtype in dtypes.weaks)
 
-def _ty_tree(tree, leaves: list[Tensor]) -> str:
+def _ty_tree(tree, types: list[str]) -> str:
   """JAX's rendering of an output's types in its container: {a: float32[], b: (float32[3],)}."""
-  return str(tu.tree_unflatten(tree, [type_str(l) for l in leaves])).replace("'", "")
+  return str(tu.tree_unflatten(tree, types)).replace("'", "")
 
 def _keystr(path) -> str: return "".join(f"[{k!r}]" for k in path)
 
@@ -384,7 +386,7 @@ class _CustomFunction:
     if not is_tracing(): return self.fun(*args)
     call = _FlatCall(self.nondiff_argnums, args)
     self._nondiff(name, call)
-    box = dict[str, Any]()   # the function's output: box["tree"] and box["outs"], once traced
+    box = dict[str, Any]()   # the function's output: box["tree"] and box["types"], once traced
     def fun(xs: list[Tensor]) -> list[Tensor]:
       o_leaves, tree = tu.tree_flatten(self.fun(*call.rebuild(xs)))
       return _outputs(box, tree, o_leaves)
@@ -406,10 +408,10 @@ class _CustomFunction:
               "residuals (i.e. values stored from the forward pass for use on the backward pass), but instead the fwd rule "
               "output's first element had ")
       return (f"Custom {rule} for function {name} must produce a pair (list or tuple of length two) where the first element "
-              f"represents the primal output {head}{of}:\n    {_ty_tree(p_tree, ps)}\nwhile the custom_{k}-decorated "
-              f"function {name} had output {of}:\n    {_ty_tree(box['tree'], box['outs'])}{end}")
+              f"represents the primal output {head}{of}:\n    {_ty_tree(p_tree, [type_str(p) for p in ps])}\nwhile the custom_{k}-decorated "
+              f"function {name} had output {of}:\n    {_ty_tree(box['tree'], [t for _, _, t in box['types']])}{end}")
     if p_tree != box["tree"]: raise TypeError(msg("of the same container/pytree structure", "container/pytree structure", "."))
-    if not all(_matches(p, o.shape, o.dtype) for p, o in zip(ps, box["outs"], strict=True)):
+    if not all(_matches(p, shape, dtype) for p, (shape, dtype, _) in zip(ps, box["types"], strict=True)):
       raise TypeError(msg("with leaves of the same shape/dtype", "shapes/dtypes of", ""))
     return [_stored(p, w) for p, w in zip(ps, box["weak"], strict=True)]
 
