@@ -479,4 +479,4 @@ def test_eager_gradients_through_custom_rules_leave_no_traced_values_alive():
   f(a).numpy()
   before = traced()
   for _ in range(5): f(a).numpy()
-  assert traced() == before
+  assert traced() <= before   # (values other tests left may go meanwhile; a leak adds 2 per call)
