@@ -201,7 +201,11 @@ def _cached_lower_and_compile(linear: UOp) -> UOp:
 # lanes). Their run time is the same at 4 lanes (bench: exp/sin reduced over 16, float32 and float64). Lanes of axes a
 # transcendental does not depend on (an UNROLL of the reduce before a tanh of its result) make no copy of it.
 _SOFT_LANES = 4
-_ACC_LANES = 32
+# the lanes of accumulators a reduce's UNROLL by 4 is widened within on a CPU: 16 (the matvec UPCAST 4 x UNROLL 4). 32
+# (UNROLL 8) ran the RK4 scan's forward step 8% faster (1.31 against 1.41 ms per 1000 steps) but doubled each such
+# kernel's code generation (~100 against ~55 ms): first calls of the bench's transforms 15-35% slower (HVP 0.71
+# against 0.48 s).
+_ACC_LANES = 16
 _SOFT = (Ops.SIN, Ops.EXP2, Ops.LOG2)
 
 def _output_upcast(k):
@@ -229,14 +233,17 @@ def _plain_loop(k, out):
   vectorised at most 4 wide, and often not for most of a long expression: tanh of 10^6 float32 3984 -> 520 us, exp
   3100 -> 440 us, random.normal of 10^6 4.7 -> 1.6 ms (threefry and the normal's transform), the RK4 scan's step (its
   tanh epilogues) 2.9 -> 1.3 us. An UPCAST of an outer axis stays: its lanes share what does not depend on them (1-D
-  Bratu's Jacobian, exp(u[i]) once per 4 rows: 58 us a Newton step with it, 66 without). The values are the same bits:
+  Bratu's Jacobian, exp(u[i]) once per 4 rows: 58 us a Newton step with it, 66 without), unless a software
+  transcendental is then copied by more than 4 lanes (each lane another copy of its polynomial: see above). The values are the same bits:
   each element is computed by the same operations."""
-  plain = k.copy()
-  for opt in out.applied_opts:
-    if opt.op is _OptOps.UPCAST and plain.upcastable_dims[-1:] == [opt.axis]: continue
-    try: plain.apply_opt(opt)
-    except _KernelOptError: return out
-  return plain
+  for every in (False, True):   # a software transcendental copied by more lanes than 4: no UPCAST at all
+    plain = k.copy()
+    for opt in out.applied_opts:
+      if opt.op is _OptOps.UPCAST and (every or plain.upcastable_dims[-1:] == [opt.axis]): continue
+      try: plain.apply_opt(opt)
+      except _KernelOptError: return out
+    if every or _soft_copies(plain) <= _SOFT_LANES: return plain
+  return out
 
 def _unroll_lanes(k, out, lanes_for):
   """out with its last UNROLL set to the first of lanes_for(out, its lanes now) that applies, else out."""
@@ -257,9 +264,10 @@ def _wider_unroll(k, out):
   return _unroll_lanes(k, out, lambda o, now: [n for n in (16, 8) if now == 4 and o.upcast_size() // 4 * n <= _ACC_LANES])
 
 def _narrower_unroll(k, out):
-  """out with a reduce's UNROLL narrowed where the kernel has over twice _ACC_LANES lanes of accumulators (tinygrad
-  unrolls a reduce of up to 32 whole: 4x4 outputs x 32 lanes made 512 accumulators, slow to generate and spilled)."""
-  return _unroll_lanes(k, out, lambda o, now: [n for n in (16, 8, 4, 2) if n < now and o.upcast_size() // now * n <= _ACC_LANES]
+  """out with a reduce's UNROLL narrowed where the kernel has over twice _ACC_LANES lanes of accumulators, to within
+  _ACC_LANES, or to 2 (tinygrad unrolls a reduce of up to 32 whole: 4x4 outputs x 32 lanes made 512 accumulators, slow
+  to generate and spilled)."""
+  return _unroll_lanes(k, out, lambda o, now: [n for n in (16, 8, 4, 2) if n < now and (o.upcast_size() // now * n <= _ACC_LANES or n == 2)]
                        if o.upcast_size() > 2 * _ACC_LANES else [])
 
 def _hand_coded_optimizations(k, _orig=_heuristic.hand_coded_optimizations):
