@@ -234,8 +234,8 @@ def _plain_loop(k, out):
   3100 -> 440 us, random.normal of 10^6 4.7 -> 1.6 ms (threefry and the normal's transform), the RK4 scan's step (its
   tanh epilogues) 2.9 -> 1.3 us. An UPCAST of an outer axis stays: its lanes share what does not depend on them (1-D
   Bratu's Jacobian, exp(u[i]) once per 4 rows: 58 us a Newton step with it, 66 without), unless a software
-  transcendental is then copied by more than 4 lanes (each lane another copy of its polynomial: see above). The values are the same bits:
-  each element is computed by the same operations."""
+  transcendental is then copied by more than 4 lanes (each lane another copy of its polynomial: see above). The
+  values are the same bits: each element is computed by the same operations."""
   for every in (False, True):   # a software transcendental copied by more lanes than 4: no UPCAST at all
     plain = k.copy()
     for opt in out.applied_opts:
