@@ -11,7 +11,7 @@ from tinygrad.uop.ops import Ops
 import tinyjax
 import tinyjax.numpy as tnp
 from tinyjax import _tg
-from tinyjax._tg.runtime import _eager_programs
+from tinyjax._tg import runtime as _runtime
 from jnp_table import x64_off
 from conftest import assert_close, kernel_count
 
@@ -59,7 +59,7 @@ def test_eager_adam_loop_as_jax_with_concrete_state_and_no_new_programs():
   counts = []
   def check(i, state):
     if i >= 2:   # the previous iteration's state went into this iteration's grad
-      counts.append(len(_eager_programs))
+      counts.append(_runtime.eager_compiles)
   with x64_off():
     got = _adam(tinyjax, tnp, 8, check)
     want = _adam(jax, jnp, 8)
@@ -456,7 +456,7 @@ def test_eager_graphs_with_host_calls_are_compiled_once():
   for x in xs:
     got.append(g := tinyjax.grad(f(tnp))(Tensor(x)))
     g.numpy()
-    counts.append(len(_eager_programs))
+    counts.append(_runtime.eager_compiles)
   assert_close(got, [jax.grad(f(jnp))(x) for x in xs])
   assert counts[1:] == [counts[1]] * 3, counts
   # a scan whose xs is a fill (a constant: its executor fills it) of a Python float that changes
@@ -480,3 +480,15 @@ def test_eager_gradients_through_custom_rules_leave_no_traced_values_alive():
   before = traced()
   for _ in range(5): f(a).numpy()
   assert traced() <= before   # (values other tests left may go meanwhile; a leak adds 2 per call)
+
+
+def test_eager_programs_are_bounded(monkeypatch):
+  # a long eager program of ever new shapes keeps at most _MAX_EAGER_PROGRAMS programs (the oldest go), and an evicted
+  # structure is compiled again, with its values right
+  monkeypatch.setattr(_runtime, "_MAX_EAGER_PROGRAMS", 3)
+  for n in [2, 3, 4, 5, 6, 2]:
+    x = Tensor(np.arange(n, dtype=np.float32)).realize()
+    y = x * 2 + 1
+    _tg.realize_lazy([y])
+    np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 2 + 1)
+    assert len(_runtime._eager_programs) <= 3

@@ -623,6 +623,8 @@ def _liftable(c: UOp, users: dict[UOp, set]) -> bool:
   return len(ds := users.get(c, set())) == 1 and dtypes.is_float(next(iter(ds)))
 
 _eager_programs: dict[tuple, _EagerProgram] = {}
+_MAX_EAGER_PROGRAMS = 1024   # the oldest goes first (a long program of ever new shapes kept every one)
+eager_compiles = 0           # programs compiled by realize_lazy (read by tests)
 
 @functools.lru_cache(maxsize=512)
 def _body_key(body: UOp) -> tuple:
@@ -990,7 +992,10 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
     users = _user_dtypes(sink) if prog is not None else {}
     lifted = () if prog is None else tuple(i for i in range(len(consts)) if i in prog.lifted or
                                            (values[i] != prog.values[i] and _liftable(consts[i], users)))
+    if prog is None and len(_eager_programs) >= _MAX_EAGER_PROGRAMS: _eager_programs.pop(next(iter(_eager_programs)))
     prog = _eager_programs[key] = _EagerProgram(sink, list(ins), consts, lifted, device)
+    global eager_compiles
+    eager_compiles += 1
   bufs = list(ins)
   if prog.lifted: bufs.append(filled_buffer(np.array([float(values[i]) for i in prog.lifted], np.float64), device))
   made = [allocated_buffer(s, d, device) for s, d in prog.out_types]
