@@ -11,7 +11,7 @@ from tinygrad.uop.ops import Ops
 import tinyjax
 import tinyjax.numpy as tnp
 from tinyjax import _tg
-from tinyjax._tg import runtime as _runtime
+import tinyjax._tg.runtime as _runtime
 from jnp_table import x64_off
 from conftest import assert_close, kernel_count
 

@@ -992,7 +992,7 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
     users = _user_dtypes(sink) if prog is not None else {}
     lifted = () if prog is None else tuple(i for i in range(len(consts)) if i in prog.lifted or
                                            (values[i] != prog.values[i] and _liftable(consts[i], users)))
-    if prog is None and len(_eager_programs) >= _MAX_EAGER_PROGRAMS: _eager_programs.pop(next(iter(_eager_programs)))
+    while prog is None and len(_eager_programs) >= _MAX_EAGER_PROGRAMS: _eager_programs.pop(next(iter(_eager_programs)))
     prog = _eager_programs[key] = _EagerProgram(sink, list(ins), consts, lifted, device)
     global eager_compiles
     eager_compiles += 1
