@@ -19,7 +19,7 @@ from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data
 from tinyjax.call_rule import CallRule
 from tinyjax.core import traced_by, is_tracing, trace_scope, trace_state, pending, substitute, TracedMarker, perturbed
 from tinyjax.errors import UnexpectedTracerError
-from tinyjax.dtypes import type_str, weak_storage_dtype
+from tinyjax.dtypes import type_str, short_type, weak_storage_dtype
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.vjp import vjp
 from tinyjax import pytree as tu
@@ -345,7 +345,7 @@ def _outputs(box: dict, tree, leaves: list) -> list[Tensor]:
   if "tree" not in box:
     # their types, not the Tensors: the box lives as long as the call's rule (in caches of graphs holding the call),
     # and traced Tensors kept there would be scanned by every eager transform (realize_pending) long after
-    box["tree"], box["types"] = tree, [(tuple(o.shape), o.dtype, type_str(o)) for o in outs]
+    box["tree"], box["types"] = tree, [(tuple(o.shape), o.dtype) for o in outs]
     box["weak"] = [o.dtype if o.dtype in dtypes.weaks else None for o in outs]
   return [_stored(o, w) for o, w in zip(outs, box["weak"], strict=True)]
 
@@ -409,9 +409,9 @@ class _CustomFunction:
               "output's first element had ")
       return (f"Custom {rule} for function {name} must produce a pair (list or tuple of length two) where the first element "
               f"represents the primal output {head}{of}:\n    {_ty_tree(p_tree, [type_str(p) for p in ps])}\nwhile the custom_{k}-decorated "
-              f"function {name} had output {of}:\n    {_ty_tree(box['tree'], [t for _, _, t in box['types']])}{end}")
+              f"function {name} had output {of}:\n    {_ty_tree(box['tree'], [short_type(d, sh) for sh, d in box['types']])}{end}")
     if p_tree != box["tree"]: raise TypeError(msg("of the same container/pytree structure", "container/pytree structure", "."))
-    if not all(_matches(p, shape, dtype) for p, (shape, dtype, _) in zip(ps, box["types"], strict=True)):
+    if not all(_matches(p, shape, dtype) for p, (shape, dtype) in zip(ps, box["types"], strict=True)):
       raise TypeError(msg("with leaves of the same shape/dtype", "shapes/dtypes of", ""))
     return [_stored(p, w) for p, w in zip(ps, box["weak"], strict=True)]
 

@@ -72,7 +72,11 @@ def call_kind(u: UOp, inline_custom: bool) -> str | None:
 
 def _inlined(fn: UOp, inline_custom: bool) -> bool:
   # a custom call whose body is a host call (control flow: `opaque` rules) is never inlined: its body is no graph of ops
-  return (rule := custom_rule_of(fn)) is None or (inline_custom and not getattr(rule, "opaque", False))
+  return custom_rule_of(fn) is None or (inline_custom and not is_host_call(fn))
+
+def is_host_call(u: UOp) -> bool:
+  """u is the FUNCTION of a call whose body is a host call (its rule `opaque`: loops, branches, LAPACK, FFT)."""
+  return u.op is Ops.FUNCTION and getattr(custom_rule_of(u), "opaque", False)
 
 def inline_call(gettuple: UOp) -> UOp:
   """GETTUPLE(FUNCTION(body, *args)) -> the body's output with its PARAMs replaced by the call's arguments."""

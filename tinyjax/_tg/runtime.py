@@ -19,7 +19,7 @@ from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_bu
 from tinyjax._tg import cpu_graph
 from tinyjax._tg.gemm import GemmProgram
 from tinyjax._tg.fold import folded_scalar, folded_value
-from tinyjax._tg.ir import unfilled, stored_once
+from tinyjax._tg.ir import unfilled, stored_once, is_host_call
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
 
@@ -646,29 +646,27 @@ def _call_key(u: UOp) -> tuple:
   made anew at each build, with new output buffers, so two builds of the same call are one program. Raises TypeError
   where the rule cannot say what it computes, or runs effects (a replay of its first build's executor would not run
   them again): such a graph is computed by tinygrad."""
-  rule = u.arg.aux
-  if not getattr(rule, "opaque", False): return (_body_key(u.src[0]), u.arg.name)
-  if getattr(rule, "effectful", False): raise TypeError(f"tinyjax: the effects of {u.arg.name} run once per build")
+  if not is_host_call(u): return (_body_key(u.src[0]), u.arg.name)
+  if getattr(rule := u.arg.aux, "effectful", False): raise TypeError(f"tinyjax: the effects of {u.arg.name} run once per build")
   return ("host", u.arg.name, rule.content_key(), tuple((o.shape, o.dtype) for o in u.src[0].src))
 
-def _host_operands(sink: UOp) -> set[UOp]:
-  """The nodes host calls' arguments are computed from, up to buffers: a constant among them is filled by the host
-  call's executor when first run (lax.host_call), so it is part of what the call computes, kept by value."""
-  calls = [u for u in sink.toposort(enter_calls=False) if u.op is Ops.FUNCTION and getattr(getattr(u.arg, "aux", None), "opaque", False)]
-  if not calls: return set()
+def _host_operands(calls: list[UOp]) -> set[UOp]:
+  """The nodes these host calls' arguments are computed from, up to buffers: a constant among them is filled by the
+  host call's executor when first run (lax.host_call), so it is part of what the call computes, kept by value."""
   return set(UOp.sink(*[a for c in calls for a in c.src[1:]]).toposort(gate=lambda x: x.op is not Ops.BUFFER, enter_calls=False))
 
-def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool) -> tuple[tuple, list[UOp], list[UOp]] | None:
+def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool,
+               by_value: set[UOp] | None = None) -> tuple[tuple, list[UOp], list[UOp]] | None:
   """(key, leaves, consts): what the graphs under `sink` compute whatever their buffers (the `leaves`, by position),
   None if `reject` holds for a node. A call is its body's node (not entered) and CallInfo, its arguments sources like
   any other. `values_only` (a key of the values, for realize_lazy): a call by its name only (its derivative rule does
-  not change its value) and float constants by position (`consts`: their values are compared apart); else constants
-  by value."""
+  not change its value) and float constants by position (`consts`: their values are compared apart), but those in
+  `by_value` (what host calls' arguments are computed from); else constants by value."""
   index: dict[UOp, int] = {}
   leaves: dict[UOp, int] = {}
   consts: list[UOp] = []
   parts: list[tuple] = []
-  by_value = _host_operands(sink) if values_only else set()
+  hosts: list[UOp] = []
   for u in sink.toposort(enter_calls=False):
     if reject(u): return None
     arg: Any = u.arg
@@ -678,11 +676,14 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool) -> t
       else:
         try: arg = _call_key(u)
         except TypeError: return None
-    elif values_only and u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype) and u not in by_value:
+        if is_host_call(u): hosts.append(u)
+    elif values_only and u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype) and (by_value is None or u not in by_value):
       arg = ("const", len(consts))
       consts.append(u)
     index[u] = len(parts)
     parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
+  # (once more, with the constants host calls fill keyed by value: only for graphs that hold one)
+  if hosts and by_value is None: return _structure(sink, reject, values_only, _host_operands(hosts))
   return tuple(parts), list(leaves), consts
 
 def _not_memoisable(u: UOp) -> bool:
@@ -942,6 +943,7 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   (_EAGER_UNSUPPORTED, buffers on several devices, device-less constants) go through tinygrad's realize. `early` (values computed before a
   transform starts): graphs over placeholders or unallocated buffers (a transform's pending values, linearize's
   tangents) are left as they are: tinygrad would allocate the placeholders and compute on garbage."""
+  global eager_compiles
   if (held := _eager_writes(tensors, early)) is not None:
     # (values that held a write are not `computed_early`, as when tinygrad's realize did the write: they are state)
     if early and (state := [t for t in held if is_lazy(t)]): realize_lazy(state)
@@ -994,7 +996,6 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
                                            (values[i] != prog.values[i] and _liftable(consts[i], users)))
     while prog is None and len(_eager_programs) >= _MAX_EAGER_PROGRAMS: _eager_programs.pop(next(iter(_eager_programs)))
     prog = _eager_programs[key] = _EagerProgram(sink, list(ins), consts, lifted, device)
-    global eager_compiles
     eager_compiles += 1
   bufs = list(ins)
   if prog.lifted: bufs.append(filled_buffer(np.array([float(values[i]) for i in prog.lifted], np.float64), device))
