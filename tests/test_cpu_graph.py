@@ -133,7 +133,7 @@ def test_solve_in_a_loop_is_lapack_bit_for_bit():
     for _ in range(2):
       for g, w in zip(got(Tensor(a), Tensor(b)), want, strict=True): np.testing.assert_array_equal(g.numpy(), np.asarray(w))
 
-def test_lapack_rows_of_a_replay_are_jax_bit_for_bit(monkeypatch):
+def test_library_rows_of_a_replay_are_jax_bit_for_bit(monkeypatch):
   """A jitted function whose LAPACK and BLAS calls make rows (Cholesky: potrf; triangular solves: trsm, from either
   side, transposed, unit diagonal; LU: getrf, its pivots and permutation; solve and inv; QR: geqrf, orgqr, reduced and
   complete, tall and wide; eigh: syevd; SVD: gesdd, full, reduced, values alone) replays as one table, one call into
@@ -166,6 +166,47 @@ def test_lapack_rows_of_a_replay_are_jax_bit_for_bit(monkeypatch):
         if i == 9: np.testing.assert_allclose(g.numpy(), np.asarray(w), rtol=4 * np.finfo(dt).eps)
         else: np.testing.assert_array_equal(g.numpy(), np.asarray(w))
       if k: assert len(calls) == 1   # (replays: the first call captures)
+
+def test_fft_rows_are_numpy_pocketfft_bit_for_bit(monkeypatch):
+  """A jitted function's FFTs (complex, inverse, real of even and odd lengths, inverse real with the input padded and
+  cut, batched along a moved axis; in a loop's step and in its gradient's) are rows calling numpy's pocketfft loop:
+  one call into compiled code per replay, no step from Python, the eager call's values bit for bit (the same loops),
+  JAX's (ducc) to rounding; float64 and float32."""
+  def f(np_, lax):
+    def g(x, z):
+      a = (np_.fft.fft(z), np_.fft.ifft(z, axis=0), np_.fft.rfft(x), np_.fft.rfft(x[:, :7]), np_.fft.irfft(z, 10),
+           np_.fft.irfft(z, 5), np_.fft.irfft(z[:, :3], 9))
+      step = lambda i, v: np_.fft.rfft(np_.fft.irfft(v, 8) ** 2) * 0.1 + v   # noqa: E731
+      return a, lax.fori_loop(0, 3, step, np_.fft.rfft(x[:, :8]))
+    return g
+  calls, real = [], tinyjax._tg.cpu_graph.run
+  monkeypatch.setattr("tinyjax._tg.cpu_graph.run", lambda device, c: (calls.append(c), real(device, c))[1])
+  rng = np.random.default_rng(4)
+  for dt, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+    x = rng.standard_normal((3, 8)).astype(dt)
+    z = (rng.standard_normal((3, 6)) + 1j * rng.standard_normal((3, 6))).astype(np.result_type(dt, np.complex64))
+    want = ref(lambda: jax.jit(f(jnp, jax.lax))(x, z))
+    eager = f(tnp, tl)(tnp.asarray(x), tnp.asarray(z))
+    got = tinyjax.jit(f(tnp, tl))
+    for k in range(3):
+      args = tnp.asarray(x), tnp.asarray(z)
+      calls.clear()
+      with monkeypatch.context() as m:
+        if k: m.setattr(Step, "run", lambda self, *a: pytest.fail("a step ran from Python"))
+        out = got(*args)
+      if k: assert len(calls) == 1   # (before the reads below: a complex array's read computes)
+      for g_, e, w in zip(*(tinyjax.tree_util.tree_leaves(t) for t in (out, eager)), jax.tree_util.tree_leaves(want), strict=True):
+        np.testing.assert_array_equal(np.asarray(g_), np.asarray(e))
+        np.testing.assert_allclose(np.asarray(g_), np.asarray(w), rtol=tol, atol=tol)
+  # the gradient through a loop of FFTs: its reverse step's FFTs (the transposes) are rows too
+  def loss(np_, lax):
+    return lambda x: np_.abs(lax.fori_loop(0, 3, lambda i, v: np_.fft.rfft(np_.fft.irfft(v, 8) ** 2) * 0.1 + v, np_.fft.rfft(x))).sum()
+  x = rng.standard_normal(8)
+  want = ref(lambda: jax.jit(jax.grad(loss(jnp, jax.lax)))(x))
+  g = tinyjax.jit(tinyjax.grad(loss(tnp, tl)))
+  assert_close(g(Tensor(x)), want)
+  monkeypatch.setattr(Step, "run", lambda self, *a: pytest.fail("a step ran from Python"))
+  assert_close(g(Tensor(x)), want)
 
 def test_nested_kernel_count_is_the_python_launches(monkeypatch):
   """The executor counts every kernel it launches in nested loops (GlobalCounters), as the Python launches do."""

@@ -55,6 +55,7 @@ static void cholesky(u64 potrf, u64 dbl, u64 n, u64 batch, u64 out, u64 a, u64 w
 static void tri_solve(u64 trsm, u64 dbl, u64 m, u64 k, u64 na, u64 batch, u64 flags, u64 out, u64 a, u64 b, u64 work);
 static void lu(u64 getrf, u64 dbl, u64 m, u64 n, u64 batch, u64 out, u64 pivots, u64 perm, u64 a, u64 work, u64 ipiv);
 static void factor(u64 *s, u64 o0, u64 o1, u64 o2, u64 a);
+static void fft(u64 *s, u64 o0, u64 o1, u64 i0, u64 i1);
 typedef int (*pcreate_t)(u64 *, void *, void *(*)(void *), void *);
 typedef int (*pjoin_t)(u64, void **);
 typedef struct { u64 *c, w; } job;
@@ -82,7 +83,8 @@ static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
 }
 u64 tinyjax_exec(loop *l, u64 what) {   // first in the image: its entry point (statics' addresses need no GOT)
   if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : what == 2 ? (u64)&exec_switch : what == 3 ? (u64)&gemm
-                 : what == 4 ? (u64)&cholesky : what == 5 ? (u64)&tri_solve : what == 6 ? (u64)&lu : (u64)&factor;
+                 : what == 4 ? (u64)&cholesky : what == 5 ? (u64)&tri_solve : what == 6 ? (u64)&lu : what == 7 ? (u64)&factor
+                 : (u64)&fft;
   return exec_loop(l);
 }
 static void *run_row(void *p) { job *j = (job *)p; rows(j->c, 1, j->w); return 0; }
@@ -231,6 +233,26 @@ static void factor(u64 *s, u64 o0, u64 o1, u64 o2, u64 a) {
     if (s[1]) FACTOR_ONE(double, __builtin_nan("")) else FACTOR_ONE(float, __builtin_nanf(""))
   }
 }
+// an FFT of a batch as lax.fft's FftCall runs it: numpy's pocketfft gufunc loop (numpy.fft's own, `fft_loop`) on
+// interleaved complex numbers; the real and imaginary parts are separate buffers here, interleaved into scratch a and
+// out of scratch b. s: the loop, its data, the FFT type (0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT), float64?, batch, the input's
+// and the output's lengths (complex or real numbers), the normalisation (a T in the word), a, b
+typedef void (*gufunc_t)(char **, long long *, long long *, void *);
+#define FFT_RUN(T) { \
+  T *A = (T *)s[8], *B = (T *)s[9], *I0 = (T *)i0, *I1 = (T *)i1, *O0 = (T *)o0, *O1 = (T *)o1; \
+  long long es = sizeof(T), dims[3] = {(long long)batch, (long long)nin, (long long)nout}, steps[5]; \
+  char *args[3]; \
+  if (typ != 2) for (u64 i = 0; i < batch * nin; i++) { A[2 * i] = I0[i]; A[2 * i + 1] = I1[i]; } \
+  args[0] = typ == 2 ? (char *)I0 : (char *)A; args[1] = (char *)&s[7]; args[2] = typ == 3 ? (char *)O0 : (char *)B; \
+  steps[0] = (long long)nin * (typ == 2 ? es : 2 * es); steps[1] = 0; steps[2] = (long long)nout * (typ == 3 ? es : 2 * es); \
+  steps[3] = typ == 2 ? es : 2 * es; steps[4] = typ == 3 ? es : 2 * es; \
+  ((gufunc_t)s[0])(args, dims, steps, (void *)s[1]); \
+  if (typ != 3) for (u64 i = 0; i < batch * nout; i++) { O0[i] = B[2 * i]; O1[i] = B[2 * i + 1]; } \
+}
+static void fft(u64 *s, u64 o0, u64 o1, u64 i0, u64 i1) {
+  u64 typ = s[2], batch = s[4], nin = s[5], nout = s[6];
+  if (s[3]) FFT_RUN(double) else FFT_RUN(float)
+}
 typedef void (*sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *, float *, int *, float *, float *, int *);
 typedef void (*dgemm_t)(char *, char *, int *, int *, int *, double *, double *, int *, double *, int *, double *, double *, int *);
 // s: the routine, float64?, transa, transb, m, n, k, lda, ldb, ldc, the positions of C, A, B among p0-p2, their offsets
@@ -255,7 +277,7 @@ static void gemm(u64 *s, u64 p0, u64 p1, u64 p2) {
 
 WIDTH_SMALL, WIDTH_LARGE = 16, 64
 # the functions a row can call, in the order tinyjax_exec(0, what) gives their addresses
-ROUTINES = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu", "factor")
+ROUTINES = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu", "factor", "fft")
 
 def routine(device: str, name: str) -> int:
   """The address of the executor's function `name` (one of ROUTINES) for this CPU device (an executor must exist)."""
@@ -288,11 +310,11 @@ def _load(dev: Any, src: str) -> tuple:
   return prg, fn, *entries
 
 def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, cholesky_fn: int, tri_fn: int, lu_only_fn: int,
-               factor_fn: int) -> None:
+               factor_fn: int, fft_fn: int) -> None:
   """Three steps of a loop whose row is a switch, with both kinds of patch and a copy; a float64 and a float32 solve;
   a batch of two float64 and float32 matrix products, C^T = B^T A^T, A transposed; a batch of two float64 and float32
   Cholesky factors, the second failing; a triangular solve from the right with a transposed a; an LU with a pivot; a
-  QR, an eigendecomposition and an SVD (`Factor`)."""
+  QR, an eigendecomposition and an SVD (`Factor`). (The FFT row is checked with numpy's loop it calls: `pocketfft_loop`.)"""
   def addr(a: np.ndarray, i: int = 0) -> int: return a.ctypes.data + a.itemsize * i
   w, count = np.zeros(6, np.uint64), np.zeros(1, np.uint64)   # w: index, swapped word, copy's target, its 3 sources
   w[3:] = 7, 8, 9
@@ -514,6 +536,69 @@ class Factor(Nested):
                              self.iwork.ctypes.data, self.a.ctypes.data, self.x.ctypes.data, 0, *extra])
     # (no device: the spec alone, for the executor's self-test)
     self.row = [] if device is None else [routine(device, "factor"), self.spec.ctypes.data, *outs, *[0] * (3 - len(outs)), a]
+
+class Fft(Nested):
+  """A row running lax.fft's FFT (`typ`: 0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT; one axis) of a batch through numpy's
+  pocketfft loop (`pocketfft_loop`), with scratch arrays of its own: the outputs (the real and imaginary parts; IRFFT's
+  one real output), then the inputs (RFFT's one real input)."""
+  def __init__(self, device: str | None, typ: int, double: bool, batch: int, nin: int, nout: int, *values: Value,
+               loop: tuple[int, int] | None = None):
+    """`loop`: the gufunc loop and its data (pocketfft_loop's, looked up when not given)."""
+    dt = np.float64 if double else np.float32
+    fn, data = loop or pocketfft_loop(_FFT_UFUNCS[typ] if typ != 2 else "rfft_n_odd" if nin % 2 else "rfft_n_even", double)
+    fct = np.zeros(1, np.uint64)
+    fct.view(dt)[0] = 1 / (nin if typ == 1 else nout) if typ in (1, 3) else 1   # (numpy.fft's 1/n, rounded to T)
+    self.a, self.b, self.slot_words = np.zeros(max(2 * batch * nin, 1), dt), np.zeros(max(2 * batch * nout, 1), dt), []
+    self.spec = self._words([fn, data, typ, int(double), batch, nin, nout, int(fct[0]), self.a.ctypes.data, self.b.ctypes.data])
+    outs, ins = (values[:1], values[1:]) if typ == 3 else (values[:2], values[2:])
+    self.row = [] if device is None else [routine(device, "fft"), self.spec.ctypes.data, outs[0], outs[1] if len(outs) > 1 else 0,
+                                          ins[0], ins[1] if len(ins) > 1 else 0]
+
+_FFT_UFUNCS = ("fft", "ifft", "rfft", "irfft")
+_NPY_TYPES = {"f": 11, "d": 12, "g": 13, "F": 14, "D": 15, "G": 16}   # numpy's type numbers (NPY_FLOAT ... NPY_CLONGDOUBLE)
+
+@functools.cache
+def pocketfft_loop(name: str, double: bool) -> tuple[int, int]:
+  """The addresses of numpy.fft's gufunc loop `name` (numpy.fft._pocketfft_umath: fft, ifft, rfft_n_even, rfft_n_odd,
+  irfft) for float64 (`double`) or float32 and of its data, read from the ufunc object (numpy's PyUFuncObject, whose
+  fields `functions`, `data`, `ntypes`, `name` and `types` follow the object's header), after checks that they are the
+  ufunc's own: its name, its type signatures, and a transform through the executor's `fft` routine equal to numpy's.
+  Raises otherwise (no row: the FFT runs from Python)."""
+  from numpy.fft import _pocketfft_umath as pfu   # type: ignore[attr-defined]
+  u = getattr(pfu, name)
+  base, word, int32 = id(u) + object.__basicsize__, ctypes.c_uint64, ctypes.c_int32   # (the header: refcount, type)
+  nin, nout, nargs = (int32.from_address(base + 4 * i).value for i in range(3))
+  functions, data = word.from_address(base + 16).value, word.from_address(base + 24).value
+  ntypes = int32.from_address(base + 32).value
+  cname, types = word.from_address(base + 40).value, word.from_address(base + 48).value
+  if (nin, nout, nargs, ntypes) != (u.nin, u.nout, u.nargs, u.ntypes) or not cname or ctypes.string_at(cname) != name.encode() or not types:
+    raise RuntimeError(f"numpy's ufunc {name} does not have the layout expected")
+  sigs = ["".join(s.replace("->", "")) for s in u.types]
+  if list(ctypes.string_at(types, nargs * ntypes)) != [_NPY_TYPES.get(c, -1) for s in sigs for c in s]:
+    raise RuntimeError(f"numpy's ufunc {name} does not have the types {u.types}")
+  want = {"fft": "DdD", "ifft": "DdD", "rfft_n_even": "ddD", "rfft_n_odd": "ddD", "irfft": "Ddd"}[name]
+  i = sigs.index(want if double else want.translate(str.maketrans("dD", "fF")))
+  loop, arg = word.from_address(functions + 8 * i).value, (word.from_address(data + 8 * i).value if data else 0)
+  _fft_self_test(name, double, loop, arg)
+  return loop, arg
+
+def _fft_self_test(name: str, double: bool, loop: int, data: int) -> None:
+  """A batch of two transforms of length 6 (7 for rfft_n_odd) through the executor's fft routine, equal to numpy's."""
+  fn = _executor("CPU")
+  if fn is None: raise RuntimeError("no executor")
+  dt, n = (np.float64 if double else np.float32), 7 if name == "rfft_n_odd" else 6
+  x: np.ndarray = (np.arange(2 * n) % 5 - 1.5).astype(dt).reshape(2, n)
+  typ = {"fft": 0, "ifft": 1, "rfft_n_even": 2, "rfft_n_odd": 2, "irfft": 3}[name]
+  z = x + np.multiply(x[::-1], 1j)
+  want = {0: np.fft.fft(z), 1: np.fft.ifft(z), 2: np.fft.rfft(x), 3: np.fft.irfft(z[:, :n // 2 + 1], n)}[typ]
+  nin = n // 2 + 1 if typ == 3 else n
+  re, im = np.ascontiguousarray(z.real[:, :nin], dt), np.ascontiguousarray(z.imag[:, :nin], dt)
+  o0, o1 = np.zeros(want.shape, dt), np.zeros(want.shape, dt)
+  row = Fft(None, typ, double, 2, nin, want.shape[-1], 0, 0, 0, 0, loop=(loop, data))
+  ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 5)(fn[2 + ROUTINES.index("fft")])(
+    row.spec.ctypes.data, o0.ctypes.data, o1.ctypes.data, (x if typ == 2 else re).ctypes.data, im.ctypes.data)
+  got = o0 if typ == 3 else o0 + 1j * o1
+  if not np.allclose(got, want, rtol=1e-5, atol=1e-5): raise RuntimeError(f"the {name} row's self-test gave {got.ravel()}")
 
 class Switch(Nested):
   """A row running one of `branches` (tables of one width), the one `index` (a signed integer of `size` bytes) names,

@@ -326,17 +326,20 @@ _describing: list[tuple[dict[UOp, int], list[cpu_graph.Nested]]] = []
 
 def makes_rows(run: Callable) -> Callable:
   """Marks a host executor that, called while a step holding it is made into command rows (`making_rows()`), adds its
-  row (a loop by `run_steps`, a LAPACK call by `lapack_row`) instead of running: a loop holding it then runs in
+  row (a loop by `run_steps`, a LAPACK call by `library_row`) instead of running: a loop holding it then runs in
   compiled code. Its buffers then stand for the step's (markers: never read nor written)."""
   run.makes_rows = True   # type: ignore[attr-defined]
   return run
 
 def making_rows() -> bool: return bool(_describing)
 
-def lapack_row(routine: str, args: tuple, bufs: list[UOp]) -> None:
-  """(making rows) a LAPACK or BLAS routine of linalg as a row: cpu_graph's row `routine` (LuSolve, Cholesky,
-  TriangularSolve, Lu) with these arguments, then these buffers (the outputs first)."""
-  _describing[-1][1].append(getattr(cpu_graph, routine)(bufs[0].device, *args, *[_marker_value(b) for b in bufs]))
+def library_row(routine: str, args: tuple, bufs: list[UOp]) -> None:
+  """(making rows) a host library's routine as a row: cpu_graph's row `routine` (LuSolve, Cholesky, TriangularSolve,
+  Lu, Factor: LAPACK and BLAS; Fft: numpy's pocketfft) with these arguments, then these buffers (the outputs first).
+  A routine whose checks fail here (cpu_graph.pocketfft_loop's) makes no row."""
+  try: row = getattr(cpu_graph, routine)(bufs[0].device, *args, *[_marker_value(b) for b in bufs])
+  except RuntimeError as e: raise NotARow from e
+  _describing[-1][1].append(row)
 
 def switch_row(index: UOp, branches: list[tuple[Any, list[UOp]]]) -> None:
   """(making rows) a switch as a row: of the steps `branches` (each with its buffers), the one `index` (a signed integer)

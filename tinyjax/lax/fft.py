@@ -16,7 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.fft
 from tinygrad import Tensor
-from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, host_value, jit_capturing
+from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, host_value, jit_capturing, \
+  makes_rows, making_rows, library_row
 from tinyjax.core import is_tracing, as_tensor, fill_like
 from tinyjax.config import config
 from tinyjax.call_rule import is_zero
@@ -78,7 +79,19 @@ def _on_host(t: Tensor) -> bool:
 
 # ---- the host call ------------------------------------------------------------------------------------------------------
 
+try: from numpy.fft import _pocketfft_umath as _pfu   # type: ignore[attr-defined]  # numpy >= 2: numpy.fft's gufuncs
+except ImportError: _pfu = None
+
 def _numpy_fft(typ: FftType, a: np.ndarray, lengths: tuple[int, ...]) -> np.ndarray:
+  if len(lengths) == 1 and _pfu is not None:
+    # numpy.fft's own gufunc loops, called as its functions call them: the FFT's row in compiled code (cpu_graph.Fft)
+    # calls the same loops, so a replay's numbers are an eager call's (and a call costs a third of scipy.fft's)
+    # (the factor in the data's precision: a Python float would make numpy pick the float64 loop for float32 data)
+    n, complex_, real = lengths[0], np.result_type(a.dtype, np.complex64), np.finfo(a.dtype).dtype
+    if typ is FftType.RFFT: f, m, dt = (_pfu.rfft_n_odd if n % 2 else _pfu.rfft_n_even), n // 2 + 1, complex_
+    elif typ is FftType.IRFFT: f, m, dt = _pfu.irfft, n, real
+    else: f, m, dt = _pfu.fft if typ is FftType.FFT else _pfu.ifft, n, complex_
+    return f(a, real.type(1 / n if typ in (FftType.IFFT, FftType.IRFFT) else 1), out=np.empty(a.shape[:-1] + (m,), dt))
   if len(lengths) == 1:   # (scipy's 1-D entry points: a third of fftn's overhead at small n)
     if typ is FftType.FFT: return scipy.fft.fft(a)
     if typ is FftType.IFFT: return scipy.fft.ifft(a)
@@ -132,7 +145,15 @@ class FftCall(HostCallRule):
   def executor(self, ins, outs):
     shapes = [s for s, _ in outs] + [s for s, _ in ins]
     def run(bufs: list[UOp]) -> None: run_on_host(bufs, len(outs), shapes, lambda vals: self._run(vals, outs))
-    return run
+    # one axis, in float32 or float64: in a replay or a loop's step made into command rows (on the CPU), a row calling
+    # numpy's pocketfft loop from compiled code (no Python per call)
+    if len(self.fft_lengths) != 1 or _pfu is None or len({d for _, d in ins + outs} - {dtypes.float32, dtypes.float64}) or \
+       len({d for _, d in ins + outs}) != 1 or 0 in ins[0][0]: return run
+    row = (int(self.typ), ins[0][1] == dtypes.float64, math.prod(ins[0][0][:-1]), ins[0][0][-1], outs[0][0][-1])
+    def rows_or_run(bufs: list[UOp]) -> None:
+      if making_rows(): library_row("Fft", row, bufs)
+      else: run(bufs)
+    return makes_rows(rows_or_run)
 
   # The derivatives act on the pair of real parts: the jvp of a linear map is the map, its vjp the transpose of the
   # real-linear map, which for a complex-linear A is A^H (tinyjax.vjp conjugates at the boundary: JAX's convention).

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 from tinygrad import Tensor
 from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing, makes_rows, \
-  making_rows, lapack_row
+  making_rows, library_row
 from tinyjax.core import is_tracing, as_tensor, fill_like
 from tinyjax.complex_array import ComplexArray, from_data, is_complex_data
 from tinyjax.dtypes import canonical_dtype, to_inexact_dtype
@@ -166,7 +166,7 @@ class LapackCall(HostCallRule):
 
   def row(self, ins, outs) -> tuple[str, tuple] | None:
     """The routine as a row of compiled code for arguments and outputs of these types: the row's name and its
-    arguments before the buffers (`_tg.lapack_row`), or None (no row: it runs from Python)."""
+    arguments before the buffers (`_tg.library_row`), or None (no row: it runs from Python)."""
     return None
 
   def executor(self, ins, outs):
@@ -175,7 +175,7 @@ class LapackCall(HostCallRule):
     if (row := self.row(ins, outs)) is None: return run
     def rows_or_run(bufs) -> None:
       # in a replay or a loop's step made into command rows (on the CPU): the same routine called from compiled code
-      if making_rows(): lapack_row(*row, bufs)
+      if making_rows(): library_row(*row, bufs)
       else: run(bufs)
     return makes_rows(rows_or_run)
 
@@ -192,7 +192,7 @@ class LapackCall(HostCallRule):
     _, pullback = vjp(lambda *ts: tuple(self.jvp(xs, list(ts))), *[x.zeros_like() for x in xs])
     return list(pullback(tuple(cts)))
 
-_ROW_DTYPES = (dtypes.float32, dtypes.float64)   # the routines' rows (_tg.lapack_row) are real, of these precisions
+_ROW_DTYPES = (dtypes.float32, dtypes.float64)   # the routines' rows (_tg.library_row) are real, of these precisions
 
 def _failed(o: np.ndarray) -> np.ndarray: return np.full_like(o, np.nan)
 
