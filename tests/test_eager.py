@@ -492,3 +492,23 @@ def test_eager_programs_are_bounded(monkeypatch):
     _tg.realize_lazy([y])
     np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) * 2 + 1)
     assert len(_runtime._eager_programs) <= 3
+
+def test_device_less_reads_are_compiled_once(monkeypatch):
+  """A read of a device-less value that does not fold on the host (a float sum, jnp.linspace's) is computed by a
+  program found again by its structure (the value stays device-less): no tinygrad schedule, one compile for two reads
+  and for a clone into a buffer; JAX's numbers."""
+  def f(np_, c):
+    x = np_.linspace(0, 32 * np_.pi, 257)[1:]
+    return np_.cos(x / c) * (1 + np_.sin(x / c)) + np_.sum(x) / 1e4
+  want = np.asarray(f(jnp, 16.0))
+  x0 = f(tnp, 16.0)
+  np.testing.assert_allclose(x0.numpy(), want, rtol=1e-13, atol=1e-14)   # (the first read compiles)
+  monkeypatch.setattr(Tensor, "linear_with_vars", lambda *a, **k: pytest.fail("a read went to tinygrad's scheduler"))
+  before = _runtime.eager_compiles
+  for c in (16.0, 16.0):
+    x = f(tnp, c)
+    np.testing.assert_allclose(x.numpy(), want, rtol=1e-13, atol=1e-14)
+    assert x.device is None and x.uop.op is not Ops.BUFFER
+  np.testing.assert_allclose(tnp.fft.irfft(tnp.fft.rfft(f(tnp, 16.0)), 256).numpy(), want, rtol=1e-12, atol=1e-13)
+  np.testing.assert_allclose(f(tnp, 16.0).clone("CPU").numpy(), want, rtol=1e-13, atol=1e-14)
+  assert _runtime.eager_compiles - before <= 1

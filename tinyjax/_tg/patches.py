@@ -111,6 +111,12 @@ def _guard(method: str, orig: Callable):
       check_read(method, tensors)
       if method == "numpy" and (fast := _host_copy(self)) is not None: return fast
       if method in _FOLDED_READS and self.device is None and (a := folded_array(self)) is not None: return _FOLDED_READS[method](a)
+      if method in _FOLDED_READS and self.device is None and is_lazy(self) and not jit_capturing():
+        # one that does not fold here (a float reduce, over 4096 elements): computed on the default device by a program
+        # found again by its structure, the Tensor left as it is (device-less values mix with any device); tinygrad's
+        # read would clone it to the CPU through its scheduler (~2.5 ms)
+        realize_lazy([stand_in := Tensor(self.uop)], device=Device.DEFAULT)
+        if not is_lazy(stand_in): return orig(stand_in, *args, **kwargs)
       # outside a capture, lazy values are computed by programs found again by their structure (runtime.realize_lazy)
       # a read's realizes are part of the read (runtime.in_read)
       with contextlib.nullcontext() if method == "realize" else reading(method):

@@ -927,12 +927,13 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> list[Tensor] | None:
     buf = dest.src[0] if dest.op is Ops.RESHAPE else dest
     # a value of constants only (no device: `Tensor.empty(n).assign(0)`, a host call's one-element argument) is folded
     constant = folded_value(value) if value.device is None else None
-    if value.dtype != dest.dtype or (value.device is None and constant is None) or _placeholder_in(Tensor(value)): break
+    if value.dtype != dest.dtype or _placeholder_in(Tensor(value)): break
     if early and constant is None and target.op is Ops.BUFFER and _placeholder_in(Tensor(dest)): break   # (a constant: a fill)
     if buf.op is not Ops.BUFFER or not isinstance(buf.device, str) or value.device not in (None, buf.device): break
     if constant is not None: write_array(buf, np.broadcast_to(constant, tuple(int(d) for d in dest.shape)).reshape(-1).astype(np_dtype(buf.dtype)))
     else:
-      realize_lazy([v := Tensor(value).contiguous()])
+      # (a device-less value, such as a clone of `jnp.linspace(...)` to read it, is computed on the buffer's device)
+      realize_lazy([v := Tensor(value).contiguous()], device=buf.device if value.device is None else None)
       if (got := v.uop.base).op is not Ops.BUFFER or got.max_numel() != buf.max_numel(): break
       copy_buffer(buf, got)
     done[u] = dest
@@ -940,10 +941,11 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> list[Tensor] | None:
   _apply_map_to_tensors(done, name="tinyjax writes")
   return held
 
-def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
+def realize_lazy(tensors: list[Tensor], early: bool = False, device: str | None = None) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
-  found again by the graphs' structure (a graph of constants only: if it has a device). Graphs it does not take
-  (_EAGER_UNSUPPORTED, buffers on several devices, device-less constants) go through tinygrad's realize. `early` (values computed before a
+  found again by the graphs' structure (a graph of constants only: if it has a device, or on `device`, given for
+  a value written into a buffer there). Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
+  device-less constants) go through tinygrad's realize. `early` (values computed before a
   transform starts): graphs over placeholders or unallocated buffers (a transform's pending values, linearize's
   tangents) are left as they are: tinygrad would allocate the placeholders and compute on garbage."""
   global eager_compiles
@@ -982,6 +984,7 @@ def realize_lazy(tensors: list[Tensor], early: bool = False) -> None:
   # tinygrad folds them to a constant that goes on any device (a buffer on the default device would not mix with
   # sharded values); a weak dtype has no storage (`asarray(ints) * 2.5`: tinygrad stores it in its default dtype)
   devices = {b.device for b in ins} if ins else {t.device for t in tensors}
+  if not ins and devices == {None} and device is not None: devices = {device}
   if not ins: key = (key, *devices)
   if None in devices or any(t.dtype in dtypes.weaks for t in tensors): devices = set()
   if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
