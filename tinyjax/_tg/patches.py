@@ -115,7 +115,7 @@ def _guard(method: str, orig: Callable):
         # one that does not fold here (a float reduce, over 4096 elements): computed on the default device by a program
         # found again by its structure, the Tensor left as it is (device-less values mix with any device); tinygrad's
         # read would clone it to the CPU through its scheduler (~2.5 ms)
-        realize_lazy([stand_in := Tensor(self.uop)], device=Device.DEFAULT)
+        realize_lazy([stand_in := Tensor(self.uop)], on=Device.DEFAULT)
         if not is_lazy(stand_in): return orig(stand_in, *args, **kwargs)
       # outside a capture, lazy values are computed by programs found again by their structure (runtime.realize_lazy)
       # a read's realizes are part of the read (runtime.in_read)

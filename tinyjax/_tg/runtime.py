@@ -933,7 +933,7 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> list[Tensor] | None:
     if constant is not None: write_array(buf, np.broadcast_to(constant, tuple(int(d) for d in dest.shape)).reshape(-1).astype(np_dtype(buf.dtype)))
     else:
       # (a device-less value, such as a clone of `jnp.linspace(...)` to read it, is computed on the buffer's device)
-      realize_lazy([v := Tensor(value).contiguous()], device=buf.device if value.device is None else None)
+      realize_lazy([v := Tensor(value).contiguous()], on=buf.device if value.device is None else None)
       if (got := v.uop.base).op is not Ops.BUFFER or got.max_numel() != buf.max_numel(): break
       copy_buffer(buf, got)
     done[u] = dest
@@ -941,10 +941,10 @@ def _eager_writes(tensors: list[Tensor], early: bool) -> list[Tensor] | None:
   _apply_map_to_tensors(done, name="tinyjax writes")
   return held
 
-def realize_lazy(tensors: list[Tensor], early: bool = False, device: str | None = None) -> None:
+def realize_lazy(tensors: list[Tensor], early: bool = False, on: str | None = None) -> None:
   """Compute these Tensors' lazy graphs, each Tensor rebound to a new buffer holding its value, by a compiled program
-  found again by the graphs' structure (a graph of constants only: if it has a device, or on `device`, given for
-  a value written into a buffer there). Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
+  found again by the graphs' structure (a graph of constants only: if it has a device, or on the device `on`, given
+  for a device-less value read or written into a buffer there). Graphs it does not take (_EAGER_UNSUPPORTED, buffers on several devices,
   device-less constants) go through tinygrad's realize. `early` (values computed before a
   transform starts): graphs over placeholders or unallocated buffers (a transform's pending values, linearize's
   tangents) are left as they are: tinygrad would allocate the placeholders and compute on garbage."""
@@ -984,7 +984,7 @@ def realize_lazy(tensors: list[Tensor], early: bool = False, device: str | None 
   # tinygrad folds them to a constant that goes on any device (a buffer on the default device would not mix with
   # sharded values); a weak dtype has no storage (`asarray(ints) * 2.5`: tinygrad stores it in its default dtype)
   devices = {b.device for b in ins} if ins else {t.device for t in tensors}
-  if not ins and devices == {None} and device is not None: devices = {device}
+  if not ins and devices == {None} and on is not None: devices = {on}
   if not ins: key = (key, *devices)
   if None in devices or any(t.dtype in dtypes.weaks for t in tensors): devices = set()
   if len(devices) != 1 or not isinstance(device := next(iter(devices)), str):
