@@ -178,7 +178,7 @@ def summary(name: str, rs: list[float]) -> str:
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  ap.add_argument("--only", help="programs whose name contains this text")
+  ap.add_argument("--only", help="programs whose name contains this text (or one of these, comma-separated)")
   ap.add_argument("--timeout", type=float, default=300, help="seconds per run (default 300)")
   ap.add_argument("--quick", action="store_true", help="the first 10 programs only")
   ap.add_argument("--profile", action="store_true", help="a cProfile'd third run of each tinyjax program")
@@ -188,7 +188,7 @@ def main():
   if a.one:
     return child(a.one[0], Path(a.one[1]), a.timeout, a.result, a.profile)
 
-  files = [f for f in sorted(PORTS.glob("*.py")) if a.only is None or a.only in f.stem]
+  files = [f for f in sorted(PORTS.glob("*.py")) if a.only is None or any(o in f.stem for o in a.only.split(","))]
   if a.quick: files = files[:10]
   load0, t0 = os.getloadavg(), time.time()
   rows, firsts, warms, recompiles, errors = [], [], [], [], []

@@ -2,7 +2,7 @@
 listed in `APPLIED` (name -> reason; docs/design.md, "What importing tinyjax changes in tinygrad", lists the same, and
 tests/test_patches.py fails when the two or the real changes differ). Moving the tinygrad pin starts here."""
 from __future__ import annotations
-import contextlib, functools, math, types, weakref
+import contextlib, functools, math, os, types, weakref
 from typing import Callable
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
@@ -562,6 +562,19 @@ def _substitute(self: UOp, dvars: dict, name=None, extra_pm=None, walk=False, en
       pending.discard(n)
   return replace[self]
 
+# ---- a new node's recursive properties ----------------------------------------------------------------------------------
+# tinygrad computes a recursive property (a UOp's shape, ranges, device) of a new node by a gated toposort of it,
+# ~10 us per node per property: a new node of an op over nodes that have it (every op a trace builds) needs only itself
+def _recursive_get(self, x, owner=None, orig=_ops.recursive_property.__get__):
+  if x is None: return self
+  if (v := x.__dict__.get(nm := self.nm, _MISSING)) is not _MISSING: return v
+  if all(nm in s.__dict__ for s in x.src):
+    v = x.__dict__[nm] = self.fxn(x)
+    return v
+  return orig(self, x, owner)
+
+_MISSING = object()
+
 # ---- shapes of ints are not simplified ---------------------------------------------------------------------------
 # every movement op (reshape, expand, pad, shrink) simplifies its shape arguments with tinygrad's symbolic rewrite
 # (~50 us, half of an eager `x[:, 0]`); arguments that are ints (CONSTs, STACKs of CONSTs) are left as they are by it.
@@ -591,6 +604,9 @@ def install() -> None:
   global _installed
   if _installed: return
   _installed = True
+  # (a setting, not a patch: tinygrad records which Tensor method made each node, for its profiler and DEBUG names,
+  # creating a Metadata and a profiling context per method call: ~13% of a trace. Off unless the environment asks.)
+  if "TRACEMETA" not in os.environ: _helpers.TRACEMETA.value = 0
   _patch(_helpers, "db_connection", _shared_db_connection, "tinygrad's compile cache connection usable from any thread "
          "(its sqlite connection refuses the threads that did not open it; tinyjax serialises tinygrad on one lock)")
   if _helpers._db_connection is not None:   # opened while tinyjax was imported (its token's kernel): opened again, shareable
@@ -630,6 +646,8 @@ def install() -> None:
          "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call")
   _patch(UOp, "substitute", _substitute, "substitution walks the graph itself instead of through graph_rewrite (the same "
          "result, 3-5x faster)")
+  _patch(_ops.recursive_property, "__get__", _recursive_get, "a recursive property of a node whose sources have it is computed "
+         "for the node alone (tinygrad's gated toposort finds the same, ~10 us a node)")
   _patch(UOp, "simplify", _simplify, "shape arguments that are ints skip the symbolic rewrite (it leaves them as they are)")
   _patch(Tensor, "full", classmethod(_full), "a fill's value graph is built once per arguments (tinygrad's takes ~260 us)")
   _patch(Tensor, "arange", classmethod(_arange), "the graph of an arange is built once per arguments (tinygrad's takes ~1 ms)")
