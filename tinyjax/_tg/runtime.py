@@ -576,7 +576,11 @@ def filled_buffer(a: np.ndarray, device) -> UOp:
   return t.uop.base
 
 def copy_buffer(dst: UOp, src: UOp) -> None:
-  _one(dst).ensure_allocated().copy_from(_one(src).ensure_allocated())
+  d, s = _one(dst).ensure_allocated(), _one(src).ensure_allocated()
+  if d.device == s.device and hasattr(d.allocator, "_as_buffer"):   # (the CPU) memory to memory, after one synchronize:
+    d.allocator.dev.synchronize()                                   # Buffer.copy_from runs a COPY program (~0.15 ms)
+    d.allocator._as_buffer(d._buf)[:] = s.allocator._as_buffer(s._buf)
+  else: d.copy_from(s)
 
 def read_scalar(u: UOp):
   """The first element of a buffer, as a Python value (a host read: the loop's condition, the branch index)."""
