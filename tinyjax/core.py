@@ -76,8 +76,8 @@ def realize_pending() -> None:
   """Compute every live Tensor that is a lazy computation (not traced values: they have no data)."""
   # (not device-less constants nor empty arrays: nothing to compute, they stay lazy, and would be sent to tinygrad's
   # scheduler again at every transform, each time with other pending values: a new schedule each time)
-  pending = [t for t in _tg.live_tensors() if _tg.is_lazy(t) and t.uop not in _left_lazy and traced_by(t) is None
-             and t.device is not None and 0 not in t.shape]
+  pending = [t for t in _tg.live_tensors() if _tg.is_lazy(t) and t.device is not None and 0 not in t.shape
+             and t.uop not in _left_lazy and traced_by(t) is None]   # (traced_by last: a walk of t's graph)
   try: _tg.realize_lazy(pending, early=True)
   except Exception:
     # one of them cannot be computed: the others are, that one stays as it is

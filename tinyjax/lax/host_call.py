@@ -209,7 +209,7 @@ class HostCallRule(CallRule):
     # constant arguments do not reach the host call (the scheduler folds a buffer of a constant back into the constant,
     # and a host call takes buffers): its executor fills buffers with them
     fixed = {i: v for i, x in enumerate(xs) if (v := constant_array(x)) is not None}
-    n_out = len(out_types) - effectful
+    n_out, n_args = len(out_types) - effectful, len(xs)   # (the executor keeps no Tensor: `xs` are traced values)
     run, filled = self.executor([type_of(x) for x in xs], out_types[:n_out]), dict[int, UOp]()
     done: list[UOp] = []
     def with_constants(bufs: list[UOp]) -> None:
@@ -218,7 +218,7 @@ class HostCallRule(CallRule):
       for i, v in fixed.items():
         if i not in filled: filled[i] = filled_buffer(v, device)
       _EAGER_RUN.append(False)   # the host calls it runs (a loop body's callbacks) run at every step
-      try: run(outs + [filled[i] if i in fixed else next(ins) for i in range(len(xs))])
+      try: run(outs + [filled[i] if i in fixed else next(ins) for i in range(n_args)])
       finally: _EAGER_RUN.pop()
     with_constants.makes_rows = getattr(run, "makes_rows", False)   # type: ignore[attr-defined]
     outs = host_call(with_constants, out_types, [p for i, p in enumerate(params) if i not in fixed], device)
