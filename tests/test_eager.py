@@ -1,7 +1,7 @@
 """Eager values outside jit (issue 29): a transform called outside any trace computes as JAX does, at once, so that an
 un-jitted training loop carries concrete state and costs the same at every iteration; tinygrad code that never calls a
 transform keeps tinygrad's lazy semantics (its backward() included). See docs/jit.md, "Eager values"."""
-import contextlib
+import contextlib, functools
 import numpy as np
 import pytest
 import jax
@@ -10,7 +10,7 @@ from tinygrad import Tensor, dtypes
 from tinygrad.uop.ops import Ops
 import tinyjax
 import tinyjax.numpy as tnp
-from tinyjax import _tg
+from tinyjax import _tg, lax as tl
 import tinyjax._tg.runtime as _runtime
 from jnp_table import x64_off
 from conftest import assert_close, kernel_count
@@ -482,21 +482,50 @@ def test_eager_gradients_through_custom_rules_leave_no_traced_values_alive():
   assert traced() <= before   # (values other tests left may go meanwhile; a leak adds 2 per call)
 
 
-def test_host_calls_keep_no_traced_arguments_alive():
-  """A host call's executor lives as long as its node (in caches of compiled programs); it kept the traced arguments of
-  the trace that made it, which every later eager transform walked (realize_pending): 13 of them in the GP port's warm
-  run, 150 -> 126 ms once fixed."""
+def _newton_sqrt(np_, custom_vjp, vjp, while_loop):
+  """JAX's custom_vjp fixed point (docs, "Custom derivative rules"): Newton's square root, its vjp a fixed point too."""
+  @functools.partial(custom_vjp, nondiff_argnums=(0,))
+  def fixed_point(f, a, x_guess):
+    return while_loop(lambda c: np_.abs(c[0] - c[1]) > 1e-6, lambda c: (c[1], f(a, c[1])), (x_guess, f(a, x_guess)))[1]
+  def rev_iter(f, packed, u):
+    a, x_star, x_star_bar = packed
+    return x_star_bar + vjp(lambda x: f(a, x), x_star)[1](u)[0]
+  def fwd(f, a, x_init):
+    x_star = fixed_point(f, a, x_init)
+    return x_star, (a, x_star)
+  def rev(f, res, x_star_bar):
+    a, x_star = res
+    a_bar, = vjp(lambda a: f(a, x_star), a)[1](fixed_point(functools.partial(rev_iter, f), (a, x_star, x_star_bar), x_star_bar))
+    return a_bar, np_.zeros_like(x_star)
+  fixed_point.defvjp(fwd, rev)
+  return lambda a: fixed_point(lambda a, x: 0.5 * (x + a / x), a, a)
+
+@pytest.mark.parametrize("program", ["host call", "pullback out of jit", "custom_vjp residuals"])
+def test_rules_and_executors_keep_no_traced_values_alive(program):
+  """What a traced function leaves in caches keeps no traced Tensor alive: a host call's executor (it kept the traced
+  arguments: 13 of them in the GP port's warm run, which every later eager transform walked in realize_pending: 150 ->
+  126 ms once fixed), a pullback a jitted function returns (its output tree keeps it: it kept the primal outputs), a
+  custom_vjp's rule traced under an outer grad (it kept its residuals and arguments)."""
   import gc
   a = Tensor(np.random.default_rng(0).standard_normal((4, 4)) + 4 * np.eye(4))
   def traced() -> int:
     gc.collect()
     return sum(tinyjax.core.traced_by(t) is not None for t in _tg.live_tensors() if _tg.is_lazy(t))
-  counts = []
-  for i in range(4):   # a new function each time (a re-run script's jit): traced again, its host calls made again
-    f = tinyjax.jit(tinyjax.grad(lambda a, i=i: (tnp.linalg.cholesky(a @ a.T + i) ** 2).sum()))
-    np.testing.assert_allclose(f(a).numpy(), jax.grad(lambda a: (jnp.linalg.cholesky(a @ a.T + i) ** 2).sum())(a.numpy()), rtol=1e-10)
+  counts, before = [], traced()
+  for i in range(4):   # a new function each time (a re-run script's jit): traced again, its calls made again
+    if program == "host call":
+      got = tinyjax.jit(tinyjax.grad(lambda a, i=i: (tnp.linalg.cholesky(a @ a.T + i) ** 2).sum()))(a)
+      want = jax.grad(lambda a: (jnp.linalg.cholesky(a @ a.T + i) ** 2).sum())(a.numpy())
+    elif program == "pullback out of jit":
+      y, pull = tinyjax.jit(lambda a, i=i: tinyjax.vjp(lambda b: tnp.tanh(b @ b + i), a))(a)
+      got, want = pull(y)[0], jax.vjp(lambda b: jnp.tanh(b @ b + i), a.numpy())[1](np.tanh(a.numpy() @ a.numpy() + i))[0]
+    else:
+      # (the inner grad's rule traced under the outer grad)
+      got = tinyjax.grad(tinyjax.grad(_newton_sqrt(tnp, tinyjax.custom_vjp, tinyjax.vjp, tl.while_loop)))(2.0 + i)
+      want = jax.grad(jax.grad(_newton_sqrt(jnp, jax.custom_vjp, jax.vjp, jax.lax.while_loop)))(2.0 + i)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)
     counts.append(traced())
-  assert counts[-1] <= counts[1], counts
+  assert counts[-1] <= before, counts   # (values other tests left may go meanwhile)
 
 def test_eager_programs_are_bounded(monkeypatch):
   # a long eager program of ever new shapes keeps at most _MAX_EAGER_PROGRAMS programs (the oldest go), and an evicted

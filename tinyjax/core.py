@@ -207,15 +207,16 @@ _tg.add_concrete_stand_in(_concrete_stand_in)
 
 def is_array(x) -> bool: return isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float))
 
-def as_tensor(x, like: Tensor | None = None) -> Tensor:
+def as_tensor(x, like: Tensor | DType | None = None) -> Tensor:
   """JAX accepts numpy arrays and Python/numpy scalars wherever it accepts arrays; so does tinyjax, with JAX's dtypes
   (`canonical_array`). A tinygrad Tensor keeps its dtype; a weakly typed one (tinygrad's Tensor(2.0)) gets a concrete
-  dtype: `like`'s if given, as JAX's weak types do."""
+  dtype: `like`'s (a Tensor's, or a dtype) if given, as JAX's weak types do."""
+  like = like.dtype if isinstance(like, Tensor) else like
   if isinstance(x, Tensor):
-    return x.cast(like.dtype if like is not None else weak_storage_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
+    return x.cast(like if like is not None else weak_storage_dtype(x.dtype)) if x.dtype in dtypes.weaks else x
   if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
     a = canonical_array(x)
-    if like is not None and isinstance(x, (int, float)) and dtypes.is_float(like.dtype): return Tensor(a).cast(like.dtype)  # weak
+    if like is not None and isinstance(x, (int, float)) and dtypes.is_float(like): return Tensor(a).cast(like)  # weak
     return Tensor(a)
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
 

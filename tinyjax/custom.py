@@ -176,8 +176,11 @@ class CustomRule(CallRule):
       outs, (r_leaves, r_tree) = [x.uop for x in o], tu.tree_flatten(res)
       pos = [i for i, r in enumerate(r_leaves) if isinstance(r, Tensor)]
       r_uops = [r_leaves[i].uop for i in pos]
+      # (the residuals' graphs kept, not their Tensors: the rule lives in caches, and traced Tensors it kept alive
+      # were walked by every later eager transform)
+      r_static = [None if isinstance(r, Tensor) else r for r in r_leaves]
       def fwd(xs: list[Tensor]) -> tuple[list[Tensor], Any]:
-        done, leaves = substitute(outs + r_uops, _subs(tmp, xs)), list(r_leaves)
+        done, leaves = substitute(outs + r_uops, _subs(tmp, xs)), list(r_static)
         for i, u in zip(pos, done[len(outs):], strict=True): leaves[i] = Tensor(u)
         return [Tensor(u) for u in done[:len(outs)]], tu.tree_unflatten(r_tree, leaves)
       return outs, dataclasses.replace(self, fun=_substituting(tmp, outs), fwd=fwd), r_uops
@@ -330,6 +333,18 @@ class _FlatCall:
 
   def diff_args(self, full: tuple) -> tuple: return tuple(a for i, a in enumerate(full) if i not in self.nondiff)
 
+  def release(self) -> None:
+    """Keep the Tensor arguments' types, not the Tensors, once the call is made: its rules live as long as graphs
+    holding the call (in caches), and traced arguments they kept alive were walked by every later eager transform.
+    (`rebuild` puts new Tensors at their places; the cotangents' checks read their shapes and dtypes.)"""
+    self.leaves = [_ArgType(tuple(l.shape), l.dtype) if isinstance(l, Tensor) else l for l in self.leaves]
+    self.args, self.dyn, self.xs = (None,) * len(self.args), [None] * len(self.dyn), []
+
+@dataclass(frozen=True)
+class _ArgType:
+  shape: tuple
+  dtype: Any
+
 
 def _as_leaf(x) -> Tensor:
   return x if isinstance(x, Tensor) else Tensor(x)
@@ -391,6 +406,7 @@ class _CustomFunction:
       o_leaves, tree = tu.tree_flatten(self.fun(*call.rebuild(xs)))
       return _outputs(box, tree, o_leaves)
     outs = self._rule(name, call, box, fun).call(call.xs)
+    call.release()
     return tu.tree_unflatten(box["tree"], [o if w is None else o.cast(w) for o, w in zip(outs, box["weak"], strict=True)])
 
   def _check_primal(self, rule: str, name: str, out, box: dict) -> list[Tensor]:

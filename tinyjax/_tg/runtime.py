@@ -579,7 +579,7 @@ def copy_buffer(dst: UOp, src: UOp) -> None:
   d, s = _one(dst).ensure_allocated(), _one(src).ensure_allocated()
   if d.device == s.device and hasattr(d.allocator, "_as_buffer"):   # (the CPU) memory to memory, after one synchronize:
     d.allocator.dev.synchronize()                                   # Buffer.copy_from runs a COPY program (~0.15 ms)
-    d.allocator._as_buffer(d._buf)[:] = s.allocator._as_buffer(s._buf)
+    d.allocator._as_buffer(d._buf)[:] = s.allocator._as_buffer(s._buf)  # type: ignore[attr-defined]
   else: d.copy_from(s)
 
 def read_scalar(u: UOp):

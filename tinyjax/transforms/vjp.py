@@ -1,5 +1,6 @@
 """Reverse mode: tinyjax.vjp, grad, value_and_grad, on tinygrad's own gradient of the traced graph."""
 from __future__ import annotations
+import weakref
 from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import dtype_name, Tensor, UOp, dtypes, compute_gradient, custom_rule_of, GraphMemo
@@ -36,6 +37,9 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
   closed = [u for u in UOp.sink(*traced).toposort() if u in outer] if outer else []
   keys = list(subs) + closed
   residuals = [Tensor(u) for u in subs.values()] + [Tensor(u) for u in closed]
+  # (the primal outputs held weakly: a jitted function returning the pullback keeps it in its output tree, which would
+  # keep its trace's values alive, and every later eager transform would walk them)
+  out_refs = [weakref.ref(p) for p in primals_out]
 
   def vjp_flat(res: list[Tensor], cts: list[Tensor]) -> list[Tensor]:
     pairs = [(o, c.uop) for o, c in zip(traced, cts, strict=True) if dtypes.is_float(o.dtype)]
@@ -54,9 +58,10 @@ def _vjp_flat(fun, p_leaves, p_tree, has_aux, transform="vjp"):
     g = substitute(g, {**(with_buffers(bound) if at_once else bound), **unwrap})
     # a call whose reverse mode computed it again with more outputs (a scan's forward pass saving its carries): the
     # gradients and the primal outputs read that one
-    if shared := shared_forwards(g + [p.uop for p in primals_out]):
+    alive = [p for r in out_refs if (p := r()) is not None]
+    if shared := shared_forwards(g + [p.uop for p in alive]):
       g = substitute(g, shared)
-      for p, u in zip(primals_out, substitute([p.uop for p in primals_out], shared), strict=True): p.uop = u
+      for p, u in zip(alive, substitute([p.uop for p in alive], shared), strict=True): p.uop = u
     return [Tensor(u) for u in g]
   return primals_out, out_tree, vjp_flat, residuals, aux
 
@@ -91,6 +96,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
   outs, out_tree, vjp_flat, residuals, aux = _vjp_flat(fun, p_leaves, p_tree, has_aux)
   # JAX's complex convention: the vjp of the pair of real parts, between conjugates (cotangent in, cotangents out)
   p_imag, out_imag = tu.imaginary_parts(primals), tu.imaginary_parts(tu.tree_unflatten(out_tree, outs))
+  # (vjp_fn keeps the outputs' types, not the outputs: a jitted function returning it keeps it in its output tree,
+  # which would keep its trace's values alive)
+  out_types = [(tuple(o.shape), o.dtype) for o in outs]
 
   @transform_entry
   def vjp_fn(res, *args):
@@ -99,12 +107,12 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     if c_tree != out_tree:
       raise ValueError(f"unexpected tree structure of argument to vjp function: got {c_tree}, but expected to match "
                        f"the structure of the differentiated function's output {out_tree}")
-    c_leaves = [as_tensor(c, like=o) for o, c in zip(outs, c_leaves, strict=True)]
-    for o, c in zip(outs, c_leaves, strict=True):
-      if tuple(o.shape) != tuple(c.shape) or (dtypes.is_float(o.dtype) and o.dtype != c.dtype):
+    c_leaves = [as_tensor(c, like=dt) for (_, dt), c in zip(out_types, c_leaves, strict=True)]
+    for (shape, dt), c in zip(out_types, c_leaves, strict=True):
+      if shape != tuple(c.shape) or (dtypes.is_float(dt) and dt != c.dtype):
         raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {dtype_name(c.dtype)}"
-                         f"{list(c.shape)}, but expected {dtype_name(o.dtype)}{list(o.shape)} because the corresponding output "
-                         f"of the differentiated function had JAX type {dtype_name(o.dtype)}{list(o.shape)}")
+                         f"{list(c.shape)}, but expected {dtype_name(dt)}{list(shape)} because the corresponding output "
+                         f"of the differentiated function had JAX type {dtype_name(dt)}{list(shape)}")
     if any(out_imag): c_leaves = [-c if m else c for c, m in zip(c_leaves, out_imag, strict=True)]
     cts = vjp_flat(res, c_leaves)
     if any(p_imag): cts = [-c if m else c for c, m in zip(cts, p_imag, strict=True)]
