@@ -3,7 +3,7 @@ scalars and jnp's creation functions build graphs with no device and no buffer),
 folds constants (symbolic.fold_const_alu: exec_alu, then the dtype's truncation, node by node). tinygrad would
 schedule, compile and run a kernel to store that value: ~5 ms a read of a scalar."""
 from __future__ import annotations
-import math
+import math, weakref
 from typing import Any, Callable
 import numpy as np
 from tinygrad import Tensor, dtypes
@@ -45,12 +45,26 @@ def _elementwise(x: UOp, srcs: list[np.ndarray]) -> np.ndarray:
 
 def _symbolic() -> int: raise ValueError("a symbolic shape")
 
+# every node's folded value (or _SHAPE), kept as long as the node: UOps are immutable, and a device-less value read
+# again (a print in a loop) or built on one read before (`jnp.arange(n) * i`) was folded anew, node by node in Python
+_FOLDED: weakref.WeakKeyDictionary[UOp, Any] = weakref.WeakKeyDictionary()
+_UNFOLDABLE: weakref.WeakSet[UOp] = weakref.WeakSet()
+
 def folded_value(u: UOp) -> np.ndarray | None:
-  """u's value as an object array of Python numbers if u is a device-less graph of constants that folds here (elementwise
-  ops, movement ops, exact reductions; at most _LIMIT elements), else None."""
-  vals: dict[UOp, Any] = {}
+  """u's value as an object array of Python numbers (read-only) if u is a device-less graph of constants that folds
+  here (elementwise ops, movement ops, exact reductions; at most _LIMIT elements), else None."""
+  if (done := _FOLDED.get(u)) is not None: return None if done is _SHAPE else done
+  if u in _UNFOLDABLE: return None
+  if (v := _fold(u)) is None: _UNFOLDABLE.add(u)
+  return v
+
+class _Values(dict):
+  def __missing__(self, x: UOp) -> Any: return _FOLDED[x]   # (below the walk: folded before)
+
+def _fold(u: UOp) -> np.ndarray | None:
+  vals = _Values()
   try:
-    for x in u.toposort(enter_calls=False):
+    for x in u.toposort(gate=lambda x: x not in _FOLDED, enter_calls=False):
       if x.op is Ops.STACK:   # a shape (a movement op's argument), or data stacked on a new first axis (Tensor.stack)
         srcs = [vals[s] for s in x.src]
         data = srcs and all(s is not _SHAPE for s in srcs) and len({s.shape for s in srcs}) == 1 and x.dtype != dtypes.void
@@ -87,7 +101,10 @@ def folded_value(u: UOp) -> np.ndarray | None:
       else: return None
       # tinygrad keeps an integer's value unwrapped and C wraps it: left to tinygrad
       if dtypes.is_int(x.dtype) and (v := vals[x]) is not _SHAPE and v.size and not (x.dtype.min <= v.min() and v.max() <= x.dtype.max): return None
-  except (ArithmeticError, ValueError, TypeError, OverflowError): return None
+  except (ArithmeticError, ValueError, TypeError, OverflowError, KeyError): return None   # (KeyError: a call's body)
+  for x, v in vals.items():
+    if isinstance(v, np.ndarray): v.flags.writeable = False
+    _FOLDED[x] = v
   return vals[u]
 
 def folded_array(t: Tensor) -> np.ndarray | None:

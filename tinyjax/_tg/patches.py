@@ -109,20 +109,29 @@ def _guard(method: str, orig: Callable):
         return self
       if method != "realize" and (stand_in := concrete_stand_in(method, self)) is not None: return orig(stand_in, *args, **kwargs)
       check_read(method, tensors)
-      if method == "numpy" and (fast := _host_copy(self)) is not None: return fast
+      if (fast := _copied_out(method, self)) is not None: return fast
       if method in _FOLDED_READS and self.device is None and (a := folded_array(self)) is not None: return _FOLDED_READS[method](a)
       if method in _FOLDED_READS and self.device is None and is_lazy(self) and not jit_capturing():
         # one that does not fold here (a float reduce, over 4096 elements): computed on the default device by a program
         # found again by its structure, the Tensor left as it is (device-less values mix with any device); tinygrad's
         # read would clone it to the CPU through its scheduler (~2.5 ms)
         realize_lazy([stand_in := Tensor(self.uop)], on=Device.DEFAULT)
+        if (fast := _copied_out(method, stand_in)) is not None: return fast
         if not is_lazy(stand_in): return orig(stand_in, *args, **kwargs)
       # outside a capture, lazy values are computed by programs found again by their structure (runtime.realize_lazy)
       # a read's realizes are part of the read (runtime.in_read)
       with contextlib.nullcontext() if method == "realize" else reading(method):
-        if not jit_capturing() and (lazy := [t for t in tensors if is_lazy(t)]): realize_lazy(lazy)
+        if lazy := [] if jit_capturing() else [t for t in tensors if is_lazy(t)]:
+          realize_lazy(lazy)
+          if (fast := _copied_out(method, self)) is not None: return fast
         return orig(self, *args, **kwargs)
   return guarded
+
+def _copied_out(method: str, t: Tensor) -> object:
+  """numpy(), item() or tolist() of a realized whole buffer from its data copied out by the allocator (tinygrad's
+  reads run a COPY program, 0.3-0.5 ms), else None."""
+  if method not in _FOLDED_READS or (method == "item" and t.numel() != 1) or (a := _host_copy(t)) is None: return None
+  return _FOLDED_READS[method](a)
 
 def _array(self, dtype=None, copy=None):
   a = self.numpy()
