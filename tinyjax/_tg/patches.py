@@ -584,6 +584,15 @@ def _recursive_get(self, x, owner=None, orig=_ops.recursive_property.__get__):
 
 _MISSING = object()
 
+# ---- shape arguments of ints are built once ------------------------------------------------------------------------
+# every movement op turns its shape arguments into UOps (a CONST per int and a STACK: a quarter of an eager slice);
+# UOps are immutable, so the same ints give the same node
+@functools.lru_cache(maxsize=4096)
+def _int_shape_arg(arg: tuple[int, ...], orig=_ops.shape_to_shape_arg) -> UOp: return orig(arg)
+
+def _shape_to_shape_arg(arg, orig=_ops.shape_to_shape_arg) -> UOp:
+  return _int_shape_arg(tuple(arg)) if all(type(x) is int for x in arg) else orig(arg)
+
 # ---- shapes of ints are not simplified ---------------------------------------------------------------------------
 # every movement op (reshape, expand, pad, shrink) simplifies its shape arguments with tinygrad's symbolic rewrite
 # (~50 us, half of an eager `x[:, 0]`); arguments that are ints (CONSTs, STACKs of CONSTs) are left as they are by it.
@@ -657,6 +666,8 @@ def install() -> None:
          "result, 3-5x faster)")
   _patch(_ops.recursive_property, "__get__", _recursive_get, "a recursive property of a node whose sources have it is computed "
          "for the node alone (tinygrad's gated toposort finds the same, ~10 us a node)")
+  _patch(_ops, "shape_to_shape_arg", _shape_to_shape_arg, "a movement op's shape argument of ints is built once (a CONST per "
+         "int and a STACK: a quarter of an eager slice)")
   _patch(UOp, "simplify", _simplify, "shape arguments that are ints skip the symbolic rewrite (it leaves them as they are)")
   _patch(Tensor, "full", classmethod(_full), "a fill's value graph is built once per arguments (tinygrad's takes ~260 us)")
   _patch(Tensor, "arange", classmethod(_arange), "the graph of an arange is built once per arguments (tinygrad's takes ~1 ms)")

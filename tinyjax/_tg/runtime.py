@@ -953,7 +953,9 @@ def realize_lazy(tensors: list[Tensor], early: bool = False, on: str | None = No
   transform starts): graphs over placeholders or unallocated buffers (a transform's pending values, linearize's
   tangents) are left as they are: tinygrad would allocate the placeholders and compute on garbage."""
   global eager_compiles
-  if (held := _eager_writes(tensors, early)) is not None:
+  # (the ops present, from one walk: the writes, host data and fills below are each looked for only if there)
+  ops = {u.op for u in UOp.sink(*[t.uop for t in tensors]).toposort(enter_calls=False)}
+  if Ops.AFTER in ops and (held := _eager_writes(tensors, early)) is not None:
     # (values that held a write are not `computed_early`, as when tinygrad's realize did the write: they are state)
     if early and (state := [t for t in held if is_lazy(t)]): realize_lazy(state)
     if not (tensors := [t for t in tensors if is_lazy(t)]): return
@@ -961,7 +963,7 @@ def realize_lazy(tensors: list[Tensor], early: bool = False, on: str | None = No
   for t in tensors:
     if not _folded_in_place(t): by_uop.setdefault(t.uop, []).append(t)
   if not by_uop: return
-  sink = _host_data_filled(UOp.sink(*by_uop))
+  sink = _host_data_filled(UOp.sink(*by_uop)) if Ops.COPY in ops or Ops.AFTER in ops else UOp.sink(*by_uop)
   # a value that is now a buffer written from the host (numpy data, a fill) is that buffer: nothing to compute
   if any(whole := [f.op in (Ops.BUFFER, Ops.RESHAPE) and f.base.op is Ops.BUFFER for f in sink.src]):
     for (u, ts), f, w in zip(list(by_uop.items()), sink.src, whole, strict=True):
