@@ -34,6 +34,23 @@ def test_asarray_dtypes(i, x64):
   else:
     with x64_off(): both()
 
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+def test_asarray_of_a_python_float_is_weakly_typed(x64):
+  """jnp.asarray(1.5) (and jnp.array) is weakly typed, as JAX's: it takes the dtype of the arrays it meets. (A numpy
+  float64 scalar is not, nor a list.)"""
+  def both():
+    for fn in ("asarray", "array"):
+      for other in (np.float16, np.float32, np.int8):
+        got = getattr(jnp, fn)(1.5) * jnp.asarray(np.ones(2, other))
+        want = getattr(jxn, fn)(1.5) * jxn.asarray(np.ones(2, other))
+        assert to_np(got).dtype == np.asarray(want).dtype, (fn, other, got.dtype, want.dtype)
+        np.testing.assert_array_equal(to_np(got), np.asarray(want))
+      assert to_np(getattr(jnp, fn)(np.float64(1.5)) * jnp.ones(2, jnp.float16)).dtype == \
+        np.asarray(getattr(jxn, fn)(np.float64(1.5)) * jxn.ones(2, jxn.float16)).dtype
+  if x64: both()
+  else:
+    with x64_off(): both()
+
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
 SCALARS = [True, 2, 2.5]
 

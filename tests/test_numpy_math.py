@@ -4,8 +4,10 @@ semantics and dtypes with x64 off, kernels."""
 import math
 import numpy as np
 import pytest
+import jax
 import jax.numpy as jxn
 import tinyjax.numpy as jnp
+from tinyjax import lax as tlax
 from tinygrad import Tensor
 from conftest import rnd, assert_close, to_np, kernel_count
 from jnp_table import Row, params, run, x64_off
@@ -172,3 +174,22 @@ def test_comparisons_of_constants_follow_ieee(fn):
         got = getattr(jnp, fn)(*[conv(v) for v in args]).numpy()
         want = np.asarray(getattr(jxn, fn)(*args))
         np.testing.assert_array_equal(got, want, err_msg=f"{fn}{args}")
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_zero_results_have_jax_signs(dt):
+  """A zero remainder has the dividend's sign (C's fmod; x - x is +0), a quotient or a rounding that is zero has its
+  value's sign (tinygrad's round gives +0 for -0.3 and -0 for 0.3): JAX's signs of zero, bit for bit."""
+  a = np.array([-3.0, 3.0, -0.0, 0.0, -6.0, 6.0, 5.5, -5.5, 1.0, -1.0, -0.3, 0.3], dt)
+  b = np.array([-3.0, -3.0, 2.0, -2.0, 3.0, -3.0, 5.5, 5.5, np.inf, -np.inf, 2.0, -2.0], dt)
+  def same(g, w):
+    g, w = to_np(g), np.asarray(w)
+    assert g.dtype == w.dtype and np.array_equal(np.signbit(g), np.signbit(w)) and np.array_equal(g, w, equal_nan=True), (g, w)
+  for f in ("mod", "remainder", "fmod", "floor_divide"):
+    same(getattr(jnp, f)(jnp.asarray(a), jnp.asarray(b)), getattr(jxn, f)(a, b))
+  for g, w in zip(jnp.divmod(jnp.asarray(a), jnp.asarray(b)), jxn.divmod(a, b), strict=True): same(g, w)
+  same(tlax.rem(jnp.asarray(a), jnp.asarray(b)), jax.lax.rem(a, b))
+  x = np.array([-0.3, -0.5, -0.0, 0.0, 0.3, 0.5, -1.5, -2.5, 2.5, -0.7], dt)
+  for f in ("round", "rint"): same(getattr(jnp, f)(jnp.asarray(x)), getattr(jxn, f)(x))
+  same(jnp.round(jnp.asarray(x), 1), jxn.round(x, 1))
+  same(tlax.round(jnp.asarray(x), 1), jax.lax.round(x, 1))

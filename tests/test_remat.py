@@ -143,3 +143,17 @@ def test_jitted_grad_keeps_less_memory():
     return GlobalCounters.mem_used - before - sum(g.nbytes() for g in out)
   plain, remat = temp(False), temp(True)
   assert 0 < remat < plain / 2, (plain, remat)
+
+
+def test_eager_grad_of_checkpoint_at_python_scalars():
+  """Eager grad of a checkpointed function at Python scalars: the placeholders become device-less constants, which
+  the remat call's arguments cannot be (tinygrad's scheduler raised "input to kernel must resolve to a buffer
+  state"): they go into its body. JAX's numbers, one scalar and one array argument alike."""
+  def f(np_, ckpt):
+    return lambda t, s: ckpt(lambda u, v: np_.sin(u) * v + u * u)(t, s).sum()
+  for args in ((1.0, 2.0), (np.array([1.0, 3.0]), 2.0), (0.5, np.array([2.0, -1.0]))):
+    for argnums in (0, 1, (0, 1)):
+      got = tinyjax.grad(f(tnp, tinyjax.checkpoint), argnums=argnums)(*args)
+      want = jax.grad(f(jnp, jax.checkpoint), argnums=argnums)(*args)
+      for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)

@@ -530,8 +530,24 @@ _HOST_BODIES: weakref.WeakKeyDictionary[UOp, bool] = weakref.WeakKeyDictionary()
 
 def _buffer_args(m: UOp, src: tuple[UOp, ...]) -> tuple[UOp, ...]:
   if m.op is not Ops.FUNCTION or all(a.has_buffer_identity() or a.op is Ops.CONTIGUOUS for a in src[1:]): return src
+  if getattr(m.arg, "precompile", False) and any(a.device is None for a in src[1:]): src = _constants_filled(src)
   if (host := _HOST_BODIES.get(src[0])) is None: host = _HOST_BODIES[src[0]] = holds_host_call(list(src[0].src))
   return (src[0], *[a if a.has_buffer_identity() else a.contiguous() for a in src[1:]]) if host else src
+
+def _constants_filled(src: tuple[UOp, ...]) -> tuple[UOp, ...]:
+  """A precompiled call's device-less arguments (constants: a Python scalar substituted for a transform's placeholder,
+  eager `grad(checkpoint(f))(1.0)`) as new buffers filled with them on their PARAMs' devices (tinygrad's fill, which
+  an eager realize writes from the host): tinygrad's scheduler takes only buffers as the arguments of a call it does not
+  inline ("input to kernel must resolve to a buffer state"); one it inlines folds the constants in. The call keeps its
+  arguments, in number and order, for its rules."""
+  params = {p.arg.slot: p for p in src[0].toposort(enter_calls=False) if p.op is Ops.PARAM}
+  def filled(i: int, a: UOp) -> UOp:
+    # (an argument the body does not read goes on the default device: it has no PARAM to say)
+    d = Device.DEFAULT if (p := params.get(i)) is None else p.device
+    if a.device is not None or not isinstance(d, str) or a.dtype in dtypes.weaks: return a
+    dest = UOp.new_buffer(d, a.max_numel(), a.dtype).reshape(a.shape)
+    return dest.after(dest.store(a))
+  return (src[0], *[filled(i, a) for i, a in enumerate(src[1:])])
 
 def _substitute(self: UOp, dvars: dict, name=None, extra_pm=None, walk=False, enter_calls=False, orig=UOp.substitute) -> UOp:
   if extra_pm is not None or walk or enter_calls: return orig(self, dvars, name, extra_pm, walk, enter_calls)

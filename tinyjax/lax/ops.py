@@ -76,7 +76,10 @@ def int_divisor(b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 def fmod(a: Tensor, b: Tensor) -> Tensor:
   if dtypes.is_float(a.dtype):
     # C's fmod: x - trunc(x/y) y (exact while the quotient is exactly representable); x for an infinite y
-    return ((b.abs() == math.inf) & (a.abs() != math.inf)).where(a, a - (a / b).trunc() * b)
+    r = a - (a / b).trunc() * b
+    # the remainder has the dividend's sign, a zero one too (x - x is +0, fmod(-3, 3) is -0); -0 < 0 is false, 1/-0 < 0
+    r = ((a < 0) | ((a == 0) & (a.reciprocal() < 0))).where(-r.abs(), r.abs())
+    return ((b.abs() == math.inf) & (a.abs() != math.inf)).where(a, r)
   safe = int_divisor(b)[0]
   r = int_mod(a, safe)   # floor remainder: the sign of the divisor; fmod's has the sign of the dividend
   return ((r != 0) & ((r < 0) != (a < 0))).where(r - safe, r)
@@ -238,12 +241,18 @@ def round(x, rounding_method: int = 0) -> Tensor:  # noqa: A001
   even (1, TO_NEAREST_EVEN). Derivative zero."""
   if int(rounding_method) not in (0, 1): raise ValueError(f"{rounding_method} is not a valid RoundingMethod")
   t = _accept("round", _operand(x), REAL)
-  if int(rounding_method) == 1: out = t.round()
-  else:
-    tr = t.trunc()   # exact: x - trunc(x) is representable, so the comparison with 0.5 is too (floor(x + 0.5) is not)
-    out = ((t - tr).abs() >= 0.5).where(tr + t.sign(), tr)
-  negative = (t < 0) | ((t == 0) & (t.reciprocal() < 0))
-  return (out == 0).where(negative.where(-0.0, 0.0), out)   # a zero keeps x's sign (-0.4 -> -0.0), as XLA's
+  if int(rounding_method) == 1: return round_half_even(t)
+  tr = t.trunc()   # exact: x - trunc(x) is representable, so the comparison with 0.5 is too (floor(x + 0.5) is not)
+  return _zero_signed_as(((t - tr).abs() >= 0.5).where(tr + t.sign(), tr), t)
+
+def round_half_even(t: Tensor) -> Tensor:
+  """A float array rounded half to even, a zero with t's sign (-0.4 -> -0.0, 0.3 -> 0.0), as XLA's: tinygrad's round
+  gives +0 for -0.3 and -0 for 0.3."""
+  return _zero_signed_as(t.round(), t)
+
+def _zero_signed_as(out: Tensor, t: Tensor) -> Tensor:
+  negative = (t < 0) | ((t == 0) & (t.reciprocal() < 0))   # (-0 < 0 is false; 1/-0 is -inf)
+  return (out == 0).where(negative.where(-0.0, 0.0), out)
 
 def pow(x, y) -> Tensor:  # noqa: A001
   """lax.pow: x ** y for float x and y of x's dtype or any integer dtype (an integer power)."""

@@ -65,6 +65,9 @@ def asarray(a: Any, dtype: Any = None, copy: bool | None = None) -> Tensor:
     common = dt or result_type(*a)
     return Tensor.stack(*[e.cast(common) if e.dtype != common else e for e in elems])
   if hasattr(a, "__jax_array__"): return asarray(a.__jax_array__(), dtype)
+  # a Python float is weakly typed, as JAX's jnp.asarray(1.0): it takes the dtype of the arrays it meets. (A Python
+  # int stays int32/int64: tinygrad stores a weak int in 32 bits whatever x64 says, so 2**40 would read back as 0.)
+  if dt is None and isinstance(a, float) and not isinstance(a, np.generic): return Tensor(a)
   if dt is not None and (npdt := _tg.np_dtype(dt)) is not None:
     if is_weak_scalar(a) or isinstance(a, (list, tuple)):
       # Python data goes straight to the requested dtype, without a 64-bit detour (JAX checks int ranges the same way)

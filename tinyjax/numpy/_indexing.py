@@ -13,7 +13,7 @@ import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes, DType, np_dtype, set_items, static_shape as _S
 from tinyjax.core import traced_by, static_ints, trace_state, fill_like
-from tinyjax.dtypes import type_str
+from tinyjax.dtypes import type_str, canonical_dtype
 from tinyjax.numpy._core import asarray, promote, default_int, canonicalize_axis
 from tinyjax.numpy._shape import _take_static
 
@@ -46,7 +46,8 @@ def _index_array(i: Any, device: Any) -> Tensor | list[Tensor] | None:
     if i.dtype == dtypes.bool:
       if _traced(i): raise NonConcreteBooleanIndexError(i)
       return [Tensor(n.astype(np_dtype(default_int())), device=i.device) for n in np.nonzero(i.numpy())]
-    if not dtypes.is_int(i.dtype): raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {_tg.dtype_name(i.dtype)}")
+    if not dtypes.is_int(i.dtype):
+      raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {_tg.dtype_name(canonical_dtype(i.dtype))}")
     return i
   return None
 
@@ -66,7 +67,7 @@ def _parse(shape: tuple[int, ...], idx: Any, device: Any = None) -> list[Any]:
       if isinstance(a, list): out.extend(a)
       else: out.append(a)
     else:
-      what = _tg.dtype_name(asarray(i).dtype) if isinstance(i, (float, np.floating)) else type(i).__name__
+      what = _tg.dtype_name(canonical_dtype(asarray(i).dtype)) if isinstance(i, (float, np.floating)) else type(i).__name__
       raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {what}")
   if sum(i is Ellipsis for i in out) > 1: raise IndexError("an index can only have a single ellipsis ('...')")
   used = sum(i is not None and i is not Ellipsis for i in out)

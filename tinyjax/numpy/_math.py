@@ -38,7 +38,7 @@ def _sinc(x: Tensor) -> Tensor:
   safe = (x == 0).where(1.0, px)
   return (x == 0).where(1.0 - px * px / 6.0, safe.sin() / safe)
 
-def _rint(x: Tensor) -> Tensor: return x.round()
+def _rint(x: Tensor) -> Tensor: return lax_ops.round_half_even(x)
 
 def _square(x: Tensor) -> Tensor: return x.cast(default_int()).square() if x.dtype == dtypes.bool else x.square()
 
@@ -123,7 +123,7 @@ def _float_divmod(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
   m = lax_ops.fmod(a, b)
   div = (b == 0).where(a, a - m) / b
   fix = (m != 0) & ((b < 0) != (m < 0))
-  return fix.where(div - 1, div).round(), fix.where(m + b, m)
+  return lax_ops.round_half_even(fix.where(div - 1, div)), fix.where(m + b, m)
 
 @composite
 def _floor_divide(a: Tensor, b: Tensor) -> Tensor:
@@ -275,9 +275,9 @@ def round(a: Any, decimals: int = 0) -> Tensor:  # noqa: A001
     if decimals >= 0: return t
     f = 10 ** -decimals
     return (t.cast(default_float()) / f).round().mul(f).cast(t.dtype)
-  if decimals == 0: return t.round()
+  if decimals == 0: return lax_ops.round_half_even(t)
   f = 10.0 ** decimals
-  return (t * f).round() / f
+  return lax_ops.round_half_even(t * f) / f
 
 around = round_ = round
 
