@@ -3,7 +3,7 @@ listed in `APPLIED` (name -> reason; docs/design.md, "What importing tinyjax cha
 tests/test_patches.py fails when the two or the real changes differ). Moving the tinygrad pin starts here."""
 from __future__ import annotations
 import contextlib, functools, math, os, types, weakref
-from typing import Any, Callable
+from typing import Callable
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
 import numpy as np
@@ -614,7 +614,7 @@ def _ieee_rules() -> dict:
 
 def _never(**_) -> None: return None
 
-def _ieee_matchers() -> list[tuple[Any, str, Any]]:
+def _ieee_matchers() -> list[tuple[object, str, object]]:
   """(module, attribute, new matcher) for every tinygrad module attribute holding a PatternMatcher with those rules."""
   import sys
   rules, new = _ieee_rules(), {}
