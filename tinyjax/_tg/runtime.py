@@ -341,6 +341,14 @@ def library_row(routine: str, args: tuple, bufs: list[UOp]) -> None:
   except RuntimeError as e: raise NotARow from e
   _describing[-1][1].append(row)
 
+def row_or_run(run: Callable, routine: str, args: tuple) -> Callable:
+  """A host executor `run` whose work is also a library routine's row (`library_row(routine, args, ...)`): in a replay
+  or a loop's step made into command rows (on the CPU) the same routine is called from compiled code."""
+  def rows_or_run(bufs: list[UOp]) -> None:
+    if making_rows(): library_row(routine, args, bufs)
+    else: run(bufs)
+  return makes_rows(rows_or_run)
+
 def switch_row(index: UOp, branches: list[tuple[Any, list[UOp]]]) -> None:
   """(making rows) a switch as a row: of the steps `branches` (each with its buffers), the one `index` (a signed integer)
   names runs."""

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.fft
 from tinygrad import Tensor
 from tinyjax._tg import UOp, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, host_value, jit_capturing, \
-  makes_rows, making_rows, library_row
+  row_or_run
 from tinyjax.core import is_tracing, as_tensor, fill_like
 from tinyjax.config import config
 from tinyjax.call_rule import is_zero
@@ -147,13 +147,9 @@ class FftCall(HostCallRule):
     def run(bufs: list[UOp]) -> None: run_on_host(bufs, len(outs), shapes, lambda vals: self._run(vals, outs))
     # one axis, in float32 or float64: in a replay or a loop's step made into command rows (on the CPU), a row calling
     # numpy's pocketfft loop from compiled code (no Python per call)
-    if len(self.fft_lengths) != 1 or _pfu is None or len({d for _, d in ins + outs} - {dtypes.float32, dtypes.float64}) or \
-       len({d for _, d in ins + outs}) != 1 or 0 in ins[0][0]: return run
-    row = (int(self.typ), ins[0][1] == dtypes.float64, math.prod(ins[0][0][:-1]), ins[0][0][-1], outs[0][0][-1])
-    def rows_or_run(bufs: list[UOp]) -> None:
-      if making_rows(): library_row("Fft", row, bufs)
-      else: run(bufs)
-    return makes_rows(rows_or_run)
+    if len(self.fft_lengths) != 1 or _pfu is None or {d for _, d in ins + outs} not in ({dtypes.float32}, {dtypes.float64}) \
+       or 0 in ins[0][0]: return run
+    return row_or_run(run, "Fft", (int(self.typ), ins[0][1] == dtypes.float64, math.prod(ins[0][0][:-1]), ins[0][0][-1], outs[0][0][-1]))
 
   # The derivatives act on the pair of real parts: the jvp of a linear map is the map, its vjp the transpose of the
   # real-linear map, which for a complex-linear A is A^H (tinyjax.vjp conjugates at the boundary: JAX's convention).

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 from tinygrad import Tensor
-from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing, makes_rows, \
-  making_rows, library_row
+from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np_dtype, host_buffer, jit_capturing, \
+  row_or_run
 from tinyjax.core import is_tracing, as_tensor, fill_like
 from tinyjax.complex_array import ComplexArray, from_data, is_complex_data
 from tinyjax.dtypes import canonical_dtype, to_inexact_dtype
@@ -166,18 +166,13 @@ class LapackCall(HostCallRule):
 
   def row(self, ins, outs) -> tuple[str, tuple] | None:
     """The routine as a row of compiled code for arguments and outputs of these types: the row's name and its
-    arguments before the buffers (`_tg.library_row`), or None (no row: it runs from Python)."""
+    arguments before the buffers (`_tg.row_or_run`), or None (no row: it runs from Python)."""
     return None
 
   def executor(self, ins, outs):
     shapes = [s for s, _ in outs] + [s for s, _ in ins]
     def run(bufs) -> None: run_on_host(bufs, len(outs), shapes, lambda vals: self._run(vals, outs))
-    if (row := self.row(ins, outs)) is None: return run
-    def rows_or_run(bufs) -> None:
-      # in a replay or a loop's step made into command rows (on the CPU): the same routine called from compiled code
-      if making_rows(): library_row(*row, bufs)
-      else: run(bufs)
-    return makes_rows(rows_or_run)
+    return run if (row := self.row(ins, outs)) is None else row_or_run(run, *row)
 
   def batched(self, flags, size): return self.batched_leading(flags, size)
 
@@ -192,7 +187,7 @@ class LapackCall(HostCallRule):
     _, pullback = vjp(lambda *ts: tuple(self.jvp(xs, list(ts))), *[x.zeros_like() for x in xs])
     return list(pullback(tuple(cts)))
 
-_ROW_DTYPES = (dtypes.float32, dtypes.float64)   # the routines' rows (_tg.library_row) are real, of these precisions
+_ROW_DTYPES = (dtypes.float32, dtypes.float64)   # the routines' rows (_tg.row_or_run) are real, of these precisions
 
 def _failed(o: np.ndarray) -> np.ndarray: return np.full_like(o, np.nan)
 
