@@ -8,7 +8,7 @@ applies. The approximations are XLA's where a JAX program's numbers depend on th
 from __future__ import annotations
 import math
 from tinyjax._tg import Tensor, dtypes
-from tinyjax.core import composite
+from tinyjax.core import composite, fill_like
 from tinyjax.custom import custom_jvp
 
 __all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "asinh", "acosh", "negative_sign",
@@ -18,9 +18,10 @@ __all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "a
 
 @composite
 def log1p(x: Tensor) -> Tensor:
-  """log(1 + x), exact to rounding for small x, where log(1 + x) loses the digits: log(u) * x / (u - 1), u = 1 + x."""
+  """log(1 + x), exact to rounding for small x, where log(1 + x) loses the digits: log(u) * x / (u - 1), u = 1 + x;
+  log(u) itself where u is 1 + x exactly (one rounding, as XLA's log(1 + x) for large x) and at inf."""
   u = x + 1
-  return (u == 1).where(x, u.log() * x / (u - 1))
+  return (u == 1).where(x, ((u - 1 == x) | (u == math.inf)).where(u.log(), u.log() * x / (u - 1)))
 
 @composite
 def expm1(x: Tensor) -> Tensor:
@@ -47,7 +48,7 @@ _ATAN_Q = (1.0, 2.485846490142306297962e1, 1.650270098316988542046e2, 4.32881060
 _MOREBITS = 6.123233995736765886130e-17
 
 def _polyval(coeffs: tuple[float, ...], z: Tensor) -> Tensor:
-  out = z * 0 + coeffs[0]
+  out = fill_like(z, coeffs[0])   # (not z * 0 + c: nan where z is inf or nan)
   for c in coeffs[1:]: out = out * z + c
   return out
 
@@ -113,7 +114,7 @@ def erf_inv(x: Tensor) -> Tensor:
   w = -log1p(-x * x)   # XLA's ErfInv32 (jax.random.normal's tails depend on it: (1 - x)(1 + x) differs by 86 ulps)
   lt = w < 5
   wl, wg = lt.where(w, 5.0) - 2.5, lt.where(6.25, w).sqrt() - 3
-  pl, pg = wl * 0 + _ERFINV_W_LT_5[0], wg * 0 + _ERFINV_W_GE_5[0]
+  pl, pg = fill_like(wl, _ERFINV_W_LT_5[0]), fill_like(wg, _ERFINV_W_GE_5[0])
   for c1, c2 in zip(_ERFINV_W_LT_5[1:], _ERFINV_W_GE_5[1:], strict=True): pl, pg = pl * wl + c1, pg * wg + c2
   out = lt.where(pl, pg) * x
   if x.dtype == dtypes.float64:   # two Newton steps on erf(y) = x: float64 accuracy
@@ -138,7 +139,7 @@ def lgamma(t: Tensor) -> Tensor:
   """log|Gamma(t)| (Lanczos, with the reflection formula for t < 0.5); inf at the poles (0, -1, -2, ...)."""
   refl = t < 0.5
   z = refl.where(1 - t, t) - 1
-  acc = z * 0 + _LANCZOS[0]
+  acc = fill_like(z, _LANCZOS[0])
   for i, c in enumerate(_LANCZOS[1:], start=1): acc = acc + c / (z + i)
   tt = z + _LANCZOS_G + 0.5
   lg = 0.5 * math.log(2 * math.pi) + (z + 0.5) * tt.log() - tt + acc.log()
@@ -151,7 +152,7 @@ def digamma(t: Tensor) -> Tensor:
   """psi(t): recurrence up to t >= 6, then the asymptotic series; the reflection formula for t < 0.5; nan at the poles."""
   refl = t < 0.5
   z = refl.where(1 - t, t)
-  acc = z * 0
+  acc = fill_like(z, 0)
   for _ in range(6):
     small = z < 6
     acc = acc - small.where(1 / z, 0.0)

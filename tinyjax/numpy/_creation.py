@@ -7,7 +7,7 @@ import numpy as np
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import asarray, to_dtype, default_float, result_type, dtype_of, to_inexact_dtype
 from tinyjax.errors import ConcretizationTypeError
-from tinyjax.core import static_ints, shape_ints, fill as _fill
+from tinyjax.core import static_ints, shape_ints, fill as _fill, fill_like as _fill_like
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
            "logspace", "geomspace", "eye", "identity", "meshgrid", "diag", "diagflat", "diagonal", "tri", "tril_indices",
@@ -79,11 +79,11 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
   comp = to_inexact_dtype(dt)
   s, e = asarray(start, comp), asarray(stop, comp)
   div = (num - 1) if endpoint else num
-  step = (e - s) / div if div > 0 else e * math.nan if num > 1 else e * 0
+  step = (e - s) / div if div > 0 else e * math.nan if num > 1 else _fill_like(e, 0)
   bshape = tuple(np.broadcast_shapes(tuple(s.shape), tuple(e.shape)))
   # JAX's samples, start * (1 - t) + stop * t with t = i / div (they recover the bounds in float32 arithmetic)
   i = Tensor.arange(num, dtype=dtypes.int32).cast(comp).reshape((num,) + (1,) * len(bshape))
-  t = i / div if div > 0 else i * 0
+  t = i / div if div > 0 else _fill_like(i, 0)
   out = s.reshape((1,) + tuple(s.shape)) * (1 - t) + e.reshape((1,) + tuple(e.shape)) * t if num else zeros((0,) + bshape, comp)
   if endpoint and num > 1:   # the last sample is exactly stop, as in JAX
     out = (i == num - 1).where(e.reshape((1,) + tuple(e.shape)), out)

@@ -71,7 +71,7 @@ def ndtri(p: Any) -> Tensor: return math.sqrt(2) * erfinv(2 * as_inexact(p) - 1)
 def _log_erfc_large(x: Tensor) -> Tensor:
   """log(erfc(x)) for x >= 2 by erfc's continued fraction (40 terms): no underflow, full precision where
   1 - erf(x) has lost its digits."""
-  k = x * 0 + x
+  k = x
   for n in range(40, 0, -1): k = x + (n / 2) / k
   return -x * x - k.log() - 0.5 * math.log(math.pi)
 
