@@ -3,7 +3,7 @@ listed in `APPLIED` (name -> reason; docs/design.md, "What importing tinyjax cha
 tests/test_patches.py fails when the two or the real changes differ). Moving the tinygrad pin starts here."""
 from __future__ import annotations
 import contextlib, functools, math, os, types, weakref
-from typing import Callable
+from typing import Any, Callable
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
 import numpy as np
@@ -586,6 +586,46 @@ def _substitute(self: UOp, dvars: dict, name=None, extra_pm=None, walk=False, en
       replace[n] = replace[m]
       pending.discard(n)
   return replace[self]
+
+# ---- IEEE arithmetic on floats ---------------------------------------------------------------------------------------
+# tinygrad's symbolic rewrites fold x * 0 to 0, x / x to 1 and (x * y) / y to x for floats too, so x - x (x + x*-1 ->
+# x*0), x * 0 and x / x were 0, 0 and 1 at an inf or a nan, where IEEE and JAX (XLA folds none of them for floats) give
+# nan: a silent difference in every kernel; and x/(1+x) becomes 1-1/(1+x), 1 at x = inf (the gradient of log(1 + e^x)
+# at 1000). The first three keep their folding for integers (index arithmetic), a float constant times 0 still folds
+# (tinygrad gives nan for an inf or nan constant), the last is not applied.
+def _div_self(x: UOp) -> UOp | None: return None if dtypes.is_float(x.dtype) else x.const_like(1)
+def _mul_div(x: UOp, x2: UOp) -> UOp | None: return None if dtypes.is_float(x.dtype) else x
+
+def _ieee_rules() -> dict:
+  """The three rules' functions (by the comments tinygrad's source puts on them) -> their IEEE-safe replacements."""
+  import inspect
+  import tinygrad.uop.symbolic as _symbolic
+  out: dict = {}
+  for _, fn in _symbolic.sym.patterns:
+    src = inspect.getsource(fn) if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>" else ""
+    if "# x/x -> 1" in src: out[fn] = _div_self
+    elif "# (x*x2)/x2 -> x" in src: out[fn] = _mul_div
+    elif "x.const_like(float(\"nan\") if x.op is Ops.CONST" in src:
+      out[fn] = lambda x, orig=fn: None if dtypes.is_float(x.dtype) and x.op is not Ops.CONST else orig(x)
+    # x/(1+x) -> 1-1/(1+x) (and with a factor or a term): 1 at x = inf, where x/(1+x) is nan (float only: a reciprocal)
+    elif "lambda x,d: 1-d" in src or "lambda x,y,d: y*(1-d)" in src or "lambda x,y,d: (1-d)+x*y" in src: out[fn] = _never
+  assert len(out) == 6, f"tinygrad's float-unsafe folding rules moved: found {len(out)} of 6"
+  return out
+
+def _never(**_) -> None: return None
+
+def _ieee_matchers() -> list[tuple[Any, str, Any]]:
+  """(module, attribute, new matcher) for every tinygrad module attribute holding a PatternMatcher with those rules."""
+  import sys
+  rules, new = _ieee_rules(), {}
+  found = []
+  for name, mod in sorted(sys.modules.items()):
+    if not name.startswith("tinygrad") or mod is None: continue
+    for k, v in list(vars(mod).items()):
+      if isinstance(v, _realize.PatternMatcher) and any(f in rules for _, f in v.patterns):
+        if id(v) not in new: new[id(v)] = _realize.PatternMatcher([(p, rules.get(f, f)) for p, f in v.patterns])
+        found.append((mod, k, new[id(v)]))
+  return found
 
 # ---- a new node's recursive properties ----------------------------------------------------------------------------------
 # tinygrad computes a recursive property (a UOp's shape, ranges, device) of a new node by a gated toposort of it,
