@@ -193,3 +193,19 @@ def test_zero_results_have_jax_signs(dt):
   for f in ("round", "rint"): same(getattr(jnp, f)(jnp.asarray(x)), getattr(jxn, f)(x))
   same(jnp.round(jnp.asarray(x), 1), jxn.round(x, 1))
   same(tlax.round(jnp.asarray(x), 1), jax.lax.round(x, 1))
+
+
+def test_inf_and_nan_propagate_through_x_minus_x_and_friends():
+  """x - x, x * 0, x / x and (x * y) / y at an inf or a nan are nan, as IEEE and JAX give (tinygrad's symbolic
+  rewrites folded them to 0, 0, 1 and x for floats: a silent difference in every kernel); eager, jitted, and in a
+  gradient (d/dx of log(1 + e^x) at 1000 is nan in float64, as JAX's)."""
+  import tinyjax
+  x = np.array([np.inf, np.nan, 1.5, -np.inf, 0.0, -2.0])
+  y = np.array([2.0, 3.0, np.inf, 0.0, 5.0, np.nan])
+  def f(np_):
+    return lambda a, b: (a - a, a * 0, 0 * a, a / a, (a * b) / b, a * 0 + b, (a - a) * 0)
+  want = jax.jit(f(jxn))(x, y)
+  for got in (f(jnp)(jnp.asarray(x), jnp.asarray(y)), tinyjax.jit(f(jnp))(jnp.asarray(x), jnp.asarray(y))):
+    for g, w in zip(got, want, strict=True): np.testing.assert_array_equal(to_np(g), np.asarray(w))
+  g = tinyjax.grad(lambda a: jnp.log(1 + jnp.exp(a)).sum())(jnp.asarray(np.array([1000.0, 1.0])))
+  np.testing.assert_array_equal(to_np(g), np.asarray(jax.grad(lambda a: jxn.log(1 + jxn.exp(a)).sum())(np.array([1000.0, 1.0]))))

@@ -724,6 +724,9 @@ def install() -> None:
          "for the node alone (tinygrad's gated toposort finds the same, ~10 us a node)")
   _patch(_ops, "shape_to_shape_arg", _shape_to_shape_arg, "a movement op's shape argument of ints is built once (a CONST per "
          "int and a STACK: a quarter of an eager slice)")
+  for mod, name, matcher in _ieee_matchers():
+    _patch(mod, name, matcher, "x * 0, x / x and (x * y) / y are not folded for floats (0, 1 and x at an inf or a nan, "
+           "where IEEE and JAX give nan), nor x/(1+x) into 1-1/(1+x) (1 at inf)")
   _patch(UOp, "simplify", _simplify, "shape arguments that are ints skip the symbolic rewrite (it leaves them as they are)")
   _patch(Tensor, "full", classmethod(_full), "a fill's value graph is built once per arguments (tinygrad's takes ~260 us)")
   _patch(Tensor, "arange", classmethod(_arange), "the graph of an arange is built once per arguments (tinygrad's takes ~1 ms)")
