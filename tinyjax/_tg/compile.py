@@ -19,11 +19,12 @@ relocation that is not position-independent): a failure costs a compile, never a
 """
 from __future__ import annotations
 from typing import Any
-import atexit, ctypes, gc, multiprocessing, os, struct, sys, threading, warnings
+import atexit, ctypes, functools, gc, hashlib, multiprocessing, os, pathlib, re, struct, sys, threading, warnings
 from multiprocessing.pool import Pool
 import tinygrad.codegen as _codegen
 from tinygrad.codegen import to_program_cache, to_program_key
-from tinygrad.helpers import DEBUG, PARALLEL, Context, diskcache_get, diskcache_put, getenv
+import tinygrad
+from tinygrad.helpers import DEBUG, PARALLEL, Context, ContextVar, diskcache_get, diskcache_put, getenv
 from tinygrad.renderer import Renderer
 from tinygrad.runtime.autogen import libc
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
@@ -177,3 +178,48 @@ def symbols(obj: bytes) -> dict[str, int]:
   syms = (libc.Elf64_Sym * (len(symtab.content) // ctypes.sizeof(libc.Elf64_Sym))).from_buffer_copy(symtab.content)
   return {strtab[s.st_name:strtab.index(b"\0", s.st_name)].decode(): sections[s.st_shndx].header.sh_addr + s.st_value
           for s in syms if 0 < s.st_shndx < len(sections)}
+
+
+# ---- generated programs on disk ---------------------------------------------------------------------------------------
+# tinygrad keeps compiled binaries on disk (CCACHE) but generates each kernel's code again in every process: most of a
+# first call, and of a solver's setup (the bicycle OCP's five jitted derivatives: ~2.5 s with every binary on disk). A
+# program generated here or by tinygrad's path (a PROGRAM: AST, instructions, source, binary) is kept in tinygrad's disk
+# cache too, under the same switch, keyed by tinygrad's own program key (the kernel's AST, the renderer, the code
+# generation settings) in a table named by a stamp of everything else generation depends on: tinygrad's and tinyjax's
+# code (_tg patches tinygrad's code generation), every setting tinygrad reads from the environment, and the settings'
+# values now (a Context). A program is looked up before its kernel is generated (BEAM's are not kept: it has its own
+# cache).
+_NOT_CODEGEN = {"DEBUG", "CCACHE", "CACHELEVEL", "PARALLEL", "VIZ", "PROFILE", "TRACEMETA", "CAPTURING", "JIT", "JIT_BATCH_SIZE",
+                "CAPTURE_PROCESS_REPLAY", "TRACK_MATCH_STATS", "NO_COLOR", "LRU", "SCACHE", "ALLOW_DEVICE_USAGE", "VALIDATE_WITH_CPU"}
+
+@functools.cache
+def _code_stamp() -> bytes:
+  h, read = hashlib.sha256(), set()
+  for root in (pathlib.Path(tinygrad.__file__).parent, pathlib.Path(__file__).parent):
+    for f in sorted(root.rglob("*.py")):
+      h.update(str(f.relative_to(root)).encode() + (code := f.read_bytes()))
+      read.update(re.findall(rb'getenv\("([A-Z0-9_]+)"', code))
+  h.update(repr(sorted((k, os.environ[k]) for k in (n.decode() for n in read) if k in os.environ)).encode())
+  return h.digest()
+
+def _program_table(renderer: Renderer) -> str | None:
+  """The disk cache table of programs generated in this setting, None without a disk cache (CCACHE=0, CACHELEVEL=0)."""
+  if getattr(renderer.compiler, "cachekey", None) is None: return None
+  settings = sorted((k, v.value) for k, v in ContextVar._cache.items() if k not in _NOT_CODEGEN)
+  return "tinyjax_program_" + hashlib.sha256(_code_stamp() + repr(settings).encode()).hexdigest()[:24]
+
+def load_programs(todo: dict[tuple, tuple[UOp, Renderer]]) -> dict[tuple, tuple[UOp, Renderer]]:
+  """Put the programs of these kernels (program key -> (AST, renderer)) found on disk into tinygrad's program cache;
+  returns the kernels left to generate."""
+  left = {}
+  for key, (ast, renderer) in todo.items():
+    if (table := _program_table(renderer)) is None or getattr(ast.arg, "beam", 0) or (got := diskcache_get(table, repr(key))) is None:
+      left[key] = (ast, renderer)
+    else: to_program_cache[key] = got
+  return left
+
+def save_programs(made: dict[tuple, tuple[UOp, Renderer]]) -> None:
+  """Keep on disk the programs tinygrad's program cache now holds for these kernels (see load_programs)."""
+  for key, (ast, renderer) in made.items():
+    if (prg := to_program_cache.get(key)) is None or getattr(ast.arg, "beam", 0) or (table := _program_table(renderer)) is None: continue
+    if prg.src[-1].op is Ops.BINARY: diskcache_put(table, repr(key), prg)

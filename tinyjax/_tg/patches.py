@@ -32,7 +32,7 @@ from tinygrad.uop.ops import UOp, Ops, GroupOp, _rebuild_dtype
 from tinygrad.helpers import argfix
 from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, _new_buffer, tensor_of, static_shape
 from tinyjax._tg.fold import folded_array
-from tinyjax._tg.compile import compile_kernels
+from tinyjax._tg.compile import compile_kernels, load_programs, save_programs
 from tinyjax._tg import gemm as _gemm
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early, old_data_readers, holds_host_call
@@ -187,10 +187,11 @@ _lower_and_compile = _realize.lower_and_compile
 # applies; otherwise, or if it fails, tinygrad's own lower_and_compile compiles them.
 def _cached_lower_and_compile(linear: UOp) -> UOp:
   calls = {c: a for c in linear.toposort() if c.op is Ops.CALL and (a := _realize._get_call_to_compile(c)) is not None}
-  todo = {k: a for a in calls.values() if (k := _to_program_key(*a)) not in _to_program_cache}
+  todo = load_programs({k: a for a in calls.values() if (k := _to_program_key(*a)) not in _to_program_cache})
   try: compiled = not todo or compile_kernels(list(todo.values()))
   except Exception: compiled = False
   if compiled:
+    save_programs(todo)
     swaps = {}
     for c, (ast, renderer) in calls.items():
       if (program := _to_program_cache.get(_to_program_key(ast, renderer))) is None: break
@@ -200,7 +201,9 @@ def _cached_lower_and_compile(linear: UOp) -> UOp:
   # tinygrad's path, its kernels generated in this process: its spawned workers import tinygrad alone, without the
   # patches below of its code generation (IEEE constant folding, the soft transcendentals' lanes); BEAM keeps them
   beam = any(getattr(ast.arg, "beam", 0) for ast, _ in calls.values())
-  with _helpers.Context(PARALLEL=_helpers.PARALLEL.value if beam else 0): return _lower_and_compile(linear)
+  with _helpers.Context(PARALLEL=_helpers.PARALLEL.value if beam else 0): out = _lower_and_compile(linear)
+  save_programs(todo)
+  return out
 
 
 # ---- the CPU heuristic: small reductions over a broadcast operand; software transcendentals' lanes -----------------
