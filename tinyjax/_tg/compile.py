@@ -124,7 +124,7 @@ def _cached(compiler: ClangCompiler, src: str) -> bytes | None:
   return diskcache_get(f"tinyjax_unit_{compiler.cachekey}", src)
 
 def _applies(todo: list[tuple[UOp, Renderer]]) -> bool:
-  return len(todo) >= 2 and DEBUG < 7 and not getenv("HCQ2") and not any(getattr(ast.arg, "beam", 0) for ast, _ in todo) \
+  return len(todo) >= 2 and DEBUG < 7 and not getenv("HCQ2") and not any(getattr(ast.arg, "beam", False) for ast, _ in todo) \
     and all(type(r.compiler) is ClangCompiler and r.compiler.arch == "x86_64" for _, r in todo)
 
 def compile_kernels(todo: list[tuple[UOp, Renderer]]) -> bool:
@@ -213,7 +213,7 @@ def load_programs(todo: dict[tuple, tuple[UOp, Renderer]]) -> dict[tuple, tuple[
   returns the kernels left to generate."""
   left = {}
   for key, (ast, renderer) in todo.items():
-    if (table := _program_table(renderer)) is None or getattr(ast.arg, "beam", 0) or (got := diskcache_get(table, repr(key))) is None:
+    if (table := _program_table(renderer)) is None or getattr(ast.arg, "beam", False) or (got := diskcache_get(table, repr(key))) is None:
       left[key] = (ast, renderer)
     else: to_program_cache[key] = got
   return left
@@ -221,5 +221,5 @@ def load_programs(todo: dict[tuple, tuple[UOp, Renderer]]) -> dict[tuple, tuple[
 def save_programs(made: dict[tuple, tuple[UOp, Renderer]]) -> None:
   """Keep on disk the programs tinygrad's program cache now holds for these kernels (see load_programs)."""
   for key, (ast, renderer) in made.items():
-    if (prg := to_program_cache.get(key)) is None or getattr(ast.arg, "beam", 0) or (table := _program_table(renderer)) is None: continue
+    if (prg := to_program_cache.get(key)) is None or getattr(ast.arg, "beam", False) or (table := _program_table(renderer)) is None: continue
     if prg.src[-1].op is Ops.BINARY: diskcache_put(table, repr(key), prg)
