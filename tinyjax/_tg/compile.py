@@ -18,18 +18,18 @@ caller then takes tinygrad's own path, as it does when anything here raises (the
 relocation that is not position-independent): a failure costs a compile, never a result.
 """
 from __future__ import annotations
-from typing import Any
-import atexit, ctypes, functools, gc, hashlib, multiprocessing, os, pathlib, re, struct, sys, threading, warnings
+from typing import Any, Callable
+import atexit, ctypes, functools, gc, hashlib, multiprocessing, os, pathlib, pickle, re, struct, sys, threading, warnings
 from multiprocessing.pool import Pool
 import tinygrad.codegen as _codegen
 from tinygrad.codegen import to_program_cache, to_program_key
 import tinygrad
-from tinygrad.helpers import DEBUG, PARALLEL, Context, ContextVar, diskcache_get, diskcache_put, getenv
+from tinygrad.helpers import CCACHE, DEBUG, PARALLEL, SCACHE, Context, ContextVar, diskcache_get, diskcache_put, getenv
 from tinygrad.renderer import Renderer
 from tinygrad.runtime.autogen import libc
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
 from tinygrad.runtime.support.elf import elf_loader, jit_loader
-from tinygrad.uop.ops import UOp, Ops
+from tinygrad.uop.ops import CallInfo, KernelInfo, UOp, Ops
 
 MAX_UNIT = 16       # kernels per translation unit (each program carries the unit's whole image)
 _ENTRY = 64         # bytes before the image: a jump to the kernel, then padding keeping the image's alignment
@@ -202,11 +202,13 @@ def _code_stamp() -> bytes:
   h.update(repr(sorted((k, os.environ[k]) for k in (n.decode() for n in read) if k in os.environ)).encode())
   return h.digest()
 
+def _table(kind: str) -> str:
+  settings = sorted((k, v.value) for k, v in ContextVar._cache.items() if k not in _NOT_CODEGEN)
+  return f"tinyjax_{kind}_" + hashlib.sha256(_code_stamp() + repr(settings).encode()).hexdigest()[:24]
+
 def _program_table(renderer: Renderer) -> str | None:
   """The disk cache table of programs generated in this setting, None without a disk cache (CCACHE=0, CACHELEVEL=0)."""
-  if getattr(renderer.compiler, "cachekey", None) is None: return None
-  settings = sorted((k, v.value) for k, v in ContextVar._cache.items() if k not in _NOT_CODEGEN)
-  return "tinyjax_program_" + hashlib.sha256(_code_stamp() + repr(settings).encode()).hexdigest()[:24]
+  return None if getattr(renderer.compiler, "cachekey", None) is None else _table("program")
 
 def load_programs(todo: dict[tuple, tuple[UOp, Renderer]]) -> dict[tuple, tuple[UOp, Renderer]]:
   """Put the programs of these kernels (program key -> (AST, renderer)) found on disk into tinygrad's program cache;
@@ -223,3 +225,30 @@ def save_programs(made: dict[tuple, tuple[UOp, Renderer]]) -> None:
   for key, (ast, renderer) in made.items():
     if (prg := to_program_cache.get(key)) is None or getattr(ast.arg, "beam", False) or (table := _program_table(renderer)) is None: continue
     if prg.src[-1].op is Ops.BINARY: diskcache_put(table, repr(key), prg)
+
+def _stable_key(function: UOp) -> str:
+  """The graph's content hash, tinygrad's UOp.key (its schedule cache's key), but the same in every process: a call's
+  CallInfo is written as tinygrad writes it in that key, without the id of its gradient function (which the schedule
+  does not read)."""
+  keys: dict[UOp, bytes] = {}
+  for u in function.toposort():
+    arg = (u.arg.name, u.arg.precompile, u.arg.precompile_backward) if isinstance(u.arg, CallInfo) else u.arg
+    keys[u] = hashlib.sha256(str((u.op, u.dtype, arg, u.tag)).encode() + b"".join(keys[s] for s in u.src)).digest()
+  return keys[function].hex()
+
+def schedule_from_disk(function: UOp, schedule_cache: dict, schedule: Callable[[UOp], UOp | None]) -> UOp | None:
+  """tinygrad's `lower_sink_to_linear` (`schedule`) of a graph, with tinygrad's schedule cache (`schedule_cache`,
+  graph's key -> its LINEAR of kernels over parameters) backed by the disk cache: a schedule it misses is looked up on
+  disk first, and a new one is kept there when it is content alone (it pickles back to the very same UOps: no Python
+  object of this process in it, such as a host call's rule)."""
+  if not CCACHE or not SCACHE or isinstance(function.arg, KernelInfo) or function.key in schedule_cache: return schedule(function)
+  key = _stable_key(function)
+  if (got := diskcache_get(_table("schedule"), key)) is not None:
+    schedule_cache[function.key] = got
+    return schedule(function)
+  linear = schedule(function)
+  if linear is not None and schedule_cache.get(function.key) is linear:
+    try: blob = pickle.dumps(linear)
+    except Exception: return linear
+    if pickle.loads(blob) is linear: diskcache_put(_table("schedule"), key, blob, prepickled=True)
+  return linear

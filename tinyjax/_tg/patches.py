@@ -32,7 +32,7 @@ from tinygrad.uop.ops import UOp, Ops, GroupOp, _rebuild_dtype
 from tinygrad.helpers import argfix
 from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, _new_buffer, tensor_of, static_shape
 from tinyjax._tg.fold import folded_array
-from tinyjax._tg.compile import compile_kernels, load_programs, save_programs
+from tinyjax._tg.compile import compile_kernels, load_programs, save_programs, schedule_from_disk
 from tinyjax._tg import gemm as _gemm
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early, old_data_readers, holds_host_call
@@ -185,6 +185,9 @@ _lower_and_compile = _realize.lower_and_compile
 
 # Kernels not compiled yet are compiled first by `compile.compile_kernels` (one clang process for all of them) where it
 # applies; otherwise, or if it fails, tinygrad's own lower_and_compile compiles them.
+def _disk_schedule(function: UOp, orig=_schedule.lower_sink_to_linear) -> UOp | None:
+  return schedule_from_disk(function, _schedule.schedule_cache, orig)
+
 def _cached_lower_and_compile(linear: UOp) -> UOp:
   calls = {c: a for c in linear.toposort() if c.op is Ops.CALL and (a := _realize._get_call_to_compile(c)) is not None}
   todo = load_programs({k: a for a in calls.values() if (k := _to_program_key(*a)) not in _to_program_cache})
@@ -699,6 +702,9 @@ def install() -> None:
   _patch(_rangeify, "pm_no_indexing_calls", _rangeify.pm_no_indexing_calls + _realize.PatternMatcher([
     (_realize.UPat(Ops.CALL, src=(_realize.UPat(Ops.CUSTOM_FUNCTION),), name="call", allow_any_len=True), _constant_arguments)]),
     "a host call's arguments that the scheduler folded into constants are filled into buffers")
+  _patch(_schedule, "pm_schedule", _realize.PatternMatcher([(_realize.UPat(Ops.SINK, name="function"), _disk_schedule)]),
+         "tinygrad's schedule cache backed by its disk cache (CCACHE): a new process takes a graph's schedule instead of "
+         "making it again (_tg/compile.py)")
   _patch(_realize, "lower_and_compile", _cached_lower_and_compile, "the swap of compiled programs into their CALLs memoised "
          "(a quarter of an eager realize of a small graph); new CPU kernels compiled by one clang process (_tg/compile.py)")
   _patch(_realize, "pm_exec", _realize.pm_exec + _realize.PatternMatcher([
