@@ -332,6 +332,26 @@ def test_views_of_one_buffer_as_inputs():
     np.testing.assert_array_equal(jf(X.T[i]).numpy(), np.arange(6.0).reshape(2, 3).T[i] * 2)
 
 
+_VIEWS = {"row": (lambda x: x[1], None), "column": (lambda x: x[:, 2], None), "transpose": (lambda x: x.T, None),
+          "flip-shrink": (lambda x: x[::-1, 1:3], None), "reshape": (lambda x: x[1:].reshape(8), None),
+          "expand": (lambda x: x[None, 0].expand(3, 4), lambda x: np.broadcast_to(x[None, 0], (3, 4))),
+          "flip-strided": (lambda x: x.flip(1)[:, ::2], lambda x: np.flip(x, 1)[:, ::2])}
+
+@pytest.mark.parametrize("name", list(_VIEWS))
+def test_views_as_arguments_are_copied_on_the_host(name):
+  """A view of a realized buffer passed to a jitted function is copied into its input on the host (numpy), with no
+  program of its own: the call launches only the function's kernel, and reads the view's numbers."""
+  view, np_view = _VIEWS[name]
+  base = np.arange(12, dtype=np.float32).reshape(3, 4) * 1.5 - 4
+  X = fresh(base)
+  jf = tinyjax.jit(lambda r: r * 2 + 1)
+  want = (np_view or view)(base) * 2 + 1
+  for _ in range(3):
+    np.testing.assert_array_equal(jf(view(X)).numpy(), want)
+  v = view(X)
+  assert kernel_count(lambda: jf(v).realize()) == 1
+
+
 def test_beam_searches_the_captured_kernels(monkeypatch):
   """jit(f, beam=N) compiles under tinygrad's BEAM search (each kernel goes through beam_search), same numbers; the
   replay runs the searched kernels."""

@@ -12,7 +12,8 @@ from tinygrad.dtype import DType, least_upper_dtype
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
 from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, OutputBuffers, sharding, shard_like, \
-  placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, host_dtype, host_input, read_array, write_array, run_on_host, jit_input, \
+  placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, host_copy, host_dtype, host_input, read_array, write_array, run_on_host, \
+  jit_input, \
   plain_buffer, is_placeholder_buffer, \
   plain_buffer_key, stored_data
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
@@ -31,7 +32,8 @@ __all__ = ["set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes
            "least_upper_dtype",
            "static_shape", "placeholder", "allocated_buffer", "OutputBuffers", "assign_into", "stored_once", "sharding", "shard_like",
            "placeholder_like",
-           "default_device", "np_dtype", "np_dtype_of", "host_buffer", "host_dtype", "host_input", "read_array", "write_array", "run_on_host",
+           "default_device", "np_dtype", "np_dtype_of", "host_buffer", "host_copy", "host_dtype", "host_input", "read_array", "write_array",
+           "run_on_host",
            "jit_input",
            "plain_buffer", "plain_buffer_key", "stored_data", "host_value", "is_placeholder_buffer",
            "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",

@@ -219,6 +219,30 @@ def run_on_host(bufs: list[UOp], n_out: int, shapes: list[tuple[int, ...]], fn: 
 
 def np_dtype_of(a: np.ndarray) -> DType: return _from_np_dtype(a.dtype)
 
+_HOST_MOVES = (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP)
+
+def host_view(u: UOp) -> np.ndarray | None:
+  """u's value as a numpy view of its buffer's memory (no copy), where u is movement ops (no pad) over a whole
+  allocated buffer with host memory (the CPU's), after a synchronize of its device; else None. A slice `x[:, 0]` made
+  contiguous by tinygrad's realize is a schedule and a kernel (~0.1 ms; ~1.3 ms as a jitted call's argument)."""
+  moves = []
+  while u.op in _HOST_MOVES:
+    moves.append(u)
+    u = u.src[0]
+  if u.op is not Ops.BUFFER or not isinstance(u.device, str) or not isinstance(buf := buffers.get(u), Buffer) or \
+     not buf.is_allocated() or buf._base is not None or (views := host_views([u], [(buf.size,)])) is None: return None
+  a = views[0]
+  for m in reversed(moves):
+    arg, shape = m.marg, tuple(x for x in m.shape if isinstance(x, int))
+    if len(shape) != len(m.shape) or not all(isinstance(x, (int, bool)) for x in (sum(arg, ()) if m.op is Ops.SHRINK else arg)):
+      return None   # (symbolic)
+    if m.op is Ops.RESHAPE: a = a.reshape(shape)
+    elif m.op is Ops.EXPAND: a = np.broadcast_to(a, shape)   # (tinygrad's EXPAND puts its new axes first, as numpy)
+    elif m.op is Ops.PERMUTE: a = a.transpose(arg)
+    elif m.op is Ops.SHRINK: a = a[tuple(slice(o, o + size) for o, size in arg)]   # (offset, size) per axis
+    else: a = np.flip(a, tuple(i for i, f in enumerate(arg) if f))
+  return a
+
 def _constant(u: UOp) -> UOp | None:
   """The CONST whose value fills all of u, if u is one moved around (not PAD: it adds zeros)."""
   while u.op in (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP): u = u.src[0]
@@ -230,6 +254,11 @@ def _numpy_data(u: UOp) -> np.ndarray | None:
   b = buffers.get(src)
   if not isinstance(b, Buffer) or not b.is_allocated() or (npdt := np_dtype(src.dtype)) is None: return None
   return np.frombuffer(b.as_memoryview(), dtype=npdt)
+
+def host_copy(t: Tensor) -> Tensor | None:
+  """A view of a buffer (`host_view`) copied into a new buffer on the host, with no program; else None."""
+  u = t.uop
+  return None if u.op not in _HOST_MOVES or (v := host_view(u)) is None else host_buffer(np.ascontiguousarray(v), u.device)
 
 def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False) -> tuple[Tensor, UOp | None]:
   """t's value as a TinyJit input: a realized buffer, in `dtype` if t is weakly typed, and the BUFFER it reads if that
@@ -247,6 +276,7 @@ def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False)
   dt = (dtype or weak_storage(t.dtype)) if t.dtype in dtypes.weaks else t.dtype
   if (a := _numpy_data(u)) is not None and a.dtype == np_dtype(dt) and (out := host_buffer(a.reshape(static_shape(t)), u.arg)) is not None:
     return out, None   # Tensor(numpy array): copied in from the host, not by a COPY program (~1 ms)
+  if dt == u.dtype and (out := host_copy(t)) is not None: return out, None   # a view (x[i], x.T): copied on the host
   if u.device is None and (c := _constant(u)) is not None and (npdt := np_dtype(dt)) is not None:
     if (out := host_buffer(np.full(static_shape(t), c.arg, dtype=npdt), device)) is not None: return out, None
   return Tensor((u.cast(dt) if dt != u.dtype else u).clone(device=u.device or device)), None

@@ -9,7 +9,7 @@ import math
 from typing import Any, NamedTuple, Sequence
 import numpy as np
 import functools
-from tinyjax._tg import Tensor, dtypes, static_shape as _sh, jit_capturing, plain_buffer
+from tinyjax._tg import Tensor, dtypes, static_shape as _sh, jit_capturing, plain_buffer, host_copy
 from tinyjax.core import is_tracing
 from tinyjax.transforms.jit import jit
 from tinyjax.lax import linalg as lax_linalg
@@ -42,7 +42,8 @@ def _ready(x: Any) -> Any:
   """Views and lazy values computed first (by a program found again by their structure): a jit copies them into new
   buffers through tinygrad's scheduler at every call. A complex array's parts alike."""
   if isinstance(x, ComplexArray): return ComplexArray(_ready(x.re), _ready(x.im))
-  return x.contiguous().realize() if isinstance(x, Tensor) and plain_buffer(x) is None else x
+  if not isinstance(x, Tensor) or plain_buffer(x) is not None: return x
+  return copied if (copied := host_copy(x)) is not None else x.contiguous().realize()
 
 def check_square(x: Tensor, name: str) -> Tensor:
   if x.ndim < 2: raise ValueError(f"{name}: input must have at least 2 dimensions, got shape {tuple(x.shape)}")
