@@ -107,18 +107,56 @@ _ERFINV_W_LT_5 = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-0
 _ERFINV_W_GE_5 = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
                   0.00943887047, 1.00167406, 2.83297682)
 
+# and double precision for float64 (XLA's ErfInv64: three ranges of w, 23, 19 and 17 coefficients)
+_ERFINV64_W_LT_6_25 = (
+  -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18, 1.115787767802518096e-17,
+  -1.333171662854620906e-16, 2.0972767875968561637e-17, 6.6376381343583238325e-15, -4.0545662729752068639e-14,
+  -8.1519341976054721522e-14, 2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+  1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08, 4.2347877827932403518e-07,
+  -1.3654692000834678645e-06, -1.3882523362786468719e-05, 0.0001867342080340571352, -0.00074070253416626697512,
+  -0.0060336708714301490533, 0.24015818242558961693, 1.6536545626831027356)
+_ERFINV64_W_LT_16 = (
+  2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07, 1.8239629214389227755e-08,
+  1.5027403968909827627e-06, -4.013867526981545969e-06, 2.9234449089955446044e-06, 1.2475304481671778723e-05,
+  -4.7318229009055733981e-05, 6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+  0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066, -0.0037512085075692412107,
+  0.005370914553590063617, 1.0052589676941592334, 3.0838856104922207635)
+_ERFINV64_W_GE_16 = (
+  -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09, -3.7894654401267369937e-09,
+  7.6157012080783393804e-09, -1.4960026627149240478e-08, 2.9147953450901080826e-08, -6.7711997758452339498e-08,
+  2.2900482228026654717e-07, -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+  7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026, 1.0103004648645343977,
+  4.8499064014085844221)
+
+def _erf_inv64(x: Tensor, w: Tensor) -> Tensor:
+  """XLA's ErfInv64 (Giles' double precision approximation), its operations in its order: one Horner sum whose
+  coefficients are selected per range, the last 2 and 4 steps taken in the ranges that have them."""
+  lt_6_25, lt_16 = w < 6.25, w < 16
+  sqrt_w = w.sqrt()
+  w = lt_6_25.where(w - 3.125, sqrt_w - lt_16.where(3.25, 5.0))
+  def coefficient(i: int) -> Tensor:
+    c = fill_like(x, _ERFINV64_W_LT_6_25[i])
+    if i < 19: c = lt_6_25.where(c, _ERFINV64_W_LT_16[i])
+    if i < 17: c = lt_16.where(c, _ERFINV64_W_GE_16[i])
+    return c
+  p = coefficient(0)
+  for i in range(1, 17): p = coefficient(i) + p * w
+  for i in range(17, 19): p = lt_16.where(coefficient(i) + p * w, p)
+  for i in range(19, 23): p = lt_6_25.where(coefficient(i) + p * w, p)
+  return p * x
+
 @custom_jvp
 def erf_inv(x: Tensor) -> Tensor:
-  """The inverse of erf (Giles' approximation as XLA's; float64 refined by two Newton steps), with the derivative
-  sqrt(pi)/2 exp(erf_inv(x)^2)."""
-  w = -log1p(-x * x)   # XLA's ErfInv32 (jax.random.normal's tails depend on it: (1 - x)(1 + x) differs by 86 ulps)
-  lt = w < 5
-  wl, wg = lt.where(w, 5.0) - 2.5, lt.where(6.25, w).sqrt() - 3
-  pl, pg = fill_like(wl, _ERFINV_W_LT_5[0]), fill_like(wg, _ERFINV_W_GE_5[0])
-  for c1, c2 in zip(_ERFINV_W_LT_5[1:], _ERFINV_W_GE_5[1:], strict=True): pl, pg = pl * wl + c1, pg * wg + c2
-  out = lt.where(pl, pg) * x
-  if x.dtype == dtypes.float64:   # two Newton steps on erf(y) = x: float64 accuracy
-    for _ in range(2): out = out - (out.erf() - x) / ((2 / math.sqrt(math.pi)) * (-out * out).exp())
+  """The inverse of erf (Giles' approximations as XLA's: single precision for float32, double for float64), with the
+  derivative sqrt(pi)/2 exp(erf_inv(x)^2)."""
+  w = -log1p(-x * x)   # XLA's (jax.random.normal's tails depend on it: (1 - x)(1 + x) differs by 86 ulps)
+  if x.dtype == dtypes.float64: out = _erf_inv64(x, w)
+  else:
+    lt = w < 5
+    wl, wg = lt.where(w, 5.0) - 2.5, lt.where(6.25, w).sqrt() - 3
+    pl, pg = fill_like(wl, _ERFINV_W_LT_5[0]), fill_like(wg, _ERFINV_W_GE_5[0])
+    for c1, c2 in zip(_ERFINV_W_LT_5[1:], _ERFINV_W_GE_5[1:], strict=True): pl, pg = pl * wl + c1, pg * wg + c2
+    out = lt.where(pl, pg) * x
   return (x.abs() == 1).where(x * math.inf, out)
 
 @erf_inv.defjvp
