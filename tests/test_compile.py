@@ -133,16 +133,18 @@ def test_tinygrads_path_generates_in_process():
   assert _run(False, CCACHE="0", PARALLEL="2")[1] == _run(True, CCACHE="0")[1]
 
 def test_schedules_on_disk_hold_content_only(tmp_path, monkeypatch):
-  """A schedule is kept on disk only if it is content alone (it pickles back to the same UOps): one holding a Python
-  object of this process (a host call's rule) is not, and is not found by another process."""
+  """A schedule is kept on disk only if it is content alone (it pickles back to the same UOps) and has no host call:
+  one holding a Python object of this process, or a host call (its executor is this process's, under a name another
+  process gives to another call), is not, and is not found by another process."""
   from tinygrad import helpers
   from tinygrad.uop.ops import UOp, Ops
   monkeypatch.setattr(helpers, "CACHEDB", str(tmp_path / "cache.db"))
   monkeypatch.setattr(helpers, "_db_connection", None)
   monkeypatch.setattr(helpers, "_db_tables", set())   # (the tables tinygrad created in the real cache)
   class Rule: pass
-  graphs = {name: UOp(Ops.SINK, src=(UOp(Ops.NOOP, arg=(name, C)),)) for name in ("content", "object")}
-  made = {"content": UOp(Ops.NOOP, arg=("content", C, "scheduled")), "object": UOp(Ops.NOOP, arg=Rule())}
+  graphs = {name: UOp(Ops.SINK, src=(UOp(Ops.NOOP, arg=(name, C)),)) for name in ("content", "object", "host call")}
+  made = {"content": UOp(Ops.NOOP, arg=("content", C, "scheduled")), "object": UOp(Ops.NOOP, arg=Rule()),
+          "host call": UOp(Ops.NOOP, src=(UOp(Ops.CUSTOM_FUNCTION, arg="tinyjax_host_0"),))}
   def schedule(cache, calls):
     def run(function):
       calls.append(function)
@@ -153,5 +155,5 @@ def test_schedules_on_disk_hold_content_only(tmp_path, monkeypatch):
   theirs, again = {}, []   # another process: only the disk
   assert [tgc.schedule_from_disk(g, theirs, schedule(theirs, again)) for g in graphs.values()] == list(made.values())
   assert theirs[graphs["content"].key] is made["content"] and again == list(graphs.values())   # (found, then tinygrad's cache hit)
-  assert tgc.diskcache_get(tgc._table("schedule"), tgc._stable_key(graphs["object"])) is None
+  for name in ("object", "host call"): assert tgc.diskcache_get(tgc._table("schedule"), tgc._stable_key(graphs[name])) is None
   helpers._db_connection.close()

@@ -18,7 +18,7 @@ caller then takes tinygrad's own path, as it does when anything here raises (the
 relocation that is not position-independent): a failure costs a compile, never a result.
 """
 from __future__ import annotations
-from typing import Any, Callable
+from typing import Any, Callable, cast
 import atexit, ctypes, functools, gc, hashlib, multiprocessing, os, pathlib, pickle, re, struct, sys, threading, warnings
 from multiprocessing.pool import Pool
 import tinygrad.codegen as _codegen
@@ -240,15 +240,18 @@ def schedule_from_disk(function: UOp, schedule_cache: dict, schedule: Callable[[
   """tinygrad's `lower_sink_to_linear` (`schedule`) of a graph, with tinygrad's schedule cache (`schedule_cache`,
   graph's key -> its LINEAR of kernels over parameters) backed by the disk cache: a schedule it misses is looked up on
   disk first, and a new one is kept there when it is content alone (it pickles back to the very same UOps: no Python
-  object of this process in it, such as a host call's rule)."""
+  object of this process in it, such as a host call's rule) and has no host call: a host call's executor is this
+  process's, registered under a name another process gives to another call (and the scheduler makes some:
+  patches.py, `_constant_arguments`)."""
   if not CCACHE or not SCACHE or isinstance(function.arg, KernelInfo) or function.key in schedule_cache: return schedule(function)
   key = _stable_key(function)
   if (got := diskcache_get(_table("schedule"), key)) is not None:
     schedule_cache[function.key] = got
     return schedule(function)
-  linear = schedule(function)
-  if linear is not None and schedule_cache.get(function.key) is linear:
-    try: blob = pickle.dumps(linear)
-    except Exception: return linear
-    if pickle.loads(blob) is linear: diskcache_put(_table("schedule"), key, blob, prepickled=True)
-  return linear
+  if (linear := schedule(function)) is None or schedule_cache.get(function.key) is not linear: return linear
+  made = cast(UOp, linear)
+  if Ops.CUSTOM_FUNCTION in {u.op for u in made.toposort()}: return made
+  try: blob = pickle.dumps(made)
+  except Exception: return made
+  if pickle.loads(blob) is made: diskcache_put(_table("schedule"), key, blob, prepickled=True)
+  return made
