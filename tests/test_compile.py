@@ -152,6 +152,7 @@ def test_schedules_on_disk_hold_content_only(tmp_path, monkeypatch):
     return run
   mine, calls = {}, []
   assert [tgc.schedule_from_disk(g, mine, schedule(mine, calls)) for g in graphs.values()] == list(made.values())
+  tgc.flush()   # (written in batches)
   theirs, again = {}, []   # another process: only the disk
   assert [tgc.schedule_from_disk(g, theirs, schedule(theirs, again)) for g in graphs.values()] == list(made.values())
   assert theirs[graphs["content"].key] is made["content"] and again == list(graphs.values())   # (found, then tinygrad's cache hit)

@@ -24,7 +24,8 @@ from multiprocessing.pool import Pool
 import tinygrad.codegen as _codegen
 from tinygrad.codegen import to_program_cache, to_program_key
 import tinygrad
-from tinygrad.helpers import CCACHE, DEBUG, PARALLEL, SCACHE, Context, ContextVar, diskcache_get, diskcache_put, getenv
+import tinygrad.helpers as _helpers
+from tinygrad.helpers import CACHELEVEL, CCACHE, DEBUG, PARALLEL, SCACHE, VERSION, Context, ContextVar, diskcache_get, diskcache_put, getenv
 from tinygrad.renderer import Renderer
 from tinygrad.runtime.autogen import libc
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
@@ -202,6 +203,26 @@ def _code_stamp() -> bytes:
   h.update(repr(sorted((k, os.environ[k]) for k in (n.decode() for n in read) if k in os.environ)).encode())
   return h.digest()
 
+# (written in batches: tinygrad's diskcache_put commits each entry, ~2-4 ms, a tenth of a cold test suite's time)
+_pending: list[tuple[str, str, bytes]] = []
+
+def _put(table: str, key: str, blob: bytes) -> None:
+  _pending.append((table, key, blob))
+  if len(_pending) >= 64: flush()
+
+@atexit.register
+def flush() -> None:
+  """Write the programs and schedules kept so far into tinygrad's disk cache, in its tables' layout, in one commit."""
+  if not _pending or CACHELEVEL < 1: return
+  rows, _pending[:] = list(_pending), []
+  conn = _helpers.db_connection()   # (patches.py's, usable from any thread)
+  cur = conn.cursor()
+  for table in {t for t, _, _ in rows}:
+    cur.execute(f"CREATE TABLE IF NOT EXISTS '{table}_{VERSION}' (key text, val blob, PRIMARY KEY (key))")
+    cur.executemany(f"REPLACE INTO '{table}_{VERSION}' (key, val) VALUES (?, ?)", [(k, b) for t, k, b in rows if t == table])
+  conn.commit()
+  cur.close()
+
 def _table(kind: str) -> str:
   settings = sorted((k, v.value) for k, v in ContextVar._cache.items() if k not in _NOT_CODEGEN)
   return f"tinyjax_{kind}_" + hashlib.sha256(_code_stamp() + repr(settings).encode()).hexdigest()[:24]
@@ -224,7 +245,7 @@ def save_programs(made: dict[tuple, tuple[UOp, Renderer]]) -> None:
   """Keep on disk the programs tinygrad's program cache now holds for these kernels (see load_programs)."""
   for key, (ast, renderer) in made.items():
     if (prg := to_program_cache.get(key)) is None or getattr(ast.arg, "beam", False) or (table := _program_table(renderer)) is None: continue
-    if prg.src[-1].op is Ops.BINARY: diskcache_put(table, repr(key), prg)
+    if prg.src[-1].op is Ops.BINARY: _put(table, repr(key), pickle.dumps(prg))
 
 def _stable_key(function: UOp) -> str:
   """The graph's content hash, tinygrad's UOp.key (its schedule cache's key), but the same in every process: a call's
@@ -253,5 +274,5 @@ def schedule_from_disk(function: UOp, schedule_cache: dict, schedule: Callable[[
   if Ops.CUSTOM_FUNCTION in {u.op for u in made.toposort()}: return made
   try: blob = pickle.dumps(made)
   except Exception: return made
-  if pickle.loads(blob) is made: diskcache_put(_table("schedule"), key, blob, prepickled=True)
+  if pickle.loads(blob) is made: _put(_table("schedule"), key, blob)
   return made
