@@ -15,10 +15,10 @@ from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, Out
   placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, host_copy, host_dtype, host_input, read_array, write_array, run_on_host, \
   jit_input, \
   plain_buffer, is_placeholder_buffer, \
-  plain_buffer_key, stored_data
+  plain_buffer_key, stored_data, unfilled, host_value
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
-  custom_rule_of, param_like, set_items, unfilled, const_value, is_data, is_view, has_effects, mop, rop, broadcast_to, move_axis, param, \
-  assign_into, stored_once, function_body, call_body, host_value
+  custom_rule_of, param_like, set_items, const_value, is_data, is_view, has_effects, mop, rop, broadcast_to, move_axis, param, \
+  assign_into, stored_once, function_body, call_body
 from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, captured_nbytes, replay_buffers, \
   host_copies_filled, \
   jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \

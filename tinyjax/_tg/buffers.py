@@ -219,33 +219,46 @@ def run_on_host(bufs: list[UOp], n_out: int, shapes: list[tuple[int, ...]], fn: 
 
 def np_dtype_of(a: np.ndarray) -> DType: return _from_np_dtype(a.dtype)
 
-_HOST_MOVES = (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP)
+def unfilled(u: UOp) -> UOp:
+  """The value of a new buffer filled with a constant (AFTER(buf, STORE(buf, value)), tinygrad's layout), else u.
+  tinygrad clones a constant cotangent into a buffer before calling a grad_fxn (a kernel: the unit cotangent of grad
+  is a CONST so as not to cost one) and jvp passes zeros_like() buffers for arguments without a tangent: the constant
+  itself is what the rules need."""
+  if u.op is Ops.AFTER and len(u.src) == 2 and u.src[1].op is Ops.STORE and u.src[1].src[0] is u.src[0] and u.src[1].src[1].device is None:
+    return u.src[1].src[1]
+  return u
 
-def host_view(u: UOp) -> np.ndarray | None:
-  """u's value as a numpy view of its buffer's memory (no copy), where u is movement ops (no pad) over a whole
-  allocated buffer with host memory (the CPU's), after a synchronize of its device; else None. A slice `x[:, 0]` made
-  contiguous by tinygrad's realize is a schedule and a kernel (~0.1 ms; ~1.3 ms as a jitted call's argument)."""
-  moves = []
-  while u.op in _HOST_MOVES:
+_MOVES = (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP)
+
+def host_value(t: Tensor) -> np.ndarray | None:
+  """t's value as a read-only numpy array with no kernel and no copy, when t is a realized buffer on a device with host
+  memory, a buffer filled with a constant, or movement ops of either (applied as numpy views); None otherwise (a
+  computation: realize it first). The array is the buffer's memory: read it while t lives, before anything writes it."""
+  u, moves = t.uop, []
+  while u.op in _MOVES:
+    if not all(isinstance(d, int) for d in u.shape): return None
     moves.append(u)
     u = u.src[0]
-  if u.op is not Ops.BUFFER or not isinstance(u.device, str) or not isinstance(buf := buffers.get(u), Buffer) or \
-     not buf.is_allocated() or buf._base is not None or (views := host_views([u], [(buf.size,)])) is None: return None
-  a = views[0]
+  if (v := unfilled(u)) is not u and v.base.op is Ops.CONST and (npdt := np_dtype(u.dtype)) is not None and \
+     all(isinstance(d, int) for d in u.shape):   # a constant fill
+    a = np.broadcast_to(np.asarray(v.base.arg, dtype=npdt), static_shape(u))
+  elif u.op is Ops.BUFFER and isinstance(u.device, str) and isinstance(buf := buffers.get(u), Buffer) and \
+       buf.is_allocated() and buf._base is None and (views := host_views([u], [(buf.size,)])) is not None:
+    a = views[0]
+    a.flags.writeable = False
+  else: return None
   for m in reversed(moves):
-    arg, shape = m.marg, tuple(x for x in m.shape if isinstance(x, int))
-    if len(shape) != len(m.shape) or not all(isinstance(x, (int, bool)) for x in (sum(arg, ()) if m.op is Ops.SHRINK else arg)):
-      return None   # (symbolic)
+    shape = static_shape(m)
     if m.op is Ops.RESHAPE: a = a.reshape(shape)
-    elif m.op is Ops.EXPAND: a = np.broadcast_to(a, shape)   # (tinygrad's EXPAND puts its new axes first, as numpy)
-    elif m.op is Ops.PERMUTE: a = a.transpose(arg)
-    elif m.op is Ops.SHRINK: a = a[tuple(slice(o, o + size) for o, size in arg)]   # (offset, size) per axis
-    else: a = np.flip(a, tuple(i for i, f in enumerate(arg) if f))
+    elif m.op is Ops.EXPAND: a = np.broadcast_to(a, shape)
+    elif m.op is Ops.PERMUTE: a = a.transpose(m.arg)
+    elif m.op is Ops.SHRINK: a = a[tuple(slice(lo, lo + n) for (lo, _), n in zip(m.marg, shape, strict=True))]
+    else: a = a[tuple(slice(None, None, -1) if f else slice(None) for f in m.arg)]
   return a
 
 def _constant(u: UOp) -> UOp | None:
   """The CONST whose value fills all of u, if u is one moved around (not PAD: it adds zeros)."""
-  while u.op in (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP): u = u.src[0]
+  while u.op in _MOVES: u = u.src[0]
   return u if u.op is Ops.CONST else None
 
 def _numpy_data(u: UOp) -> np.ndarray | None:
@@ -256,9 +269,9 @@ def _numpy_data(u: UOp) -> np.ndarray | None:
   return np.frombuffer(b.as_memoryview(), dtype=npdt)
 
 def host_copy(t: Tensor) -> Tensor | None:
-  """A view of a buffer (`host_view`) copied into a new buffer on the host, with no program; else None."""
-  u = t.uop
-  return None if u.op not in _HOST_MOVES or (v := host_view(u)) is None else host_buffer(np.ascontiguousarray(v), u.device)
+  """A view of a buffer (`host_value`: a slice `x[:, 0]`, `x.T`) copied into a new buffer on the host, with no program
+  (tinygrad's realize of it is a schedule and a kernel: ~0.1 ms; ~1.3 ms as a jitted call's argument); else None."""
+  return None if t.uop.op not in _MOVES or (v := host_value(t)) is None else host_buffer(np.ascontiguousarray(v), t.uop.device)
 
 def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False) -> tuple[Tensor, UOp | None]:
   """t's value as a TinyJit input: a realized buffer, in `dtype` if t is weakly typed, and the BUFFER it reads if that

@@ -6,9 +6,8 @@ from typing import Callable
 import numpy as np
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType
-from tinygrad.device import Buffer
-from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo, buffers
-from tinyjax._tg.buffers import _new_buffer, sharding, static_shape, placeholder_like, np_dtype, host_views
+from tinygrad.uop.ops import UOp, Ops, GroupOp, KernelInfo
+from tinyjax._tg.buffers import _new_buffer, sharding, static_shape, placeholder_like
 
 # ---- gather: out[k] = src.flatten()[idx[k]] as one kernel ------------------------------------------------------------
 # tinygrad lowers x[idx_tensor] to a one-hot compare + reduce; the scheduler folds it, but at 1e5 elements it still
@@ -122,42 +121,6 @@ def set_items(x: Tensor, indices: tuple, values: Tensor) -> Tensor:
   """x with x[indices] = values, as a new value (tinygrad's functional setitem: `Tensor._getitem` with a value)."""
   return x._getitem(indices, values)
 
-def unfilled(u: UOp) -> UOp:
-  """The value of a new buffer filled with a constant (AFTER(buf, STORE(buf, value)), tinygrad's layout), else u.
-  tinygrad clones a constant cotangent into a buffer before calling a grad_fxn (a kernel: the unit cotangent of grad
-  is a CONST so as not to cost one) and jvp passes zeros_like() buffers for arguments without a tangent: the constant
-  itself is what the rules need."""
-  if u.op is Ops.AFTER and len(u.src) == 2 and u.src[1].op is Ops.STORE and u.src[1].src[0] is u.src[0] and u.src[1].src[1].device is None:
-    return u.src[1].src[1]
-  return u
-
-_MOVES = (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP)
-
-def host_value(t: Tensor) -> np.ndarray | None:
-  """t's value as a read-only numpy array with no kernel and no copy, when t is a realized buffer on a device with host
-  memory, a buffer filled with a constant, or movement ops of either (applied as numpy views); None otherwise (a
-  computation: realize it first). The array is the buffer's memory: read it while t lives, before anything writes it."""
-  u, moves = t.uop, []
-  while u.op in _MOVES:
-    if not all(isinstance(d, int) for d in u.shape): return None
-    moves.append(u)
-    u = u.src[0]
-  if (v := unfilled(u)) is not u and v.base.op is Ops.CONST and (npdt := np_dtype(u.dtype)) is not None and \
-     all(isinstance(d, int) for d in u.shape):   # a constant fill
-    a = np.broadcast_to(np.asarray(v.base.arg, dtype=npdt), static_shape(u))
-  elif u.op is Ops.BUFFER and isinstance(u.device, str) and isinstance(buf := buffers.get(u), Buffer) and \
-       buf.is_allocated() and buf._base is None and (views := host_views([u], [(buf.size,)])) is not None:
-    a = views[0]
-    a.flags.writeable = False
-  else: return None
-  for m in reversed(moves):
-    shape = static_shape(m)
-    if m.op is Ops.RESHAPE: a = a.reshape(shape)
-    elif m.op is Ops.EXPAND: a = np.broadcast_to(a, shape)
-    elif m.op is Ops.PERMUTE: a = a.transpose(m.arg)
-    elif m.op is Ops.SHRINK: a = a[tuple(slice(lo, lo + n) for (lo, _), n in zip(m.marg, shape, strict=True))]
-    else: a = a[tuple(slice(None, None, -1) if f else slice(None) for f in m.arg)]
-  return a
 
 def const_value(u: UOp):
   """The Python number of a (broadcast) CONST, else None."""

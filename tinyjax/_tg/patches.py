@@ -183,11 +183,13 @@ def _constant_arguments(call: UOp) -> UOp | None:
 _swapped: dict[tuple[UOp, UOp, UOp], UOp] = {}
 _lower_and_compile = _realize.lower_and_compile
 
-# Kernels not compiled yet are compiled first by `compile.compile_kernels` (one clang process for all of them) where it
-# applies; otherwise, or if it fails, tinygrad's own lower_and_compile compiles them.
+# tinygrad's schedule cache, backed by its disk cache (compile.schedule_from_disk)
 def _disk_schedule(function: UOp, orig=_schedule.lower_sink_to_linear) -> UOp | None:
   return schedule_from_disk(function, _schedule.schedule_cache, orig)
 
+# Kernels not compiled yet are compiled first by `compile.compile_kernels` (one clang process for all of them) where it
+# applies; otherwise, or if it fails, tinygrad's own lower_and_compile compiles them. Their programs are looked up in
+# and kept on disk (compile.load_programs / save_programs).
 def _cached_lower_and_compile(linear: UOp) -> UOp:
   calls = {c: a for c in linear.toposort() if c.op is Ops.CALL and (a := _realize._get_call_to_compile(c)) is not None}
   todo = load_programs({k: a for a in calls.values() if (k := _to_program_key(*a)) not in _to_program_cache})

@@ -19,7 +19,8 @@ from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_bu
 from tinyjax._tg import cpu_graph
 from tinyjax._tg.gemm import GemmProgram
 from tinyjax._tg.fold import folded_scalar, folded_value
-from tinyjax._tg.ir import unfilled, stored_once, is_host_call
+from tinyjax._tg.ir import stored_once, is_host_call
+from tinyjax._tg.buffers import unfilled
 
 def jit_capturing() -> bool: return bool(_jit_capturing)
 
