@@ -443,6 +443,8 @@ def test_warm_up_first_call_compiles_each_kernel_once_then_replays(monkeypatch):
     return wrapped
   monkeypatch.setattr(codegen, "do_to_program", counting("compile", codegen.do_to_program))   # conftest compiles in-process
   monkeypatch.setattr(tensor, "create_linear_with_vars", counting("schedule", tensor.create_linear_with_vars))
+  import tinyjax._tg.compile as tgc
+  monkeypatch.setattr(tgc, "_program_table", lambda renderer: None)   # (an earlier run's programs on disk: not generated here)
   r = np.random.default_rng(12)   # its own data: the float32 tolerance below holds for it whichever tests ran before
   W, X = fresh(r.standard_normal((13, 11)).astype(np.float32)), fresh(r.standard_normal((5, 13)).astype(np.float32))
   # a constant and shapes no other test uses: its kernels are new to this process (the product's kernel holds no
