@@ -17,8 +17,8 @@ its checks (`_load`: an undefined symbol, the entry point, a self-test of a loop
 the Python launches run as before (DEBUG=1 says why).
 """
 from __future__ import annotations
-import ctypes, functools, shutil
-from typing import Any, Union
+import ctypes, functools, hashlib, shutil
+from typing import Any, Union, cast
 import numpy as np
 from scipy.linalg import cython_blas, cython_lapack, lapack
 from tinygrad import Device
@@ -298,7 +298,11 @@ def _load(dev: Any, src: str) -> tuple:
   the object is not the one expected: a symbol it does not define (tinygrad's loader would look it up in libm and
   libgcc_s, and clang drops a call to an undefined static function), `tinyjax_exec` not at the image's first byte
   (where CPUProgram enters), the routines not the object's, or a small loop, switch and solve computing wrong values."""
-  lib = ClangCompiler(dev.renderer.target.arch.split(","), cachekey="tinyjax_cpu_graph").compile_cached(src)   # tinygrad's disk cache
+  compiler = ClangCompiler(args := dev.renderer.target.arch.split(","))
+  # kept in tinygrad's disk cache even with CCACHE=0 (which is about the user's kernels): it is tinyjax's runtime, as
+  # jaxlib's is compiled once, and clang takes ~2.5 s over it (most of a cold solver setup's)
+  compiler.cachekey = "tinyjax_cpu_graph_" + hashlib.sha256(" ".join(args).encode()).hexdigest()[:12]
+  lib = compiler.compile_cached(src)
   where = symbols(lib)   # raises on an undefined symbol
   if where.get("tinyjax_exec") != 0: raise RuntimeError("tinyjax_exec is not at the image's first byte")
   prg = CPUProgram(dev, TinyELF(lib, "tinyjax_exec", dev.renderer.target, ()))
@@ -450,11 +454,15 @@ class Commands:
     t = self.table
     for w, v in self.var_words: t[w] = var_vals[v]
 
+def prepare(device: str, commands: Commands) -> Commands:
+  """The commands with the executor's struct that runs them once."""
+  if commands.loop is None: commands.loop = Loop(device, commands, 1, [])
+  return commands
+
 def run(device: str, commands: Commands) -> int:
   """Launch the table's rows once, in order (on a device `executor` gave an entry point for); the kernels launched
   (nested loops' included)."""
-  if commands.loop is None: commands.loop = Loop(device, commands, 1, [])
-  return run_loop(device, commands.loop)[1]
+  return run_loop(device, cast(Loop, prepare(device, commands).loop))[1]
 
 class Loop(Nested):
   """A loop as the executor's struct: `body`'s rows run `steps` times (a while_loop: until `cond`'s rows, run before

@@ -54,8 +54,12 @@ def rebound_capture(jit, subs: dict[UOp, UOp]) -> Any:
   return type(jit)(None, type(c)(c.ret, c._linear.substitute(subs, walk=True), c.expected_names, c.expected_input_info))
 
 def captured_replay(jit) -> tuple[Replay, set[UOp]] | None:
-  """A captured TinyJit's kernels as a Replay, with the buffers they write (None: not captured yet)."""
-  return None if jit.captured is None else (Replay(jit.captured.linear), _written(jit.captured.linear))
+  """A captured TinyJit's kernels as a Replay, with the buffers they write (None: not captured yet). The Tensors the
+  capture returned are dropped: tinyjax returns outputs of its own, and those held the first call's output buffers (a
+  slot of the jit's pool never free again, so that the second call allocated)."""
+  if jit.captured is None: return None
+  jit.captured.ret = None
+  return Replay(jit.captured.linear), _written(jit.captured.linear)
 
 def _written(linear: UOp) -> set[UOp]:
   """The buffers a linear's calls write, as TinyJit's `_written_uops`, which walks every kernel's AST and asks every
@@ -469,6 +473,13 @@ class Replay:
     rt = _realize.get_runtime(device, prg)
     if "core_id" in getattr(rt, "runtimevars", ()) and rt not in _work: _work[rt] = _kernel_work(prg.src[0])
     return (rt, [a.arg.slot if a.op is Ops.PARAM else _one(a) for a in glob], info, device, dims)
+
+  def prepare(self, bufs: list[UOp]) -> None:
+    """Makes the plan's command tables now, on the capture's buffers, so that the first replay only fills them in
+    (made there, they were ~0.1-0.2 ms of a solver's first iteration per function)."""
+    if self.whole is None: self.whole = self._whole(bufs)
+    for device, commands in [self.whole] if self.whole else [(i.device, i.table()) for i in self.plan if isinstance(i, _Batch)]:
+      cpu_graph.prepare(device, commands)
 
   def run(self, bufs: list[UOp], var_vals: dict[str, int]) -> None:
     if self.whole is None: self.whole = self._whole(bufs)

@@ -172,6 +172,7 @@ class _Entry:
             # the replay's plan made now, with the first call's compiles (it brings up the CPU's executor once per
             # process: a solver's first iteration paid it)
             self.replay = captured_replay(self.tinyjit)
+            if self.replay is not None and (bufs := replay_buffers(tensors, ins, self.replay[1], plain)) is not None: self.replay[0].prepare(bufs)
             if self.key is not None: _keep_capture(self.key, self.tinyjit, self.closed)
       finally: running.remove(self)
     return tu.tree_unflatten(self.out_tree, [v for _, v in made])
