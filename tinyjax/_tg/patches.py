@@ -22,6 +22,7 @@ import tinygrad.mixin.reduce as _reduce
 import tinygrad.mixin.op as _mixin_op
 import tinygrad.tensor as _tensor
 import tinygrad.runtime.ops_cpu as _ops_cpu
+import tinygrad.renderer.cstyle as _cstyle
 import tinygrad.runtime.support.hcq2 as _hcq2
 from tinygrad.codegen.opt import Opt as _Opt, OptOps as _OptOps, KernelOptError as _KernelOptError
 from tinygrad.uop.ops import AxisType as _AxisType, identity_element as _identity_element
@@ -392,6 +393,32 @@ def _realize_soft_epilogues(ctx, order: list[UOp], users: Callable[[], dict[UOp,
     for u in reduces + ends: ctx.realize_map[u] = ctx.non_removable[u] = None
   return None
 
+def _realize_padded_soft(ctx, order: list[UOp]) -> None:
+  """Marks for tinygrad's scheduler the software transcendentals a PAD spreads over at least twice their elements: in
+  the padded kernel every element computes the padded expression and then selects it or 0 (only loads are gated), so
+  a concatenation of k such pieces computed each transcendental k times per element."""
+  elementwise = GroupOp.ALU | {Ops.CAST}
+  soft: dict[UOp, frozenset] = {}
+  none: frozenset = frozenset()
+  for u in order:
+    if u in ctx.realize_map: soft[u] = none
+    elif u.op in _SOFT and _soft_device(u.device): soft[u] = frozenset([u])
+    elif u.op in elementwise or u.op in GroupOp.Movement: soft[u] = none.union(*(soft.get(s, none) for s in u.src))
+  for p in order:
+    if p.op is not Ops.PAD or not (ts := soft.get(p.src[0])) or (m := _size(p)) is None or (n := _size(p.src[0])) is None or m < 2 * n:
+      continue
+    for t in ts: ctx.realize_map[t] = ctx.non_removable[t] = None
+
+# ---- short loops are not vectorised by clang -----------------------------------------------------------------------
+# clang's loop vectoriser spends ~40 ms on each loop of a software transcendental (AVX-512 bodies, masked remainders),
+# which a loop of a few dozen elements gains ~1 us a call from: the kernels of the transcendentals a PAD spreads (above)
+# took the bicycle's Jacobian's clang run from 0.19 to 0.60 s. A loop of fewer than _SHORT_LOOP iterations is left scalar.
+_SHORT_LOOP = 64
+
+def _short_loop(ctx, x: UOp) -> str | None:
+  if x.dtype == dtypes.void or (n := x.src[0]).vmin != n.vmax or n.vmax >= _SHORT_LOOP: return None   # (a constant bound)
+  return f'_Pragma("clang loop vectorize(disable)") for ({ctx.render_dtype(x.dtype)} {ctx[x]} = 0; {ctx[x]} < {ctx[n]}; {ctx[x]}++) {{'
+
 # ---- matrix products by BLAS on the CPU (gemm.py) ----------------------------------------------------------------------
 
 def _do_to_program(ast: UOp, renderer, _orig=_codegen.do_to_program) -> UOp:
@@ -405,6 +432,7 @@ def _kernels_apart(ctx, sink: UOp) -> None:
   order = list(sink.toposort(enter_calls=False))   # (walked once for both, their consumers mapped once)
   users = functools.cache(lambda: _gemm.consumers_of(order))
   _realize_soft_epilogues(ctx, order, users)
+  _realize_padded_soft(ctx, order)
   _gemm.realize_gemms(ctx, order, users)
 
 
@@ -727,6 +755,10 @@ def install() -> None:
     "on a CPU a reduce whose result a software transcendental takes elementwise is stored by its kernel, and the "
     "transcendental's elementwise epilogue is a kernel of its own (clang vectorises its loop; in the reduce's kernel it "
     "was scalar code at each output); a matrix product big enough for BLAS is a kernel of its own, its operands stored")
+  _patch(_cstyle.ClangRenderer, "string_rewrite", _cstyle.PatternMatcher([
+    (_cstyle.UPat(Ops.RANGE, name="x"), _short_loop)]) + _cstyle.ClangRenderer.string_rewrite,
+    "clang does not vectorise a loop of fewer than 64 iterations (its vectoriser took ~40 ms for each short loop of a "
+    "software transcendental, which gains ~1 us a call)")
   _patch(_codegen, "do_to_program", _do_to_program, "on a CPU a kernel that is a float matrix product is a BLAS call "
          "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call")
   _patch(UOp, "substitute", _substitute, "substitution walks the graph itself instead of through graph_rewrite (the same "
