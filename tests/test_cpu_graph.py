@@ -276,6 +276,18 @@ def test_a_broken_executor_source_falls_back_to_python_launches(why, monkeypatch
     return lambda a, y0: (loops(np_, lax)(a, y0, 7.0), lax.fori_loop(0, 2, lambda i, x: np_.linalg.solve(a, x), y0))
   assert_close(tinyjax.jit(f(tnp, tl))(Tensor(a), Tensor(y0)), ref(lambda: jax.jit(f(jnp, jax.lax))(a, y0)))
 
+def test_the_executor_comes_from_the_disk_cache_with_ccache_off(monkeypatch):
+  """The executor's object is tinyjax's runtime, kept on disk even with CCACHE=0 (which is about the user's kernels):
+  loading it again compiles nothing (its clang run is ~2.5 s, most of a cold solver setup's)."""
+  from tinygrad import Device
+  from tinygrad.runtime.support.compiler_cpu import ClangCompiler
+  cg = tinyjax._tg.cpu_graph
+  assert cg.executor("CPU") is not None   # compiled or loaded once in this process: on disk since
+  monkeypatch.setattr(ClangCompiler, "compile", lambda self, src: pytest.fail("the executor was compiled again"))
+  with Context(CCACHE=0): loaded = cg._load(Device["CPU"], cg._SRC)   # (its self-test runs the loaded object)
+  assert loaded[2:] != cg._executor("CPU")[2:] and len(loaded) == 2 + len(cg.ROUTINES)   # a new image, its routines
+
+
 def test_synchronize_asks_tinygrad_only_when_work_is_pending(monkeypatch):
   """A drained CPU returns from synchronize at once (tinyjax's launches are synchronous); a timeline signal behind its
   value (work submitted to tinygrad's HCQ queues and not done) goes to tinygrad's synchronize, which waits for it."""

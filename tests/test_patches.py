@@ -240,3 +240,45 @@ def test_simplify_of_int_shapes_is_tinygrads():
   v = UOp.variable("n", 1, 8)
   sym = UOp.sink(shape_to_shape_arg((v * 1 + 0, 3)))
   assert tgp._simplify(sym) is orig(sym) is not sym
+
+
+def _sources(f, *args) -> list[str]:
+  from tinygrad.uop.ops import Ops
+  entry = next(iter(f._cache.values()))
+  return [s.arg for u in entry.tinyjit.captured.linear.toposort() if u.op is Ops.PROGRAM for s in u.src if s.op is Ops.SOURCE]
+
+def test_a_software_transcendental_a_concatenation_spreads_is_stored_by_its_own_kernel(monkeypatch):
+  # a concatenation is PADs and adds, or a STACK of equal pieces: in one kernel every element computed every piece's
+  # sin, then selected its own. On a CPU the sins are stored by a kernel of their own (each element's sin once); an
+  # exp a concatenation spreads over less than twice its elements, and a device with transcendentals, are left alone
+  import numpy as np
+  from tinygrad import Tensor
+  import tinyjax, tinyjax.numpy as tnp
+  import tinyjax._tg.patches as tp
+  rng = np.random.default_rng(3)
+  x, w = rng.standard_normal(50), rng.standard_normal(200)
+  def kernels(fn, want):
+    jf = tinyjax.jit(fn)
+    np.testing.assert_allclose(jf(Tensor(x), Tensor(w)).numpy(), want, rtol=1e-13, atol=1e-13)
+    return jf.kernels(Tensor(x), Tensor(w))
+  stacked = lambda v, w: tnp.concatenate([tnp.sin(v) * 2, tnp.cos(v) + v, tnp.sin(v) * tnp.cos(v), v])   # noqa: E731
+  want = np.concatenate([np.sin(x) * 2, np.cos(x) + x, np.sin(x) * np.cos(x), x])
+  assert kernels(stacked, want) == ["E_50", "E_50", "E_4_50"]   # sin and cos (sin(pi/2 - v)) stored, then the pieces
+  padded = lambda v, w: tnp.concatenate([tnp.sin(v[:20]) * 2, tnp.cos(v), tnp.exp(w)])   # noqa: E731
+  want = np.concatenate([np.sin(x[:20]) * 2, np.cos(x), np.exp(w)])
+  assert kernels(padded, want) == ["E_20", "E_50", "E_270"]   # pieces of 20 and 50 in 270: stored; 200 in 270: not
+  monkeypatch.setattr(tp, "_soft_device", lambda device: False)   # a device with transcendentals of its own
+  assert kernels(lambda v, w: stacked(v, w) * 2 / 2, np.concatenate([np.sin(x) * 2, np.cos(x) + x, np.sin(x) * np.cos(x), x])) == ["E_4_50"]
+
+def test_short_loops_are_not_vectorised_by_clang():
+  # clang's vectoriser spent ~40 ms on each short loop of a software transcendental, for ~1 us a call
+  import numpy as np
+  from tinygrad import Tensor
+  import tinyjax, tinyjax.numpy as tnp
+  for n, pragma in ((63, True), (64, False)):
+    x = np.linspace(-3, 3, n)
+    jf = tinyjax.jit(lambda v: tnp.sin(v) * 2)
+    np.testing.assert_allclose(jf(Tensor(x)).numpy(), np.sin(x) * 2, rtol=1e-14, atol=1e-14)
+    (src,) = _sources(jf)
+    assert ('_Pragma("clang loop vectorize(disable)") for (int Lidx0 = 0; Lidx0 < 63;' in src) is pragma, src
+    assert src.count("vectorize(disable)") == pragma

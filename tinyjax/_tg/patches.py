@@ -394,9 +394,9 @@ def _realize_soft_epilogues(ctx, order: list[UOp], users: Callable[[], dict[UOp,
   return None
 
 def _realize_padded_soft(ctx, order: list[UOp]) -> None:
-  """Marks for tinygrad's scheduler the software transcendentals a PAD spreads over at least twice their elements: in
-  the padded kernel every element computes the padded expression and then selects it or 0 (only loads are gated), so
-  a concatenation of k such pieces computed each transcendental k times per element."""
+  """Marks for tinygrad's scheduler the software transcendentals a PAD or a STACK spreads over at least twice their
+  elements: in the kernel every element computes every piece's expression and then selects its own (only loads are
+  gated), so a concatenation of k such pieces computed each transcendental k times per element."""
   elementwise = GroupOp.ALU | {Ops.CAST}
   soft: dict[UOp, frozenset] = {}
   none: frozenset = frozenset()
@@ -405,9 +405,10 @@ def _realize_padded_soft(ctx, order: list[UOp]) -> None:
     elif u.op in _SOFT and _soft_device(u.device): soft[u] = frozenset([u])
     elif u.op in elementwise or u.op in GroupOp.Movement: soft[u] = none.union(*(soft.get(s, none) for s in u.src))
   for p in order:
-    if p.op is not Ops.PAD or not (ts := soft.get(p.src[0])) or (m := _size(p)) is None or (n := _size(p.src[0])) is None or m < 2 * n:
-      continue
-    for t in ts: ctx.realize_map[t] = ctx.non_removable[t] = None
+    if p.op not in (Ops.PAD, Ops.STACK) or (m := _size(p)) is None: continue
+    for piece in p.src[:1] if p.op is Ops.PAD else p.src:
+      if (ts := soft.get(piece)) and (n := _size(piece)) is not None and m >= 2 * n:
+        for t in ts: ctx.realize_map[t] = ctx.non_removable[t] = None
 
 # ---- short loops are not vectorised by clang -----------------------------------------------------------------------
 # clang's loop vectoriser spends ~40 ms on each loop of a software transcendental (AVX-512 bodies, masked remainders),
