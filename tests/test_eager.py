@@ -578,3 +578,27 @@ def test_reads_of_computed_values_copy_out_by_the_allocator(monkeypatch):
     assert int((ar * i).sum()) == 45 * i
     assert (ar * i - 1).tolist() == list(np.arange(10) * i - 1)
   assert GlobalCounters.kernel_count == before
+
+
+def test_iterating_a_concrete_array_copies_its_rows_on_the_host():
+  """Rows of concrete data come from the host, each a buffer of its own, with no kernel (tinygrad's indexing built a
+  view per row, ~90 us each): `key, sub = random.split(key)`, JAX's numbers. Under a jit or a transform, rows are the
+  traced indexing as before."""
+  import tinyjax.random as tr
+  a = np.arange(24.0).reshape(4, 6)
+  t = Tensor(a).realize()
+  rows, cols = [], []
+  assert kernel_count(lambda: (rows.extend(t), cols.extend(t.T))) == 0 and len(rows) == 4 and len(cols) == 6
+  np.testing.assert_array_equal(np.stack([r.numpy() for r in rows]), a)
+  np.testing.assert_array_equal(np.stack([c.numpy() for c in cols]), a.T)
+  assert all(r.dtype == t.dtype and r.shape == (6,) for r in rows)
+  bufs = [_tg.plain_buffer(r) for r in rows + cols]   # each row a buffer of its own, written on the host
+  assert None not in bufs and len(set(bufs)) == 10 and _tg.plain_buffer(t) not in bufs
+  np.testing.assert_array_equal(tinyjax.jit(lambda x: functools.reduce(lambda p, q: p + q, list(x)))(t).numpy(), a.sum(0))
+  np.testing.assert_array_equal(tinyjax.vmap(lambda x: list(x)[1])(t).numpy(), a[:, 1])
+  k, kj = tr.PRNGKey(7), jax.random.PRNGKey(7)
+  for _ in range(3):
+    k, sub = tr.split(k)
+    kj, subj = jax.random.split(kj)
+  np.testing.assert_array_equal(np.stack([k.numpy(), sub.numpy()]), np.stack([np.asarray(kj), np.asarray(subj)]))
+  with pytest.raises(TypeError, match="iteration over a 0-d array"): list(Tensor(np.array(1.0, np.float32)).realize())

@@ -220,21 +220,24 @@ def as_tensor(x, like: Tensor | DType | None = None) -> Tensor:
     return Tensor(a)
   raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid Tensor type")
 
-def _eager_fill() -> bool: return at_top_level() and not composite._building
+def eager_buffers() -> bool:
+  """Values made now may be buffers of their own: at the top level, and not inside a composite's body (which must not
+  read a buffer of its own)."""
+  return at_top_level() and not composite._building
 
 def fill(shape: tuple, value: Any, dtype: DType, device: Any = None) -> Tensor:
   """A constant array, as JAX's broadcast of a scalar. Under a trace or jit it has no buffer: it fuses into its users
   (a buffer would be a kernel of its own under jit, and a write that keeps a traced graph from being memoised). An
   eager fill is a value of its own, computed once, on `device` (not inside a composite's body: a buffer there would be
   an input of every call)."""
-  if _eager_fill() and dtype not in dtypes.weaks: return Tensor.full(shape, value, dtype=dtype, device=device)
+  if eager_buffers() and dtype not in dtypes.weaks: return Tensor.full(shape, value, dtype=dtype, device=device)
   return Tensor.full(shape, value, dtype=dtype, buffer=False)   # (a weak dtype has no storage: a constant too)
 
 def fill_like(t: Tensor, value: Any, dtype: DType | None = None) -> Tensor:
   """`fill` of t's shape (and dtype, unless given); eagerly tinygrad's full_like (a sharded t gets a fill sharded
   as it is)."""
   dt = dtype or t.dtype
-  return t.full_like(value, dtype=dt) if _eager_fill() and dt not in dtypes.weaks else fill(t.shape, value, dt)
+  return t.full_like(value, dtype=dt) if eager_buffers() and dt not in dtypes.weaks else fill(t.shape, value, dt)
 
 # ---- axes -------------------------------------------------------------------------------------------------------------
 

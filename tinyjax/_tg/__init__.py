@@ -15,7 +15,7 @@ from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, Out
   placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, host_copy, host_dtype, host_input, read_array, write_array, run_on_host, \
   jit_input, \
   plain_buffer, is_placeholder_buffer, \
-  plain_buffer_key, stored_data, unfilled, host_value
+  plain_buffer_key, stored_data, unfilled, host_value, host_rows
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
   custom_rule_of, param_like, set_items, const_value, is_data, is_view, has_effects, mop, rop, broadcast_to, move_axis, param, \
   assign_into, stored_once, function_body, call_body
@@ -35,7 +35,7 @@ __all__ = ["set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes
            "default_device", "np_dtype", "np_dtype_of", "host_buffer", "host_copy", "host_dtype", "host_input", "read_array", "write_array",
            "run_on_host",
            "jit_input",
-           "plain_buffer", "plain_buffer_key", "stored_data", "host_value", "is_placeholder_buffer",
+           "plain_buffer", "plain_buffer_key", "stored_data", "host_value", "host_rows", "is_placeholder_buffer",
            "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",
            "param_like", "set_items", "unfilled", "const_value", "is_data", "is_view", "has_effects", "mop", "rop", "broadcast_to", "move_axis",
            "param", "function_body", "call_body",

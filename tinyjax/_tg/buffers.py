@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 import functools, sys, weakref
-from typing import Callable
+from typing import Callable, cast
 import numpy as np
 from tinygrad import Tensor, Device, dtypes
 from tinygrad.dtype import DType, strong_dtype, _from_np_dtype, _to_np_dtype
@@ -272,6 +272,16 @@ def host_copy(t: Tensor) -> Tensor | None:
   """A view of a buffer (`host_value`: a slice `x[:, 0]`, `x.T`) copied into a new buffer on the host, with no program
   (tinygrad's realize of it is a schedule and a kernel: ~0.1 ms; ~1.3 ms as a jitted call's argument); else None."""
   return None if t.uop.op not in _MOVES or (v := host_value(t)) is None else host_buffer(np.ascontiguousarray(v), t.uop.device)
+
+_ROWS_MAX = 1 << 16   # elements copied on the host at most by `host_rows`
+
+def host_rows(t: Tensor) -> list[Tensor] | None:
+  """The rows of a realized buffer (or a view of one) with host memory, each copied into a new buffer on the host; else
+  None. Iterating over an array (`key, sub = random.split(key)`) built a view per row, ~90 us each in tinygrad's
+  indexing, and copied it again where a jitted function took it."""
+  if t.ndim == 0 or t.dtype in dtypes.weaks or (a := host_value(t)) is None or not 0 < a.size <= _ROWS_MAX: return None
+  rows = [host_buffer(np.ascontiguousarray(r), t.uop.device) for r in a]
+  return None if any(r is None for r in rows) else cast(list[Tensor], rows)
 
 def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False) -> tuple[Tensor, UOp | None]:
   """t's value as a TinyJit input: a realized buffer, in `dtype` if t is weakly typed, and the BUFFER it reads if that

@@ -7,7 +7,7 @@ import functools
 from typing import Any, Callable
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes
-from tinyjax.core import traced_by, static_ints
+from tinyjax.core import traced_by, static_ints, eager_buffers
 from tinyjax.numpy._core import dtype_of, asarray
 from tinyjax.dtypes import weak_storage_dtype, is_complex
 from tinyjax.numpy import _math, _complex
@@ -133,6 +133,8 @@ def _format(self: Tensor, spec: str) -> str:
 
 def _iter(self: Tensor):
   if self.ndim == 0: raise TypeError("iteration over a 0-d array")
+  # concrete data: its rows copied on the host (`k, sub = split(k)`: a view per row was ~90 us of tinygrad's indexing)
+  if eager_buffers() and (rows := _tg.host_rows(self)) is not None: return iter(rows)
   return (self[i] for i in range(self.shape[0]))
 
 def _scalar_read(self: Tensor, method: str) -> Tensor:
