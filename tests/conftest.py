@@ -20,6 +20,9 @@ jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_compilation_cache_dir", os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "tinyjax", "jax"))
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 tinyjax.config.update("jax_enable_x64", True)   # numpy float64 data enters tinyjax as float64 too, as it enters JAX
+# a failure of the one-clang-process compile raises here (for a user it falls back to tinygrad's compile, which only
+# costs time, so a bug there is otherwise unseen); tests of that fallback turn it off
+tinyjax._tg.compile.RAISE = True
 
 RTOL, ATOL = 1e-9, 1e-11   # float64 against JAX
 

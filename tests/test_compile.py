@@ -42,6 +42,7 @@ def test_a_failed_unit_falls_back_to_tinygrad(clang, monkeypatch):
   """Anything failing in the unit's compile or load leaves the kernels to tinygrad's own path: the same result."""
   def broken(compiler, srcs): raise RuntimeError("no unit")
   monkeypatch.setattr(tgc, "compile_unit", broken)
+  monkeypatch.setattr(tgc, "RAISE", False)
   got = hessian(X, W, C + 0.5)
   assert len(clang) >= 2 and set(clang) == {1}, clang   # one process per kernel (those c changes), tinygrad's
   np.testing.assert_allclose(got, np.asarray(jax.jit(jax.hessian(f(jnp, C + 0.5)))(X, W)), rtol=2e-5, atol=2e-5)   # float32, sums of cancelling terms
@@ -62,6 +63,8 @@ _PROGRAM = textwrap.dedent(f"""
   from tinygrad.runtime.support.compiler_cpu import ClangCompiler
   if os.environ["UNIT"] == "0": tgp.compile_kernels = lambda todo: False
   if os.environ.get("NO_SPLIT"): tgc._MIN_SPLIT = 10 ** 9
+  if os.environ.get("NO_PROGRAMS"): tgc._program_table = lambda renderer: None
+  tgc.RAISE = True
   import tinygrad.codegen as cg
   runs, real, gens, real_gen = [], ClangCompiler.compile, [], cg.do_to_program
   ClangCompiler.compile = lambda self, src: (runs.append(1), real(self, src))[1]
@@ -105,6 +108,14 @@ def test_disk_cache(tmp_path):
   env = {"CACHEDB": str(tmp_path / "cache.db"), "CCACHE": "1"}
   (n1, a), (n2, b) = _run(True, **env), _run(True, **env)
   assert n1 > 0 and n2 == 0 and a == b
+
+def test_compiled_objects_on_disk_without_programs(tmp_path):
+  """Kernels generated again (their programs not on disk: another stamp) whose objects are all on disk are compiled by
+  no clang run, on this path (it raised once when no unit was left to compile, and tinygrad's path compiled them all
+  again: only time, so unseen until a test counted)."""
+  env = {"CACHEDB": str(tmp_path / "cache.db"), "CCACHE": "1", "PARALLEL": "2"}
+  first, again = _run_all(True, **env), _run_all(True, **env, NO_PROGRAMS="1")
+  assert first[0] > 0 and again[0] == 0 and again[4] == first[4] > 0 and again[1] == first[1], (first, again)
 
 @pytest.mark.parametrize("unit", [True, False], ids=["unit", "tinygrad's path"])
 def test_generated_programs_on_disk(tmp_path, unit):

@@ -595,6 +595,8 @@ def test_iterating_a_concrete_array_copies_its_rows_on_the_host():
   bufs = [_tg.plain_buffer(r) for r in rows + cols]   # each row a buffer of its own, written on the host
   assert None not in bufs and len(set(bufs)) == 10 and _tg.plain_buffer(t) not in bufs
   np.testing.assert_array_equal(tinyjax.jit(lambda x: functools.reduce(lambda p, q: p + q, list(x)))(t).numpy(), a.sum(0))
+  elements = list(rows[1])   # a vector's elements are 0-d arrays, as JAX's
+  assert [e.shape for e in elements] == [()] * 6 and [float(e) for e in elements] == list(a[1])
   np.testing.assert_array_equal(tinyjax.vmap(lambda x: list(x)[1])(t).numpy(), a[:, 1])
   k, kj = tr.PRNGKey(7), jax.random.PRNGKey(7)
   for _ in range(3):

@@ -280,7 +280,7 @@ def host_rows(t: Tensor) -> list[Tensor] | None:
   None. Iterating over an array (`key, sub = random.split(key)`) built a view per row, ~90 us each in tinygrad's
   indexing, and copied it again where a jitted function took it."""
   if t.ndim == 0 or t.dtype in dtypes.weaks or (a := host_value(t)) is None or not 0 < a.size <= _ROWS_MAX: return None
-  rows = [host_buffer(np.ascontiguousarray(r), t.uop.device) for r in a]
+  rows = [host_buffer(np.array(r, copy=True), t.uop.device) for r in a]   # (0-d for a vector's elements)
   return None if any(r is None for r in rows) else cast(list[Tensor], rows)
 
 def jit_input(t: Tensor, device, dtype: DType | None = None, copy: bool = False) -> tuple[Tensor, UOp | None]:

@@ -34,6 +34,7 @@ from tinygrad.helpers import argfix
 from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, _new_buffer, tensor_of, static_shape
 from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels, load_programs, save_programs, schedule_from_disk
+import tinyjax._tg.compile as _compile
 from tinyjax._tg import gemm as _gemm
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early, old_data_readers, holds_host_call
@@ -195,7 +196,9 @@ def _cached_lower_and_compile(linear: UOp) -> UOp:
   calls = {c: a for c in linear.toposort() if c.op is Ops.CALL and (a := _realize._get_call_to_compile(c)) is not None}
   todo = load_programs({k: a for a in calls.values() if (k := _to_program_key(*a)) not in _to_program_cache})
   try: compiled = not todo or compile_kernels(list(todo.values()))
-  except Exception: compiled = False
+  except Exception:
+    if _compile.RAISE: raise
+    compiled = False
   if compiled:
     save_programs(todo)
     swaps = {}
