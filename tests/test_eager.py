@@ -354,31 +354,32 @@ def test_eager_writes_are_done_without_the_scheduler_with_tinygrads_semantics(mo
   assert counts[1:] == [0, 0], counts
 
 
-def _composites(np_, sp):
+def _composites(np_, sp, nn):
   x, y = np.array([0.5, -1.5, 2.0, 0.0], np.float32), np.array([[1.0], [-2.0], [0.0]], np.float32)
   z = np.array([1 + 2j, -0.5j, 3.0, -1 - 1j], np.complex64)
-  return [np_.arctan2(x, y), np_.hypot(x, y), np_.arcsinh(x), np_.logaddexp(x, y), np_.mod(x, y + 0.75), np_.sinc(x),
+  return [np_.tanh(x), np_.sinh(x), np_.cosh(x), sp.special.erf(x), nn.softplus(x), nn.gelu(x), nn.gelu(x, approximate=False),
+          np_.arctan2(x, y), np_.hypot(x, y), np_.arcsinh(x), np_.logaddexp(x, y), np_.mod(x, y + 0.75), np_.sinc(x),
           np_.abs(z), np_.angle(z), np_.asarray(z) * np_.asarray(z[::-1]), np_.asarray(z) / np_.asarray(z[::-1]),
           sp.special.gammaln(x + 3), sp.special.logsumexp(np_.asarray(x) * np_.asarray(y), axis=1),
           np_.tensordot(np_.asarray(y) * np_.asarray(x), np_.asarray(x), axes=1),
           np_.tensordot(np_.asarray(z), np_.asarray(z[::-1]), axes=0)]
 
 def test_composite_kernels_are_built_once_and_give_the_ops_numbers(monkeypatch):
-  """A kernel of many tinygrad ops (atan2, hypot, a complex product, logsumexp...) is built once per signature as a
+  """A kernel of many tinygrad ops (tanh, erf, gelu, atan2, hypot, a complex product, logsumexp...) is built once per signature as a
   tinygrad @function body, and every eager call is one call node: the numbers are those of the ops built one by one
   (bit for bit) and JAX's."""
   from tinyjax.core import composite
-  def run(): return [np.asarray(r) for r in _composites(tnp, tinyjax.scipy)]
-  first, again = run(), _composites(tnp, tinyjax.scipy)
+  def run(): return [np.asarray(r) for r in _composites(tnp, tinyjax.scipy, tinyjax.nn)]
+  first, again = run(), _composites(tnp, tinyjax.scipy, tinyjax.nn)
   calls = [r for r in again if isinstance(r, Tensor)]
-  assert calls and all(r.uop.op is Ops.GETTUPLE and r.uop.src[0].op is Ops.FUNCTION for r in calls)
+  assert len(calls) >= 17 and all(r.uop.op is Ops.GETTUPLE and r.uop.src[0].op is Ops.FUNCTION for r in calls)
   with monkeypatch.context() as m:
     m.setattr(composite, "_building", True)   # the memo off: every op built as it is
     plain = run()
   for a, b, c in zip(first, [np.asarray(r) for r in again], plain, strict=True):
     np.testing.assert_array_equal(a, c)
     np.testing.assert_array_equal(b, c)
-  assert_close(first, [np.asarray(r) for r in _composites(jnp, jax.scipy)], rtol=2e-6, atol=1e-6)
+  assert_close(first, [np.asarray(r) for r in _composites(jnp, jax.scipy, jax.nn)], rtol=2e-6, atol=1e-6)
 
 def test_transforms_of_a_function_closing_over_a_composite_result():
   # an eager composite result not yet computed is a call node inside the traced graph: inlined by every transform

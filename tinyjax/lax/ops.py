@@ -12,6 +12,7 @@ from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape as _S, tensor_m
 from tinyjax.core import as_tensor, canonicalize_axis, fill, fill_like
 from tinyjax.dtypes import type_str
 from tinyjax.primitives import accurate_tanh
+from tinyjax import primitives
 from tinyjax.lax import sorting, special
 from tinyjax.pytree import tree_map
 from tinyjax.complex_array import ComplexArray, is_complex_data, from_data
@@ -209,7 +210,7 @@ expm1 = _unary("expm1", special.expm1, FLOAT)
 floor = _unary("floor", Tensor.floor, ("floating", dtypes.is_float))
 ceil = _unary("ceil", Tensor.ceil, ("floating", dtypes.is_float))
 erf_inv = _unary("erf_inv", special.erf_inv, REAL)
-erf = _unary("erf", Tensor.erf, REAL)
+erf = _unary("erf", primitives.erf, REAL)
 erfc = _unary("erfc", special.erfc, REAL)
 lgamma = _unary("lgamma", special.lgamma, REAL)
 digamma = _unary("digamma", special.digamma, REAL)

@@ -5,6 +5,8 @@ import math
 from typing import Any
 import numpy as np
 from tinyjax.primitives import accurate_tanh
+from tinyjax import primitives
+from tinyjax.core import composite
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
 from tinyjax.lax import special as _special
 from tinyjax.numpy._core import asarray, as_inexact, canonicalize_axes, default_float, to_dtype, promote_types
@@ -23,15 +25,19 @@ def relu(x: Any) -> Tensor: return asarray(x).relu()   # integers stay integers,
 def relu6(x: Any) -> Tensor: return as_inexact(x).relu6()
 def gelu(x: Any, approximate: bool = True) -> Tensor:
   """JAX's gelu: the tanh approximation by default, the exact erf form with approximate=False."""
-  t = as_inexact(x)
-  if approximate: return 0.5 * t * (1 + accurate_tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * t * t * t)))
-  return 0.5 * t * (1 + (t / math.sqrt(2)).erf())
+  return (_gelu_tanh if approximate else _gelu_erf)(as_inexact(x))
+
+@composite   # (eagerly: its ops built once per signature, 0.45 -> ~0.14 ms a call)
+def _gelu_tanh(t: Tensor) -> Tensor: return 0.5 * t * (1 + accurate_tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * t * t * t)))
+
+@composite
+def _gelu_erf(t: Tensor) -> Tensor: return 0.5 * t * (1 + (t / math.sqrt(2)).erf())
 def sigmoid(x: Any) -> Tensor: return as_inexact(x).sigmoid()
 def silu(x: Any) -> Tensor:
   t = as_inexact(x)
   return t * t.sigmoid()
 swish = silu
-def softplus(x: Any) -> Tensor: return as_inexact(x).softplus()
+def softplus(x: Any) -> Tensor: return primitives.softplus(as_inexact(x))
 def log_sigmoid(x: Any) -> Tensor: return -softplus(-as_inexact(x))
 def soft_sign(x: Any) -> Tensor:
   t = as_inexact(x)
