@@ -15,7 +15,7 @@ import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, placeholder
 from tinyjax.errors import no_rule, ConcretizationTypeError, UnexpectedTracerError, TracerArrayConversionError
-from tinyjax import pytree as tu
+from tinyjax import pytree as tu, primitives
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, type_str   # noqa: F401  (type_str: core's name for it)
 
 # ---- trace state ------------------------------------------------------------------------------------------------------
@@ -472,7 +472,6 @@ def _jax_conventions(uops: list[UOp]) -> list[UOp]:
     derivative is 1/2 at the bounds: rewritten to MAX. (relu, (0 < x).where(x, 0), has the constant on the other side
     and keeps JAX's relu derivative, 0 at 0.)
   The walk does not enter calls: custom rules and primitive bodies keep their own derivatives."""
-  from tinyjax import primitives   # (which builds its composites with this module's `composite`)
   subs: dict[UOp, UOp] = {}
   lit: dict[UOp, bool] = {}
   for u in UOp.sink(*uops).toposort(enter_calls=False):

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, broadcast_to, param_like, unfilled, const_value
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
-from tinyjax.core import composite
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,7 +48,7 @@ def _pow_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
 
 def _const_value(t: Tensor): return const_value(t.uop)
 
-def _accurate_tanh(x: Tensor) -> Tensor:
+def accurate_tanh(x: Tensor) -> Tensor:
   """tanh to about 1 ulp (Cephes, as accurate as JAX's): an odd polynomial (float32) or rational function (float64) of x for |x| < 0.625, where
   tinygrad's 2 sigmoid(2x) - 1 cancels (1.7e-4 relative error at x = 1e-4), 1 - 2 / (exp(2|x|) + 1) with x's sign beyond."""
   z = x * x
@@ -68,12 +67,7 @@ def _horner(z: Tensor, coefficients: tuple[float, ...]) -> Tensor:
 
 SIGMOID = Primitive("sigmoid", Tensor.sigmoid, lambda ops, out: [out * (1 - out)])
 TANH = Primitive("tanh", Tensor.tanh, lambda ops, out: [(1 + out) * (1 - out)])
-ACCURATE_TANH = Primitive("tanh", _accurate_tanh, TANH.partials)   # jnp.tanh
-# Called eagerly, these build their ops' graph once per signature (`core.composite`: jnp.tanh of a realized 64x32 array
-# 1.19 -> 0.14 ms, erf 1.12 -> 0.14 ms); under a trace or a jit they are the ops themselves, which the Primitives here
-# recognise
-accurate_tanh = composite(_accurate_tanh)
-erf, sinh, cosh, softplus = (composite(f) for f in (Tensor.erf, Tensor.sinh, Tensor.cosh, Tensor.softplus))
+ACCURATE_TANH = Primitive("tanh", accurate_tanh, TANH.partials)   # jnp.tanh
 ERF = Primitive("erf", Tensor.erf, lambda ops, out: [2 / math.sqrt(math.pi) * (-(ops[0] * ops[0])).exp()])
 ASIN = Primitive("asin", Tensor.asin, lambda ops, out: [(1 - ops[0] * ops[0]).rsqrt()])
 ATAN = Primitive("atan", Tensor.atan, lambda ops, out: [(1 + ops[0] * ops[0]).reciprocal()])

@@ -9,10 +9,9 @@ import builtins, itertools, math
 from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape as _S, tensor_method
-from tinyjax.core import as_tensor, canonicalize_axis, fill, fill_like
+from tinyjax.core import as_tensor, canonicalize_axis, fill, fill_like, composite
 from tinyjax.dtypes import type_str
 from tinyjax.primitives import accurate_tanh
-from tinyjax import primitives
 from tinyjax.lax import sorting, special
 from tinyjax.pytree import tree_map
 from tinyjax.complex_array import ComplexArray, is_complex_data, from_data
@@ -199,7 +198,12 @@ abs = _unary("abs", Tensor.abs, SIGNED)  # noqa: A001
 square = _unary("square", lambda x: x * x, NUMBER)
 exp = _unary("exp", Tensor.exp, FLOAT)
 log = _unary("log", Tensor.log, FLOAT)
-tanh = _unary("tanh", accurate_tanh, FLOAT)
+# Kernels of many ops as composites (core.composite): called eagerly, their graph is built once per signature (a realized
+# 64x32 array: jnp.tanh 1.19 -> 0.13 ms, erf 1.12 -> 0.13 ms); under a trace or a jit they are the ops themselves, which
+# tinyjax.primitives recognises. numpy, scipy and nn use them too.
+tanh_kernel, erf_kernel, sinh_kernel, cosh_kernel, softplus_kernel = (
+  composite(f) for f in (accurate_tanh, Tensor.erf, Tensor.sinh, Tensor.cosh, Tensor.softplus))
+tanh = _unary("tanh", tanh_kernel, FLOAT)
 logistic = _unary("logistic", Tensor.sigmoid, FLOAT)
 sqrt = _unary("sqrt", Tensor.sqrt, FLOAT)
 rsqrt = _unary("rsqrt", Tensor.rsqrt, FLOAT)
@@ -210,13 +214,13 @@ expm1 = _unary("expm1", special.expm1, FLOAT)
 floor = _unary("floor", Tensor.floor, ("floating", dtypes.is_float))
 ceil = _unary("ceil", Tensor.ceil, ("floating", dtypes.is_float))
 erf_inv = _unary("erf_inv", special.erf_inv, REAL)
-erf = _unary("erf", primitives.erf, REAL)
+erf = _unary("erf", erf_kernel, REAL)
 erfc = _unary("erfc", special.erfc, REAL)
 lgamma = _unary("lgamma", special.lgamma, REAL)
 digamma = _unary("digamma", special.digamma, REAL)
 tan = _unary("tan", Tensor.tan, FLOAT)
-sinh = _unary("sinh", Tensor.sinh, FLOAT)
-cosh = _unary("cosh", Tensor.cosh, FLOAT)
+sinh = _unary("sinh", sinh_kernel, FLOAT)
+cosh = _unary("cosh", cosh_kernel, FLOAT)
 atanh = _unary("atanh", Tensor.atanh, FLOAT)
 asin = _unary("asin", special.asin, FLOAT)
 acos = _unary("acos", special.acos, FLOAT)

@@ -5,7 +5,7 @@ import math
 from typing import Any
 import numpy as np
 from tinyjax.primitives import accurate_tanh
-from tinyjax import primitives
+from tinyjax.lax import ops as lax_ops
 from tinyjax.core import composite
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
 from tinyjax.lax import special as _special
@@ -37,7 +37,7 @@ def silu(x: Any) -> Tensor:
   t = as_inexact(x)
   return t * t.sigmoid()
 swish = silu
-def softplus(x: Any) -> Tensor: return primitives.softplus(as_inexact(x))
+def softplus(x: Any) -> Tensor: return lax_ops.softplus_kernel(as_inexact(x))
 def log_sigmoid(x: Any) -> Tensor: return -softplus(-as_inexact(x))
 def soft_sign(x: Any) -> Tensor:
   t = as_inexact(x)
@@ -57,7 +57,7 @@ def hard_silu(x: Any) -> Tensor:
   t = as_inexact(x)
   return t * hard_sigmoid(t)
 hard_swish = hard_silu
-def tanh(x: Any) -> Tensor: return accurate_tanh(as_inexact(x))
+def tanh(x: Any) -> Tensor: return lax_ops.tanh_kernel(as_inexact(x))
 
 def softmax(x: Any, axis: Any = -1, where: Any = None) -> Tensor:
   """exp(x - max) / sum, over `axis` (an int or a tuple); entries outside `where` are 0."""

@@ -13,8 +13,6 @@ from tinyjax.lax import special as _lax_special
 from tinyjax.lax import ops as lax_ops
 from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int
 from tinyjax.numpy._shape import nonzero
-from tinyjax.primitives import accurate_tanh
-from tinyjax import primitives
 from tinyjax.core import composite, fill, fill_like
 
 __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
@@ -62,9 +60,9 @@ arctan = _unary("arctan", _lax_special.atan, True)
 asin = _unary("asin", _lax_special.asin, True)
 acos = _unary("acos", _lax_special.acos, True)
 atan = _unary("atan", _lax_special.atan, True)
-sinh = _unary("sinh", primitives.sinh, True)
-cosh = _unary("cosh", primitives.cosh, True)
-tanh = _unary("tanh", accurate_tanh, True)
+sinh = _unary("sinh", lax_ops.sinh_kernel, True)
+cosh = _unary("cosh", lax_ops.cosh_kernel, True)
+tanh = _unary("tanh", lax_ops.tanh_kernel, True)
 arcsinh = _unary("arcsinh", _lax_special.asinh, True)
 arccosh = _unary("arccosh", _lax_special.acosh, True)
 arctanh = _unary("arctanh", Tensor.atanh, True)

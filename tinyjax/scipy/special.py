@@ -7,7 +7,7 @@ import math
 from typing import Any
 from tinyjax._tg import Tensor
 from tinyjax.custom import custom_jvp
-from tinyjax import primitives
+from tinyjax.lax import ops as lax_ops
 from tinyjax.lax import special as _special
 from tinyjax.numpy._core import asarray, as_inexact, promote_inexact, canonicalize_axes
 
@@ -19,7 +19,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, r
   x, bt = promote_inexact(a, b) if b is not None else (as_inexact(a), None)
   return _special.logsumexp(x, canonicalize_axes(axis, x.ndim), bt, keepdims, return_sign, None if where is None else asarray(where))
 
-def erf(x: Any) -> Tensor: return primitives.erf(as_inexact(x))
+def erf(x: Any) -> Tensor: return lax_ops.erf_kernel(as_inexact(x))
 def erfc(x: Any) -> Tensor: return _special.erfc(as_inexact(x))
 
 def erfinv(x: Any) -> Tensor:
