@@ -31,7 +31,8 @@ from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp, _rebuild_dtype
 from tinygrad.helpers import argfix
-from tinyjax._tg.buffers import _host_copy, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, _new_buffer, tensor_of, static_shape
+from tinyjax._tg.buffers import _host_copy, host_value, _MOVES as _BUFFER_MOVES, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, \
+  _new_buffer, tensor_of, static_shape
 from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels, load_programs, save_programs, schedule_from_disk
 import tinyjax._tg.compile as _compile
@@ -131,8 +132,11 @@ def _guard(method: str, orig: Callable):
 
 def _copied_out(method: str, t: Tensor) -> object:
   """numpy(), item() or tolist() of a realized whole buffer from its data copied out by the allocator (tinygrad's
-  reads run a COPY program, 0.3-0.5 ms), else None."""
-  if method not in _FOLDED_READS or (method == "item" and t.numel() != 1) or (a := _host_copy(t)) is None: return None
+  reads run a COPY program, 0.3-0.5 ms), or of a view of one (x[1:3], x.T) read through numpy; else None."""
+  if method not in _FOLDED_READS or (method == "item" and t.numel() != 1): return None
+  if (a := _host_copy(t)) is None:
+    if t.uop.op not in _BUFFER_MOVES or (v := host_value(t)) is None: return None
+    a = np.array(v)   # (tinygrad computed the view by a kernel: x[1:3] of a 64x32 array 0.59 ms)
   return _FOLDED_READS[method](a)
 
 def _array(self, dtype=None, copy=None):
