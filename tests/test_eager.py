@@ -357,7 +357,10 @@ def test_eager_writes_are_done_without_the_scheduler_with_tinygrads_semantics(mo
 def _composites(np_, sp, nn):
   x, y = np.array([0.5, -1.5, 2.0, 0.0], np.float32), np.array([[1.0], [-2.0], [0.0]], np.float32)
   z = np.array([1 + 2j, -0.5j, 3.0, -1 - 1j], np.complex64)
+  u = np.array([1.0, np.inf, np.nan, 2.0, -np.inf], np.float32)
+  v = np.array([1.0 + 1e-4, np.inf, np.nan, 2.1, np.inf], np.float32)
   return [np_.tanh(x), np_.sinh(x), np_.cosh(x), sp.special.erf(x), nn.softplus(x), nn.gelu(x), nn.gelu(x, approximate=False),
+          np_.isclose(u, v), np_.isclose(u, v, rtol=1e-3, atol=0.0, equal_nan=True),
           np_.arctan2(x, y), np_.hypot(x, y), np_.arcsinh(x), np_.logaddexp(x, y), np_.mod(x, y + 0.75), np_.sinc(x),
           np_.abs(z), np_.angle(z), np_.asarray(z) * np_.asarray(z[::-1]), np_.asarray(z) / np_.asarray(z[::-1]),
           sp.special.gammaln(x + 3), sp.special.logsumexp(np_.asarray(x) * np_.asarray(y), axis=1),
@@ -365,14 +368,14 @@ def _composites(np_, sp, nn):
           np_.tensordot(np_.asarray(z), np_.asarray(z[::-1]), axes=0)]
 
 def test_composite_kernels_are_built_once_and_give_the_ops_numbers(monkeypatch):
-  """A kernel of many tinygrad ops (tanh, erf, gelu, atan2, hypot, a complex product, logsumexp...) is built once per signature as a
+  """A kernel of many tinygrad ops (tanh, erf, gelu, isclose, atan2, hypot, a complex product, logsumexp...) is built once per signature as a
   tinygrad @function body, and every eager call is one call node: the numbers are those of the ops built one by one
   (bit for bit) and JAX's."""
   from tinyjax.core import composite
   def run(): return [np.asarray(r) for r in _composites(tnp, tinyjax.scipy, tinyjax.nn)]
   first, again = run(), _composites(tnp, tinyjax.scipy, tinyjax.nn)
   calls = [r for r in again if isinstance(r, Tensor)]
-  assert len(calls) >= 17 and all(r.uop.op is Ops.GETTUPLE and r.uop.src[0].op is Ops.FUNCTION for r in calls)
+  assert len(calls) >= 19 and all(r.uop.op is Ops.GETTUPLE and r.uop.src[0].op is Ops.FUNCTION for r in calls)
   with monkeypatch.context() as m:
     m.setattr(composite, "_building", True)   # the memo off: every op built as it is
     plain = run()
