@@ -268,10 +268,14 @@ def _numpy_data(u: UOp) -> np.ndarray | None:
   if not isinstance(b, Buffer) or not b.is_allocated() or (npdt := np_dtype(src.dtype)) is None: return None
   return np.frombuffer(b.as_memoryview(), dtype=npdt)
 
+def host_view(t: Tensor) -> np.ndarray | None:
+  """`host_value` of a view of a buffer (movement ops: a slice `x[:, 0]`, `x.T`), else None."""
+  return None if t.uop.op not in _MOVES else host_value(t)
+
 def host_copy(t: Tensor) -> Tensor | None:
-  """A view of a buffer (`host_value`: a slice `x[:, 0]`, `x.T`) copied into a new buffer on the host, with no program
-  (tinygrad's realize of it is a schedule and a kernel: ~0.1 ms; ~1.3 ms as a jitted call's argument); else None."""
-  return None if t.uop.op not in _MOVES or (v := host_value(t)) is None else host_buffer(np.ascontiguousarray(v), t.uop.device)
+  """A view of a buffer (`host_view`) copied into a new buffer on the host, with no program (tinygrad's realize of it
+  is a schedule and a kernel: ~0.1 ms; ~1.3 ms as a jitted call's argument); else None."""
+  return None if (v := host_view(t)) is None else host_buffer(np.ascontiguousarray(v), t.uop.device)
 
 _ROWS_MAX = 1 << 16   # elements copied on the host at most by `host_rows`
 

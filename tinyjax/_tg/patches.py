@@ -31,7 +31,7 @@ from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp, _rebuild_dtype
 from tinygrad.helpers import argfix
-from tinyjax._tg.buffers import _host_copy, host_value, _MOVES as _BUFFER_MOVES, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, \
+from tinyjax._tg.buffers import _host_copy, host_view, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, \
   _new_buffer, tensor_of, static_shape
 from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels, load_programs, save_programs, schedule_from_disk
@@ -135,7 +135,7 @@ def _copied_out(method: str, t: Tensor) -> object:
   reads run a COPY program, 0.3-0.5 ms), or of a view of one (x[1:3], x.T) read through numpy; else None."""
   if method not in _FOLDED_READS or (method == "item" and t.numel() != 1): return None
   if (a := _host_copy(t)) is None:
-    if t.uop.op not in _BUFFER_MOVES or (v := host_value(t)) is None: return None
+    if (v := host_view(t)) is None: return None
     a = np.array(v)   # (tinygrad computed the view by a kernel: x[1:3] of a 64x32 array 0.59 ms)
   return _FOLDED_READS[method](a)
 
@@ -375,8 +375,8 @@ def _size(u: UOp) -> int | None:
 
 def _realize_soft_epilogues(ctx, order: list[UOp], users: Callable[[], dict[UOp, list[UOp]]]) -> None:
   """Marks for tinygrad's scheduler (its realize map) the reduces and epilogue ends above, not to be fused away
-  (`order`: the scheduled graph's nodes, sources first; `users()`: their consumers, made once when needed)."""
-  if not any(u.op in _SOFT and _soft_device(u.device) for u in order): return None
+  (`order`: the scheduled graph's nodes, sources first, holding a software transcendental; `users()`: their consumers,
+  made once when needed)."""
   consumers = users()
   elementwise = GroupOp.ALU | {Ops.CAST}
   for t in order:
@@ -439,8 +439,9 @@ def _get_runtime(device: str, ast: UOp, cache=True, _orig=_realize.get_runtime):
 def _kernels_apart(ctx, sink: UOp) -> None:
   order = list(sink.toposort(enter_calls=False))   # (walked once for both, their consumers mapped once)
   users = functools.cache(lambda: _gemm.consumers_of(order))
-  _realize_soft_epilogues(ctx, order, users)
-  _realize_padded_soft(ctx, order)
+  if any(u.op in _SOFT and _soft_device(u.device) for u in order):   # (both walk the graph: only where they can apply)
+    _realize_soft_epilogues(ctx, order, users)
+    _realize_padded_soft(ctx, order)
   _gemm.realize_gemms(ctx, order, users)
 
 
