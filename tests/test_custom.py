@@ -638,3 +638,70 @@ def test_weakly_typed_arguments_and_results_of_custom_functions_under_jit_as_in_
                          (h + lib.jit(f)(1.5), h + lib.jit(lambda x: g(x) + 1)(1.5), h + lib.jit(lambda x: f(x) * g(x))(0.5),
                           lib.jit(lambda x: f(x) + g(x))(np_.float32(1.0)))]
   assert got["tinyjax"] == got["jax"]
+
+
+# ---- tinyjax's own custom functions (custom.structural): built once per argument types and transforms ---------------
+
+def test_own_custom_functions_are_built_once_per_types_and_transforms(monkeypatch):
+  """xlogy and erf_inv are tinyjax's own custom_jvp functions (custom.structural): a call is built once per argument
+  types and view of the transforms (which arguments each differentiates), then reused. Every transform, in turn and
+  again, gives JAX's numbers; the second round traces no rule and builds no new call. slogdet's calls hold a LAPACK host
+  call on the CPU, whose buffers are its build's own: built anew each time, and right when one function calls it twice."""
+  import jax.scipy.special as jss
+  import tinyjax.numpy as tnp, tinyjax.scipy.special as tss
+  from tinyjax.custom import CustomRule
+  from tinyjax.scipy.special import _xlogy
+  x, y = np.linspace(0.5, 2.0, 6), np.linspace(1.0, 3.0, 6)
+  a = np.eye(4) * 3 + np.arange(16.0).reshape(4, 4) / 20
+  def fs(lib, np_, sp, x, y):
+    def f(x, y):
+      return sp.xlogy(x, y).sum() + sp.erfinv(x / 3).sum() + sp.xlogy(y, x).sum()
+    return [lambda: lib.grad(f)(x, y), lambda: lib.grad(f, argnums=1)(x, y), lambda: lib.grad(f, argnums=(0, 1))(x, y),
+            lambda: lib.hessian(f)(x, y), lambda: lib.jacfwd(lib.grad(f, argnums=1), argnums=0)(x, y),
+            lambda: lib.vmap(lib.grad(f), in_axes=(0, None))(np_.stack([x, y]), y), lambda: lib.jit(lib.grad(f))(x, y),
+            lambda: lib.jvp(f, (x, y), (y, x))]
+  def hs(lib, np_, a):
+    def h(a):
+      return np_.linalg.slogdet(a)[1]
+    return [lambda: lib.grad(h)(a), lambda: lib.hessian(h)(a), lambda: lib.grad(lambda a: h(a * 2) + h(a.T))(a)]
+  ours, theirs = fs(tinyjax, tnp, tss, Tensor(x), Tensor(y)) + hs(tinyjax, tnp, Tensor(a)), fs(jax, jnp, jss, x, y) + hs(jax, jnp, a)
+  for g, w in zip(ours, theirs, strict=True): assert_close(g(), w())
+  built = len(_xlogy._built)
+  assert built >= 6   # one per view of the transforms, at least
+  with monkeypatch.context() as m:
+    m.setattr(CustomRule, "_rule_traced", lambda *a: pytest.fail("a rule was traced again"))
+    for g, w in zip(ours[:8], theirs[:8], strict=True): assert_close(g(), w())
+  for g, w in zip(ours, theirs, strict=True): assert_close(g(), w())
+  assert len(_xlogy._built) == built
+
+def test_own_custom_functions_at_new_types_build_anew():
+  """Another dtype, shape or device of the arguments, or x64 off (constants' defaults), is another call: JAX's numbers."""
+  import jax.scipy.special as jss
+  import tinyjax.scipy.special as tss
+  from jnp_table import x64_off
+  for x in (np.linspace(0.5, 2, 5), np.linspace(0.5, 2, 5).astype(np.float32), np.linspace(0.5, 2, 6).reshape(2, 3)):
+    assert_close(tinyjax.grad(lambda t: tss.xlogy(t, t + 1).sum())(Tensor(x)), jax.grad(lambda t: jss.xlogy(t, t + 1).sum())(x),
+                 rtol=1e-6 if x.dtype == np.float32 else 1e-9)
+  with x64_off():
+    x = np.linspace(0.5, 2, 5).astype(np.float32)
+    got = tinyjax.grad(lambda t: tss.xlogy(t, 2.0).sum())(Tensor(x))
+    want = jax.grad(lambda t: jss.xlogy(t, 2.0).sum())(x)
+    assert got.dtype == dtypes.float32
+    np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-6)
+  x = np.linspace(0.5, 2, 5)
+  got = tinyjax.grad(lambda t: tss.xlogy(t, t).sum())(Tensor(x, device="CPU:1"))
+  assert got.device == "CPU:1"
+  assert_close(got, jax.grad(lambda t: jss.xlogy(t, t).sum())(x))
+
+def test_an_eager_gradient_through_own_custom_functions_is_a_replay():
+  """The second eager grad through xlogy and slogdet compiles nothing: the call is the same rule, so the gradient's
+  graph is memoised by structure and its program found again."""
+  import tinyjax.numpy as tnp, tinyjax.scipy.special as tss
+  from tinyjax._tg import runtime as _runtime
+  a = Tensor(np.eye(3) * 2 + 0.1)
+  g = tinyjax.grad(lambda a: tss.xlogy(a, a).sum() + tnp.linalg.slogdet(a)[1])
+  want = jax.grad(lambda a: jax.scipy.special.xlogy(a, a).sum() + jnp.linalg.slogdet(a)[1])(np.eye(3) * 2 + 0.1)
+  assert_close(g(a), want)
+  before = _runtime.eager_compiles
+  for _ in range(2): assert_close(g(a), want)
+  assert _runtime.eager_compiles == before

@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib, dataclasses, functools, inspect, itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data
+from typing import Any, Callable, Sequence, TypeVar
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data, reusable
 from tinyjax.call_rule import CallRule
 from tinyjax.core import traced_by, is_tracing, trace_scope, trace_state, pending, substitute, TracedMarker, perturbed
 from tinyjax.errors import UnexpectedTracerError
+from tinyjax.config import config
 from tinyjax.dtypes import type_str, short_type, weak_storage_dtype
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.vjp import vjp
@@ -89,6 +90,20 @@ def _differentiating_level(vals: list[UOp]) -> tuple | None:
     if subs := {p: s.values[p] for p in phs if p in s.values}: vals = substitute(vals, subs)
   return None
 
+def _context_key(vals: list[UOp]) -> tuple:
+  """What a structural custom call's graphs depend on beyond its arguments' types: the active transforms, innermost
+  first, each with whether its custom rules are running and which of the values it differentiates (followed outward as
+  in `_differentiating_level`, which this decides), and the x64 flag (the defaults of constants)."""
+  s, running, parts = trace_state(), _rule_levels.get(), list[tuple]()
+  for entry in reversed(s.active):
+    name, phs = entry
+    if name in DIFFERENTIATING:
+      pert = perturbed(vals, set(phs))
+      parts.append((name, entry in running, tuple(v in pert for v in vals)))
+    else: parts.append((name,))
+    if subs := {p: s.values[p] for p in phs if p in s.values}: vals = substitute(vals, subs)
+  return tuple(parts), config.jax_enable_x64
+
 @contextlib.contextmanager
 def _applied_by_innermost():
   """A rule applied by a transform's rewrite (the innermost differentiating scope): the custom calls it makes are not
@@ -130,13 +145,22 @@ class CustomRule(CallRule):
 
   def derivative_args(self, call: UOp) -> tuple[UOp, ...]: return call.src[1:] if self.nuser is None else call.src[1:1 + self.nuser]
 
+  structural: bool = False   # tinyjax's own function (`structural`): graphs holding its calls may be memoised
+
   def call_node(self, xs: list[Tensor]) -> UOp:
     """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""
+    level = _differentiating_level([x.uop for x in xs]) if self.user_rules else None
+    body, rule, args, _ = self.built(xs, level)
+    return rule.node(body, args)
+
+  def built(self, xs: list[Tensor], level: tuple | None) -> tuple[list[UOp], "CustomRule", list[UOp], list[UOp]]:
+    """(body over PARAMs, the node's rule, the node's arguments: xs and the closed-over values, the graphs the rule
+    keeps) of the custom call on xs, where `level` is the transform that differentiates them
+    (`_differentiating_level`): the rule runs then."""
     # the body is traced on PARAMs of unique slots in a scope of its own: reading one is a ConcretizationTypeError, and
     # a custom call nested in the body sees them as traced values, which it hoists (PARAMs of the final slots would be
     # the same nodes as the nested body's own)
     tmp = [param_like(x.uop, new_slot()) for x in xs]
-    level = _differentiating_level([x.uop for x in xs]) if self.user_rules else None
     # the PARAMs stand for the arguments: Python control flow reads them where those are concrete (under grad outside jit)
     with trace_scope(f"custom_{self.kind}", tmp, dict(zip(tmp, (x.uop for x in xs), strict=True))):
       graphs: list[UOp] = []
@@ -149,7 +173,7 @@ class CustomRule(CallRule):
     nuser = len(xs) if self.nuser is None else self.nuser
     self._check_not_differentiated(args[nuser:], params[nuser:], body)
     if hidden or rule.user_rules: rule = rule._bound(body, params, hidden, nuser)
-    return rule.node(body, args)
+    return body, rule, args, graphs
 
   def _rule_traced(self, tmp: list[UOp], level: tuple) -> tuple[list[UOp], "CustomRule", list[UOp]]:
     """A call whose arguments a transform differentiates: as JAX's tracer applies the rule there and never runs the
@@ -285,6 +309,17 @@ def _replace(tree, subs: dict[UOp, UOp], context: set[UOp], inputs, rule: Custom
   return tu.tree_unflatten(tree_def, leaves)
 
 
+_CF = TypeVar("_CF", bound="_CustomFunction")
+
+def structural(f: _CF) -> _CF:
+  """Marks one of tinyjax's own custom functions whose function and rules build graphs from their arguments' types
+  alone (no value read, no closed-over traced value; constants they make are kept): a call is built once per argument
+  types and transforms (the rule traced once, one rule object), and a graph holding its calls is memoised by structure
+  (an eager gradient through it is then a replay, as through any op). A user's function may read values: never."""
+  f.structural = True
+  return f
+
+
 # ---- the user-facing classes ----------------------------------------------------------------------------------------
 
 def _resolve_kwargs(fun: Callable, sig: inspect.Signature | None, args: tuple, kwargs: dict, kind: str, name: str) -> tuple:
@@ -388,6 +423,20 @@ class _CustomFunction:
       names = list(self._sig.parameters)
       nums |= {names.index(a) for a in nondiff_argnames}
     self.nondiff_argnums = tuple(sorted(nums))
+    self.structural = False   # `structural`: tinyjax's own function, its calls built once per argument types
+    self._built: dict[tuple, tuple[dict, list[UOp], CustomRule, list[UOp]]] = {}
+
+  def _built_key(self, call: _FlatCall) -> tuple | None:
+    """The key of a structural function's call among those built: its arguments' types, structure and static values,
+    and the transforms' view of them (`_context_key`). None where a static value is unhashable or a Tensor, or a
+    running rule closes over values."""
+    static = [l for i, l in enumerate(call.leaves) if i not in set(call.pos)] + list(call.nd)
+    if _rule_closure.get() or any(isinstance(l, Tensor) for l in tu.tree_leaves(static)): return None
+    types = tuple((tuple(call.leaves[i].shape), call.leaves[i].dtype, call.leaves[i].device) for i in call.pos)
+    key = (call.tree, types, tuple(static), _context_key([x.uop for x in call.xs]))
+    try: hash(key)
+    except TypeError: return None
+    return key
 
   def _defined(self) -> bool: raise NotImplementedError
   def _rule(self, name: str, call: _FlatCall, box: dict, fun: Callable) -> CustomRule: raise NotImplementedError
@@ -401,11 +450,24 @@ class _CustomFunction:
     if not is_tracing(): return self.fun(*args)
     call = _FlatCall(self.nondiff_argnums, args)
     self._nondiff(name, call)
-    box = dict[str, Any]()   # the function's output: box["tree"] and box["types"], once traced
-    def fun(xs: list[Tensor]) -> list[Tensor]:
-      o_leaves, tree = tu.tree_flatten(self.fun(*call.rebuild(xs)))
-      return _outputs(box, tree, o_leaves)
-    outs = self._rule(name, call, box, fun).call(call.xs)
+    key = self._built_key(call) if self.structural else None
+    if (hit := self._built.get(key) if key is not None else None) is None:
+      box = dict[str, Any]()   # the function's output: box["tree"] and box["types"], once traced
+      def fun(xs: list[Tensor]) -> list[Tensor]:
+        o_leaves, tree = tu.tree_flatten(self.fun(*call.rebuild(xs)))
+        return _outputs(box, tree, o_leaves)
+      rule = self._rule(name, call, box, fun)
+      level = _differentiating_level([x.uop for x in call.xs])
+      body, rule, node_args, graphs = rule.built(call.xs, level)
+      hidden = node_args[len(call.xs):]
+      # (closed-over constants the function made are kept with its graphs, traced ones differ between calls; a host
+      # call's buffers are its build's own)
+      if key is not None and all(is_data(h) for h in hidden) and reusable(body + graphs):
+        if len(self._built) >= 64: self._built.clear()
+        self._built[key] = (box, body, rule, hidden)
+    else: box, body, rule, hidden = hit
+    fn = rule.node(body, [x.uop for x in call.xs] + hidden)
+    outs = [Tensor(fn.gettuple(i)) for i in range(len(body))]
     call.release()
     return tu.tree_unflatten(box["tree"], [o if w is None else o.cast(w) for o, w in zip(outs, box["weak"], strict=True)])
 
@@ -479,7 +541,8 @@ class custom_jvp(_CustomFunction):
                         f"container (pytree) structures, but got {p_tree} and {t_tree} respectively.")
       p_out = self._check_primal(f"JVP rule {jname}", name, pair[0], box)
       return p_out, _check_tangents(p_out, [_as_leaf(t) for t in t_leaves])
-    return CustomRule(name, fun, jvp_fun=lambda ps, ts: jvp_pair(ps, ts)[1], user_rules=True, jvp_pair=jvp_pair)
+    return CustomRule(name, fun, jvp_fun=lambda ps, ts: jvp_pair(ps, ts)[1], user_rules=True, jvp_pair=jvp_pair,
+                      structural=self.structural)
 
 
 def _check_tangents(ps: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
@@ -534,7 +597,7 @@ class custom_vjp(_CustomFunction):
     def bwd_flat(res, cts):
       g = bwd(*call.nd, res, tu.tree_unflatten(box["tree"], cts))
       return _bwd_cotangents(g, call)
-    return CustomRule(name, fun, fwd=fwd_flat, bwd=bwd_flat, user_rules=True)
+    return CustomRule(name, fun, fwd=fwd_flat, bwd=bwd_flat, user_rules=True, structural=self.structural)
 
 
 def _bwd_cotangents(g, call: _FlatCall) -> list[Tensor | None]:

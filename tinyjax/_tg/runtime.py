@@ -1,7 +1,7 @@
 """Running what tinygrad scheduled, tinyjax's way: TinyJit support, the read checks' registry, the state a jit's
 abstract trace puts back, host calls (loops, LAPACK) and their compiled steps, replaying a compiled linear."""
 from __future__ import annotations
-import contextlib, functools, hashlib, itertools, re, threading, weakref
+import contextlib, dataclasses, functools, hashlib, itertools, re, threading, weakref
 from typing import Any, Callable, Literal, Sequence, cast
 import numpy as np
 from tinygrad import Tensor, TinyJit, dtypes
@@ -226,6 +226,18 @@ def _stored(u: UOp) -> UOp:
 def holds_host_call(outs: list[UOp]) -> bool:
   """A host call (a loop, LAPACK) is among the nodes these values are computed from."""
   return any(u.op is Ops.CUSTOM_FUNCTION and u in _host_executors for u in UOp.sink(*outs).toposort())
+
+def reusable(outs: list[UOp]) -> bool:
+  """These graphs may be used again on other inputs (kept by a cache, substituted anew): they hold no host call and no
+  write of a value computed from an input, calls' bodies included. Those write into buffers the build made, which two
+  uses would share. (A fill writes a constant: tinygrad's zeros, a device-less cotangent put on a device.)"""
+  return _reusable_body(UOp.sink(*outs))
+
+@functools.lru_cache(maxsize=1024)
+def _reusable_body(sink: UOp) -> bool:
+  return not any(u.op is Ops.CUSTOM_FUNCTION or (u.op is Ops.STORE and not _constant_value(u.src[1])) for u in sink.toposort())
+
+def _constant_value(u: UOp) -> bool: return not any(x.op in (Ops.BUFFER, Ops.PARAM, Ops.AFTER) for x in u.toposort())
 
 
 _BUFFER_ARGS = frozenset({Ops.BUFFER, Ops.AFTER, Ops.MSELECT, Ops.MSTACK})
@@ -714,9 +726,10 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool,
   return tuple(parts), list(leaves), consts
 
 def _not_memoisable(u: UOp) -> bool:
-  # a host call or a write; or a call whose rules are a user's Python, which may branch on values (CallRule.structural)
+  # a host call or a write, also in a call's body; or a call whose rules are a user's Python, which may branch on values
+  # (CallRule.structural)
   return u.op in (Ops.CUSTOM_FUNCTION, Ops.AFTER, Ops.STORE) or \
-    (u.op is Ops.FUNCTION and not getattr(getattr(u.arg, "aux", None), "structural", True))
+    (u.op is Ops.FUNCTION and (not getattr(getattr(u.arg, "aux", None), "structural", True) or not _reusable_body(u.src[0])))
 
 _MEMO_SLOT = 1 << 40   # canonical leaves of memoised graphs: PARAM slots no traced graph uses
 
@@ -728,30 +741,40 @@ class GraphMemo:
   node by node (~5 us a node); the scheduler inlines it. Its arguments are the leaves' BUFFERs themselves, not the
   views of them the graphs hold: a caller that substitutes a view substitutes its buffer too."""
   def __init__(self, rewrite: Callable[[list[UOp]], list[UOp]], size: int = 256):
-    self.rewrite, self.size, self.memo = rewrite, size, dict[tuple, tuple[list[UOp], list[UOp]]]()
+    self.rewrite, self.size, self.memo = rewrite, size, dict[tuple, tuple[list[UOp], list[UOp], list[UOp]]]()
     self.calls = dict[tuple, tuple[UOp, list[int]] | None]()   # key -> (@function body over PARAMs 0..k-1, the leaves it reads)
   def __call__(self, uops: list[UOp], as_call: bool = False) -> list[UOp]:
     if (found := _structure(UOp.sink(*uops), _not_memoisable, values_only=False)) is None: return self.rewrite(uops)
     key, leaves, _ = found
     if key not in self.memo:
       out = self.rewrite(uops)
+      if not reusable(out): return out   # (it made a write or a host call: its buffers are this result's own)
       canon = [UOp.param(_MEMO_SLOT + i, l.dtype, l.shape, l.device) for i, l in enumerate(leaves)]
       if len(self.memo) >= self.size:
         self.memo.clear()
         self.calls.clear()
-      self.memo[key] = (canon, list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out)
+      self.memo[key] = (canon, list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out,
+                        _filled(out))
       # (the first call too is a call of the stored graph: the graph computed is the same at every call, and so is
       # the program that computes it, found again by its structure)
       if not (as_call and canon): return out
-    canon, out = self.memo[key]
-    if not canon: return out
-    if as_call:
+    canon, out, filled = self.memo[key]
+    if as_call and canon:
       if key not in self.calls: self.calls[key] = _call_body(canon, out)
       if (call := self.calls[key]) is not None:
         body, used = call
         fn = body.call(*[leaves[i] for i in used], name=getattr(self.rewrite, "__name__", "memo"))
         return [fn.gettuple(i) for i in range(len(out))]
-    return list(UOp.sink(*out).substitute(dict(zip(canon, leaves, strict=True))).src)
+    # (a fill's buffer is the result's own: two results in one graph, or one closed over by a jit, would share it.
+    # The call body above keeps its fills: inlined at each call, they are written again, with the same constant)
+    subs = {**dict(zip(canon, leaves, strict=True)), **{b: _fresh(b) for b in filled}}
+    return list(UOp.sink(*out).substitute(subs).src) if subs else out
+
+def _filled(out: list[UOp]) -> list[UOp]:
+  """The buffers of the fills (a constant written into a new buffer) in these graphs."""
+  return [u.src[0].base for u in UOp.sink(*out).toposort() if u.op is Ops.STORE and u.src[0].base.op is Ops.BUFFER]
+
+def _fresh(b: UOp) -> UOp: return b.replace(arg=dataclasses.replace(b.arg, slot=next(UOp.unique_num)))
 
 def _call_body(canon: list[UOp], out: list[UOp]) -> tuple[UOp, list[int]] | None:
   """A memoised result as a @function body: its canonical leaves renumbered 0..k-1 in the order of `used`. None if it

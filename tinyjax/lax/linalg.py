@@ -24,7 +24,7 @@ from tinyjax._tg import UOp, DType, dtypes, static_shape as _sh, run_on_host, np
 from tinyjax.core import is_tracing, as_tensor, fill_like
 from tinyjax.complex_array import ComplexArray, from_data, is_complex_data
 from tinyjax.dtypes import canonical_dtype, to_inexact_dtype
-from tinyjax.custom import custom_jvp
+from tinyjax.custom import custom_jvp, structural
 from tinyjax.transforms.vjp import vjp
 from tinyjax.lax.host_call import HostCallRule, host_device
 
@@ -234,6 +234,7 @@ def tri_inv(t: Tensor, lower: bool, unit: bool) -> Tensor:
   if _host(t): return triangular_solve(t, eye_like(_sh(t)[-1], t).expand(*_sh(t)), left_side=True, lower=lower, unit_diagonal=unit)
   return _tri_inv_ops(t, lower, unit)
 
+@structural
 @functools.partial(custom_jvp, nondiff_argnums=(1, 2))
 def _tri_inv_ops(t: Tensor, lower: bool, unit: bool) -> Tensor:
   return _tri_inv_impl(t, lower, unit)
@@ -355,6 +356,7 @@ def cholesky_lower(a: Tensor) -> Tensor:
   if not _sh(a)[-1]: return a   # 0 x 0
   return LapackCholesky().call([a])[0] if _host(a) else _cholesky_ops(a)
 
+@structural
 @custom_jvp
 def _cholesky_ops(a: Tensor) -> Tensor:
   l = _chol_impl(a)
@@ -479,6 +481,7 @@ def lu(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   packed, piv, perm = LapackLu().call([a])
   return packed, piv, perm
 
+@structural
 @custom_jvp
 def _lu_ops(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   return _lu_impl(a)
@@ -560,6 +563,7 @@ def _lu_det_parts(a: Tensor) -> tuple[Tensor, Tensor]:
   parity = (1 - 2 * (swaps % 2)).cast(a.dtype)
   return parity, diag(packed)
 
+@structural
 @custom_jvp
 def det(a: Tensor) -> Tensor:
   parity, d = _lu_det_parts(a)
@@ -571,6 +575,7 @@ def _det_jvp(primals, tangents):
   y = det(a)
   return y, y * (mT(inv(a)) * da).sum((-2, -1))
 
+@structural
 @custom_jvp
 def slogdet(a: Tensor) -> tuple[Tensor, Tensor]:
   parity, d = _lu_det_parts(a)
@@ -652,6 +657,7 @@ def qr_reduced(a: Tensor) -> tuple[Tensor, Tensor]:
   q, r = LapackQr(False).call([a])
   return q, r
 
+@structural
 @custom_jvp
 def _qr_ops(a: Tensor) -> tuple[Tensor, Tensor]:
   q, r = householder(a, True)
@@ -778,6 +784,7 @@ def sym_eigh(a: Tensor) -> tuple[Tensor, Tensor]:
   v, w = LapackEigh().call([a])
   return v, w
 
+@structural
 @custom_jvp
 def _eigh_ops(a: Tensor) -> tuple[Tensor, Tensor]:
   return _eigh_impl(a)
@@ -860,6 +867,7 @@ def svd_reduced(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   u, s, vt = _svd_ops(a)
   return u, s, vt
 
+@structural
 @custom_jvp
 def _svd_ops(a: Tensor) -> tuple[Tensor, Tensor, Tensor]:
   return svd_full_or_reduced(a, False)
@@ -898,6 +906,7 @@ def _svd_tangent(u: Tensor, s: Tensor, vt: Tensor, da: Tensor) -> tuple[Tensor, 
 def singular_values(a: Tensor) -> Tensor:
   return LapackSvd(False, False).call([a])[0] if _host(a) else _singular_values_ops(a)
 
+@structural
 @custom_jvp
 def _singular_values_ops(a: Tensor) -> Tensor:
   m, n = _sh(a)[-2], _sh(a)[-1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.core import composite, fill_like
-from tinyjax.custom import custom_jvp
+from tinyjax.custom import custom_jvp, structural
 
 __all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "asinh", "acosh", "negative_sign",
            "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
@@ -145,6 +145,7 @@ def _erf_inv64(x: Tensor, w: Tensor) -> Tensor:
   for i in range(19, 23): p = lt_6_25.where(coefficient(i) + p * w, p)
   return p * x
 
+@structural
 @custom_jvp
 def erf_inv(x: Tensor) -> Tensor:
   """The inverse of erf (Giles' approximations as XLA's: single precision for float32, double for float64), with the

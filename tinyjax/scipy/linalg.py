@@ -5,7 +5,7 @@ import functools
 from typing import Any
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, static_shape as _sh
-from tinyjax.custom import custom_jvp
+from tinyjax.custom import custom_jvp, structural
 from tinyjax.numpy._core import asarray, result_type, as_inexact
 from tinyjax.numpy import linalg as _la
 from tinyjax.complex_array import is_complex_argument
@@ -109,6 +109,7 @@ def _pos_solve_primal(a: Tensor, b: Tensor, lower: bool) -> tuple[Tensor, Tensor
   li = tri_inv(cholesky_lower(a if lower else mT(a)), True, False)
   return mT(li) @ (li @ b), li
 
+@structural
 @functools.partial(custom_jvp, nondiff_argnums=(2,))
 def _solve_pos(a: Tensor, b: Tensor, lower: bool) -> Tensor:
   return _pos_solve_primal(a, b, lower)[0]

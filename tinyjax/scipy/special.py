@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 from tinyjax._tg import Tensor
-from tinyjax.custom import custom_jvp
+from tinyjax.custom import custom_jvp, structural
 from tinyjax.lax import ops as lax_ops
 from tinyjax.lax import special as _special
 from tinyjax.numpy._core import asarray, as_inexact, promote_inexact, canonicalize_axes
@@ -35,6 +35,7 @@ def digamma(x: Any) -> Tensor:
   """psi(x): recurrence up to x >= 6, then the asymptotic series; the reflection formula for x < 0.5."""
   return _special.digamma(as_inexact(x))
 
+@structural
 @custom_jvp
 def _xlogy(x: Tensor, y: Tensor) -> Tensor: return (x == 0).where(0.0, x * y.log())
 
@@ -48,6 +49,7 @@ def xlogy(x: Any, y: Any) -> Tensor:
   a, b = promote_inexact(x, y)
   return _xlogy(a, b)
 
+@structural
 @custom_jvp
 def _xlog1py(x: Tensor, y: Tensor) -> Tensor: return (x == 0).where(0.0, x * _special.log1p(y))
 
