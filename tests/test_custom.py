@@ -697,7 +697,7 @@ def test_an_eager_gradient_through_own_custom_functions_is_a_replay():
   """The second eager grad through xlogy and slogdet compiles nothing: the call is the same rule, so the gradient's
   graph is memoised by structure and its program found again."""
   import tinyjax.numpy as tnp, tinyjax.scipy.special as tss
-  from tinyjax._tg import runtime as _runtime
+  import tinyjax._tg.runtime as _runtime
   a = Tensor(np.eye(3) * 2 + 0.1)
   g = tinyjax.grad(lambda a: tss.xlogy(a, a).sum() + tnp.linalg.slogdet(a)[1])
   want = jax.grad(lambda a: jax.scipy.special.xlogy(a, a).sum() + jnp.linalg.slogdet(a)[1])(np.eye(3) * 2 + 0.1)
