@@ -13,7 +13,7 @@ import tinyjax.numpy as tnp
 from tinyjax import _tg, lax as tl
 import tinyjax._tg.runtime as _runtime
 from jnp_table import x64_off
-from conftest import assert_close, kernel_count
+from conftest import assert_close, kernel_count, same_error
 
 
 def _mlp_loss(np_):
@@ -365,7 +365,10 @@ def _composites(np_, sp, nn):
           np_.abs(z), np_.angle(z), np_.asarray(z) * np_.asarray(z[::-1]), np_.asarray(z) / np_.asarray(z[::-1]),
           sp.special.gammaln(x + 3), sp.special.logsumexp(np_.asarray(x) * np_.asarray(y), axis=1),
           np_.tensordot(np_.asarray(y) * np_.asarray(x), np_.asarray(x), axes=1),
-          np_.tensordot(np_.asarray(z), np_.asarray(z[::-1]), axes=0)]
+          np_.tensordot(np_.asarray(z), np_.asarray(z[::-1]), axes=0),
+          np_.power(np_.abs(np_.asarray(x)), 3.5), np_.float_power(np_.asarray(y), 2.0), np_.clip(np_.asarray(x), -0.5, 1.25),
+          np_.round(np_.asarray(x) * 3.3, 1), np_.cumsum(np_.asarray(y) * np_.asarray(x), axis=1), np_.argmax(np_.asarray(u), axis=0),
+          np_.sort(np_.asarray(u)), np_.argsort(np_.asarray(x), descending=True), np_.var(np_.asarray(y) * np_.asarray(x), axis=0, ddof=1)]
 
 def test_composite_kernels_are_built_once_and_give_the_ops_numbers(monkeypatch):
   """A kernel of many tinygrad ops (tanh, erf, gelu, isclose, atan2, hypot, a complex product, logsumexp...) is built once per signature as a
@@ -375,7 +378,7 @@ def test_composite_kernels_are_built_once_and_give_the_ops_numbers(monkeypatch):
   def run(): return [np.asarray(r) for r in _composites(tnp, tinyjax.scipy, tinyjax.nn)]
   first, again = run(), _composites(tnp, tinyjax.scipy, tinyjax.nn)
   calls = [r for r in again if isinstance(r, Tensor)]
-  assert len(calls) >= 19 and all(r.uop.op is Ops.GETTUPLE and r.uop.src[0].op is Ops.FUNCTION for r in calls)
+  assert len(calls) >= 28 and all(r.uop.op is Ops.GETTUPLE and r.uop.src[0].op is Ops.FUNCTION for r in calls)
   with monkeypatch.context() as m:
     m.setattr(composite, "_building", True)   # the memo off: every op built as it is
     plain = run()
@@ -383,6 +386,44 @@ def test_composite_kernels_are_built_once_and_give_the_ops_numbers(monkeypatch):
     np.testing.assert_array_equal(a, c)
     np.testing.assert_array_equal(b, c)
   assert_close(first, [np.asarray(r) for r in _composites(jnp, jax.scipy, jax.nn)], rtol=2e-6, atol=1e-6)
+
+def test_composite_float_arguments_are_arguments_not_bodies():
+  """A Python float argument of a composite (jnp.power's exponent, clip's bounds) is an argument of its one body, as jit
+  takes a Python scalar (weakly typed): a new value builds no body, and from the third value on compiles nothing (the
+  second makes the value an input of the program). JAX's numbers and dtypes, for float and int arrays; float16 data with
+  x64 off (a float stored at float32 would round twice) is built op by op."""
+  from tinyjax.numpy._math import _power
+  x = np.linspace(0.1, 2.0, 12, dtype=np.float32).reshape(3, 4)
+  t = Tensor(x)
+  compiles, bodies = [], len(_power.bodies)
+  for p in (3.5, 0.75, 1 / 3, 2.5, -1.25):
+    assert_close(tnp.power(t, p), jnp.power(x, p), rtol=2e-6, atol=0)
+    assert_close(tnp.clip(t, -p, p / 2), jnp.clip(x, -p, p / 2))
+    compiles.append(_runtime.eager_compiles)
+  assert compiles[2:] == [compiles[2]] * 3, compiles
+  assert len(_power.bodies) <= bodies + 1   # one body for every exponent
+  assert_close(tnp.power(Tensor(np.arange(1, 6, dtype=np.int32)), 2.5), jnp.power(np.arange(1, 6, dtype=np.int32), 2.5))
+  with x64_off():
+    h = x.astype(np.float16)
+    got = tnp.power(Tensor(h), 0.1)
+    assert got.uop.op is not Ops.GETTUPLE
+    np.testing.assert_allclose(got.numpy(), np.asarray(jnp.power(h, 0.1)), rtol=1e-3)
+    got = tnp.power(Tensor(x), 0.1)
+    assert got.uop.op is Ops.GETTUPLE and got.dtype == dtypes.float32
+    np.testing.assert_allclose(got.numpy(), np.asarray(jnp.power(x, 0.1)), rtol=2e-7)
+
+def test_composite_keyword_arguments_and_fallbacks():
+  """Keyword arguments are part of a composite's signature; arguments it cannot take (a list, a numpy array) or a
+  function that raises on them give the function's own result or error, as JAX's."""
+  x = np.array([[3.0, -1.0, 2.0], [0.5, 4.0, -2.0]], np.float32)
+  for f in (lambda m, a: m.sort(a, axis=0, descending=True), lambda m, a: m.var(a, axis=1, ddof=1, keepdims=True),
+            lambda m, a: m.cumsum(a, axis=0, dtype=m.float64), lambda m, a: m.argmin(a, axis=1, keepdims=True),
+            lambda m, a: m.clip(a, min=0.0), lambda m, a: m.round(np.asarray(a), 1)):
+    assert_close(f(tnp, Tensor(x)), f(jnp, x), rtol=2e-6, atol=1e-6)
+  for f in (lambda m, a: m.var(a, ddof=1, correction=1), lambda m, a: m.sort(a, kind="heap")):
+    for _ in range(2): same_error(lambda: f(tnp, Tensor(x)), lambda: f(jnp, x))
+  for _ in range(2):
+    with pytest.raises(IndexError, match="axis 3 is out of bounds"): tnp.argmax(Tensor(x), axis=3)   # (JAX: IndexError too)
 
 def test_transforms_of_a_function_closing_over_a_composite_result():
   # an eager composite result not yet computed is a call node inside the traced graph: inlined by every transform

@@ -270,45 +270,58 @@ class composite:
   tinygrad @function, and every call is one call node on that body: tinygrad's op construction (15-70 us an op, ~4 ms
   for atan2) is paid once, and its scheduler, its gradient and tinyjax's transforms inline the body, so the kernels and
   numbers are those of the ops. Under a trace or a jit the ops are built as they are (a jit traces once). The
-  arguments and results are pytrees of Tensors (ComplexArrays: their parts); any other leaf calls fn as it is."""
+  arguments and results are pytrees of Tensors (ComplexArrays: their parts); ints, bools, strings and dtypes are
+  static (part of the signature); a Python float is an argument, as jit takes it (weakly typed: JAX's Python scalar),
+  so a new value is no new body; any other leaf calls fn as it is."""
   _building = False
   def __init__(self, fn: Callable):
     functools.update_wrapper(self, fn)
     self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
 
-  def __call__(self, *args):
-    if composite._building or not at_top_level(): return self.fn(*args)
-    leaves, tree = tu.tree_flatten(args)
+  def __call__(self, *args, **kwargs):
+    if composite._building or not at_top_level(): return self.fn(*args, **kwargs)
+    leaves, tree = tu.tree_flatten((args, kwargs))
     if not all(isinstance(x, Tensor) and x.dtype not in dtypes.weaks and all(isinstance(d, int) for d in x.shape) or
-               type(x) in (int, bool, str) or isinstance(x, DType) for x in leaves): return self.fn(*args)
+               type(x) in (int, bool, str, float) or isinstance(x, DType) for x in leaves): return self.fn(*args, **kwargs)
     # arguments on a device are the call's; device-less constants (a complex number's zero imaginary part) and static
-    # leaves (axes, a result dtype) are part of the body and of its signature (a float is not: a new value would be a
-    # new body)
-    if not (ts := [x for x in leaves if _on_device(x)]): return self.fn(*args)
-    key = (tree, *[(x.shape, x.dtype, x.device) if _on_device(x) else
-                   x.uop if isinstance(x, Tensor) else (type(x), x) for x in leaves])
+    # leaves (axes, a result dtype) are part of the body and of its signature
+    if not (ts := [x for x in leaves if _on_device(x)]): return self.fn(*args, **kwargs)
+    if (floats := [x for x in leaves if type(x) is float]) and not _exact_weak(ts): return self.fn(*args, **kwargs)
+    # (x64 in the key: the width of weakly typed values, and the defaults of constants, in the body)
+    stored = weak_storage_dtype(dtypes.weakfloat)
+    key = (tree, stored, *[(x.shape, x.dtype, x.device) if _on_device(x) else
+                   x.uop if isinstance(x, Tensor) else float if type(x) is float else (type(x), x) for x in leaves])
     if key not in self.bodies:
       # (built at the first call: built at the second, the program of the call's graph is new to realize then, a
       # schedule more in the second run of a program: the ports' warm runs went up to 25x)
       if len(self.bodies) >= 256: self.bodies.clear()   # so many signatures (constants): a bound on what is kept
-      self.bodies[key] = self._build(tree, leaves, ts)
-    if (made := self.bodies[key]) is None: return self.fn(*args)
+      self.bodies[key] = self._build(tree, leaves, ts, len(floats))
+    if (made := self.bodies[key]) is None: return self.fn(*args, **kwargs)
     body, out_tree = made
-    return tu.tree_unflatten(out_tree, _tg.call_body(body, ts, self.name))
+    # (a float is a constant argument: realize_lazy compiles it in, and makes it an input of the program once it changes)
+    return tu.tree_unflatten(out_tree, _tg.call_body(body, ts + [Tensor(f).cast(stored) for f in floats], self.name))
 
-  def _build(self, tree, leaves: list, ts: list[Tensor]) -> tuple[UOp, Any] | None:
+  def _build(self, tree, leaves: list, ts: list[Tensor], n_floats: int) -> tuple[UOp, Any] | None:
     box: dict[str, Any] = {}
     def flat(*phs):
-      it = iter(phs)
-      args = [next(it) if _on_device(x) else x for x in leaves]
-      out, box["tree"] = tu.tree_flatten(self.fn(*tu.tree_unflatten(tree, args)))
+      it, fs = iter(phs[:len(ts)]), iter(phs[len(ts):])
+      args = [next(it) if _on_device(x) else next(fs).cast(dtypes.weakfloat) if type(x) is float else x for x in leaves]
+      a, k = tu.tree_unflatten(tree, args)
+      out, box["tree"] = tu.tree_flatten(self.fn(*a, **k))
       return out if all(isinstance(o, Tensor) for o in out) else []
+    like = ts + [placeholder((), weak_storage_dtype(dtypes.weakfloat), ts[0].device)] * n_floats
     composite._building = True
-    try: body = _tg.function_body(flat, ts)
+    try: body = _tg.function_body(flat, like)
     except Exception: body = None   # (fn cannot run on placeholders: called as it is, it raises its own error)
     finally: composite._building = False
     return None if body is None or not body.src else (body, box["tree"])
 
+
+def _exact_weak(ts: list[Tensor]) -> bool:
+  """A Python float stored at the weak width and cast to these arguments' float dtypes is the float cast once (float64
+  storage, or no float narrower than it), as JAX converts a Python scalar."""
+  stored = weak_storage_dtype(dtypes.weakfloat)
+  return stored == dtypes.float64 or all(not dtypes.is_float(t.dtype) or t.dtype.itemsize >= stored.itemsize for t in ts)
 
 def _on_device(x) -> bool: return isinstance(x, Tensor) and isinstance(x.device, str)   # (a composite's argument)
 

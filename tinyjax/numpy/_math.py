@@ -181,7 +181,8 @@ floor_divide = _binary("floor_divide", _floor_divide, False)
 mod = _binary("mod", _mod, False)
 remainder = _binary("remainder", _mod, False)
 fmod = _binary("fmod", lax_ops.fmod, False)
-_power = _binary("power", lax_ops.power, False)
+# (eagerly composites: pow is ~20 ops, 1.5 -> ~0.2 ms for x ** 3.5 on a 64x32 array; a float exponent is an argument)
+_power = composite(_binary("power", lax_ops.power, False))
 
 def power(x1: Any, x2: Any) -> Tensor:
   """jnp.power. A static integer exponent (a Python or numpy int) is JAX's integer_pow: repeated multiplication in the
@@ -195,7 +196,7 @@ def power(x1: Any, x2: Any) -> Tensor:
 def pow(x1: Any, x2: Any) -> Tensor:  # noqa: A001
   """jnp.pow: jnp.power."""
   return power(x1, x2)
-float_power = _binary("float_power", lax_ops.power, True)
+float_power = composite(_binary("float_power", lax_ops.power, True))
 maximum = _binary("maximum", lax_ops.maximum, False)
 minimum = _binary("minimum", lax_ops.minimum, False)
 fmax = _binary("fmax", _fmax, False)
@@ -267,6 +268,7 @@ def nextafter(x1: Any, x2: Any) -> Tensor:
 
 # ---- rounding, predicates -------------------------------------------------------------------------------------------
 
+@composite   # (eagerly: ~10 ops for half to even, 1.0 -> ~0.15 ms)
 def round(a: Any, decimals: int = 0) -> Tensor:  # noqa: A001
   """jnp.round: half to even, as numpy and JAX."""
   t, decimals = asarray(a), operator.index(decimals)   # a Python int: a numpy int's factor would be a typed float64
@@ -321,9 +323,10 @@ def where(condition: Any, x: Any = None, y: Any = None, *, size: int | None = No
 
 def clip(arr: Any = None, min: Any = None, max: Any = None, *, a: Any = None, a_min: Any = None, a_max: Any = None) -> Tensor:  # noqa: A002
   """jnp.clip: min(max(x, lo), hi) (JAX's derivative at the bounds; nan stays nan)."""
-  x = asarray(arr if arr is not None else a)
-  lo = min if min is not None else a_min
-  hi = max if max is not None else a_max
+  return _clip(asarray(arr if arr is not None else a), min if min is not None else a_min, max if max is not None else a_max)
+
+@composite   # (eagerly: 0.44 -> ~0.15 ms)
+def _clip(x: Tensor, lo: Any, hi: Any) -> Tensor:
   if lo is not None: x = maximum(x, lo)
   if hi is not None: x = minimum(x, hi)
   return x

@@ -4,7 +4,7 @@ import builtins, math
 from typing import Any
 from tinyjax import _tg
 from tinyjax._tg import Tensor, DType, dtypes
-from tinyjax.core import fill_like
+from tinyjax.core import fill_like, composite
 from tinyjax.numpy._core import asarray, as_inexact, promote_inexact, to_dtype, dtype_of, default_int, canonical_dtype, canonicalize_axis, \
   canonicalize_axes, to_inexact_dtype
 from tinyjax.lax import sorting
@@ -131,6 +131,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None) -> T
   r = sum(x, axes, dtype=comp, keepdims=keepdims, where=mask) / n
   return r if r.dtype == out_dt else r.cast(out_dt)
 
+@composite   # (eagerly built once per signature: ~10-30 ops)
 def _var(name: str, a, axis, dtype, out, ddof, keepdims, where, mean_, correction, nan: bool) -> Tensor:
   """var (or nanvar: `nan` drops NaN elements) with JAX's dtypes: integers in the default float."""
   _no_out(name, out)
@@ -177,6 +178,7 @@ def _first(x: Tensor, name: str, ax: int, keepdims: bool) -> Tensor:
   idx = hit.where(Tensor.arange(n, 0, -1, dtype=dtypes.int32).reshape(n, *[1] * (x.ndim - ax - 1)), 0)
   return n - idx.max(ax, keepdim=keepdims)
 
+@composite   # (eagerly built once per signature: ~10-30 ops)
 def _arg(name: str, a, axis, out, keepdims) -> Tensor:
   _no_out(name, out)
   x = asarray(a)
@@ -241,6 +243,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 # ---- cumulative -----------------------------------------------------------------------------------------------------
 
+@composite   # (eagerly built once per signature: ~10-30 ops)
 def _cumulative(name: str, op: str, a, axis, dtype, out, promote: bool = False, nan_fill: float | None = None) -> Tensor:
   """JAX's _cumulative_reduction: axis=None flattens; bools (and with `promote` narrow ints) accumulate in the default int."""
   _no_out(name, out)

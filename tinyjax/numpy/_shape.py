@@ -5,7 +5,7 @@ import math
 from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
-from tinyjax.core import traced_by, shape_ints, fill_like
+from tinyjax.core import traced_by, shape_ints, fill_like, composite
 from tinyjax.errors import ConcretizationTypeError
 from tinyjax.dtypes import short_type
 from tinyjax.lax import sorting
@@ -391,8 +391,11 @@ def tril(m: Any, k: int = 0) -> Tensor:
 # ---- sorting and searching --------------------------------------------------------------------------------------------
 
 def _no_order(name: str, kind: Any, order: Any) -> None:
+  if kind is not None:
+    raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or stable=False to specify sort stability.")
   if order is not None: raise TypeError(f"'order' argument to {name} is not supported.")
 
+@composite   # (eagerly built once per signature: a sort is a network of ~100 ops, 1.8 -> ~0.2 ms)
 def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, stable: bool = True, descending: bool = False,
             dtype: Any = None) -> Tensor:
   """jnp.argsort: stable (ties keep their order, also with descending=True), NaNs sorted last (first with descending),
@@ -403,6 +406,7 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
   if t.ndim == 0: return Tensor(np.zeros((), np_dtype(default_int())), device=t.device)
   return sorting.argsort(t, _axis(axis, t.ndim), descending).cast(to_dtype(dtype) or default_int())
 
+@composite   # (eagerly built once per signature: a sort is a network of ~100 ops, 1.8 -> ~0.2 ms)
 def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, stable: bool = True, descending: bool = False) -> Tensor:
   """jnp.sort: stable, NaNs last, -0.0 equal to 0.0, as JAX's (`tinyjax.lax.sorting`); descending is the ascending sort
   reversed, as in JAX (ties in reverse order, NaNs first). The values are gathered by the permutation, so each
