@@ -264,6 +264,40 @@ def test_reading_device_less_arrays_folds_them_without_a_kernel():
   assert GlobalCounters.kernel_count > before
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "bool"])
+def test_folding_arrays_on_the_host_by_numpy_matches_element_by_element(dtype, monkeypatch):
+  """A device-less array's ops that numpy computes as the fold does (`fold._vectorized`: +, -, *, comparisons, where,
+  casts, bit ops) give the same bits as the fold element by element (tinygrad's exec_alu) and as tinygrad's kernel,
+  with NaNs, infinities and int32 overflow (not folded: a kernel) among the values."""
+  import tinyjax._tg.fold as fold
+  for seed in range(12):
+    r = np.random.default_rng(seed)
+    n = 24
+    base = tnp.arange(n) * float(r.uniform(-2, 2)) + float(r.uniform(-3, 3))
+    if dtype == "float32": base = tnp.where(tnp.arange(n) % 7 == 3, np.inf, tnp.where(tnp.arange(n) % 11 == 5, np.nan, base))
+    vals = [base.astype(dtype), (tnp.arange(n) * (2**20 + 7 * seed)).astype(dtype), (tnp.arange(n) % 3 - 1).astype(dtype)]
+    for _ in range(6):
+      a, b = vals[r.integers(len(vals))], vals[r.integers(len(vals))]
+      op = ["add", "subtract", "multiply", "negative", "less", "not_equal", "equal", "where", "maximum", "cast"][r.integers(10)]
+      if dtype == "bool" and op in ("add", "subtract", "negative"): op = "logical_xor"
+      out = {"negative": lambda: -a, "where": lambda: tnp.where(a > b, a, b), "cast": lambda: a.astype("float32").astype(dtype),
+             "less": lambda: (a < b).astype(dtype), "not_equal": lambda: (a != b).astype(dtype), "equal": lambda: (a == b).astype(dtype)
+             }.get(op, lambda: getattr(tnp, op)(a, b))()
+      vals.append(out)
+    for v in vals:
+      assert v.device is None
+      with np.errstate(all="ignore"):
+        fast = fold.folded_value(Tensor(v.uop).uop)
+        with monkeypatch.context() as m:
+          m.setattr(fold, "_vectorized", lambda x, srcs: None)
+          m.setattr(fold, "_FOLDED", __import__("weakref").WeakKeyDictionary())
+          slow = fold.folded_value(v.uop)
+      assert (fast is None) == (slow is None)
+      if fast is None: continue
+      np.testing.assert_array_equal(np.asarray(fast.astype(v.numpy().dtype)), np.asarray(slow.astype(v.numpy().dtype)))
+      got, tg = v.numpy(), Tensor(v.uop).to("CPU").numpy()
+      assert got.tobytes() == tg.tobytes() or (got.dtype.kind == "f" and np.array_equal(got, tg, equal_nan=True)), (seed, got, tg)
+
 def test_reading_a_weakly_typed_result_of_a_buffer():
   # an int array times a Python float is weakly typed in JAX (float32 with x64 off); reading it raised "cannot create
   # storage for weak dtype" (the cached-program path made a buffer of the weak dtype)

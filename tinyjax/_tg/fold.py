@@ -32,7 +32,40 @@ def _ieee_div(a: float, b: float) -> float:
   try: return a / b
   except ZeroDivisionError: return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
 
+# ops numpy computes on whole arrays as the fold does element by element (Python numbers, then the dtype's rounding):
+# +, -, * and comparisons of floats are correctly rounded either way (a float64 result rounded to float32 or float16 is
+# rounded once: 53 >= 2 * 24 + 2); integers of up to 32 bits in int64 (the range check below sees an overflow). Not
+# max of floats (Python's max and a NaN depend on the order), divisions, transcendentals, 64-bit integers.
+_VECTOR: dict[Ops, Callable[..., np.ndarray]] = {
+  Ops.ADD: np.add, Ops.SUB: np.subtract, Ops.MUL: np.multiply, Ops.NEG: np.negative, Ops.CMPLT: np.less,
+  Ops.CMPNE: np.not_equal, Ops.CMPEQ: np.equal, Ops.WHERE: np.where, Ops.MAX: np.maximum, Ops.AND: np.bitwise_and,
+  Ops.OR: np.bitwise_or, Ops.XOR: np.bitwise_xor}
+
+def _typed(dt) -> Any:
+  """The numpy dtype a value of tinygrad dtype dt is computed in by `_vectorized`, or None (a weakly typed value is a
+  Python number: int64 or float64)."""
+  if dt == dtypes.bool: return np.bool_
+  if dt in dtypes.weaks: return np.float64 if dtypes.is_float(dt) else np.int64
+  if dtypes.is_int(dt): return np.int64 if dt.itemsize <= 4 else None
+  return np_dtype(dt) if dt in (dtypes.float16, dtypes.float32, dtypes.float64) else None
+
+def _vectorized(x: UOp, srcs: list[np.ndarray]) -> np.ndarray | None:
+  """`_elementwise` by numpy on whole arrays where that gives the same values (`_VECTOR`), else None."""
+  if (out_t := _typed(x.dtype)) is None or any(_typed(s.dtype) is None for s in x.src): return None
+  if x.op is Ops.CAST:
+    a = srcs[0].astype(_typed(x.src[0].dtype))
+    if dtypes.is_int(x.dtype) and a.dtype.kind == "f" and not np.isfinite(a).all(): raise ValueError("a non-finite float to an integer")
+    return (a.astype(np_dtype(x.dtype)) if x.dtype != dtypes.bool else a.astype(np.bool_)).astype(object)
+  if (fn := _VECTOR.get(x.op)) is None or (x.op is Ops.MAX and dtypes.is_float(x.dtype)): return None
+  with np.errstate(all="ignore"):
+    out = fn(*[a.astype(_typed(s.dtype)) for a, s in zip(srcs, x.src, strict=True)])
+  return out.astype(out_t).astype(object)
+
 def _elementwise(x: UOp, srcs: list[np.ndarray]) -> np.ndarray:
+  if _quotient(x) is None and math.prod(srcs[0].shape) > 8:
+    try: v = _vectorized(x, srcs)
+    except OverflowError: v = None   # (a Python int beyond int64)
+    if v is not None: return v
   dt = x.dtype
   fn: Callable[..., Any]
   if x.op is Ops.CAST:
