@@ -195,6 +195,23 @@ def test_zero_results_have_jax_signs(dt):
   same(tlax.round(jnp.asarray(x), 1), jax.lax.round(x, 1))
 
 
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_remainders_at_near_multiples_are_exact(dt):
+  """C's fmod is exact, and JAX's mod, remainder, floor_divide and divmod are built on it: at x near a multiple of y the
+  rounded quotient x / y is the integer next to the true one (-1.5 / 0.3 in float32 is -5.0), and x - trunc(x/y) y was
+  off by |y| (fmod(-1.5, 0.3) gave 6e-8, not -0.29999995; floor_divide(3.0, 0.3) 10, not 9). JAX's numbers, bit for
+  bit, eagerly and jitted."""
+  r = np.random.default_rng(0)
+  b = (r.uniform(0.05, 3, 4000) * np.where(r.random(4000) < 0.5, -1, 1)).astype(dt)
+  a = (r.integers(-2000, 2000, 4000) * b).astype(dt)   # near multiples, rounded: the hard cases
+  a[:8], b[:8] = np.array([-1.5, 1.5, 3.0, -2.1, 0.9, 1e6, -3e7, 5.0], dt), np.array([0.3] * 7 + [0.7], dt)
+  for f in ("fmod", "mod", "remainder", "floor_divide"):
+    want = np.asarray(getattr(jxn, f)(a, b))
+    for got in (getattr(jnp, f)(jnp.asarray(a), jnp.asarray(b)), __import__("tinyjax").jit(getattr(jnp, f))(jnp.asarray(a), jnp.asarray(b))):
+      np.testing.assert_array_equal(to_np(got), want, err_msg=f)
+  np.testing.assert_array_equal(to_np(tlax.rem(jnp.asarray(a), jnp.asarray(b))), np.asarray(jax.lax.rem(a, b)))
+  np.testing.assert_array_equal(to_np(jnp.fmod(jnp.asarray(a), 0.3)), np.asarray(jxn.fmod(a, 0.3)))
+
 def test_inf_and_nan_propagate_through_x_minus_x_and_friends():
   """x - x, x * 0, x / x and (x * y) / y at an inf or a nan are nan, as IEEE and JAX give (tinygrad's symbolic
   rewrites folded them to 0, 0, 1 and x for floats: a silent difference in every kernel); eager, jitted, and in a

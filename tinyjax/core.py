@@ -280,6 +280,8 @@ class composite:
 
   def __call__(self, *args, **kwargs):
     if composite._building or not at_top_level(): return self.fn(*args, **kwargs)
+    # (a list is data, whose ints would be static: a body and a program per value; numpy data goes through asarray)
+    if any(isinstance(a, (list, np.ndarray)) for a in (*args, *kwargs.values())): return self.fn(*args, **kwargs)
     leaves, tree = tu.tree_flatten((args, kwargs))
     if not all(isinstance(x, Tensor) and x.dtype not in dtypes.weaks and all(isinstance(d, int) for d in x.shape) or
                type(x) in (int, bool, str, float) or isinstance(x, DType) for x in leaves): return self.fn(*args, **kwargs)

@@ -11,6 +11,7 @@ from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType, least_upper_dtype
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
+from tinyjax._tg.buffers import dtype_supported
 from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, OutputBuffers, sharding, shard_like, \
   placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, host_copy, host_dtype, host_input, read_array, write_array, run_on_host, \
   jit_input, \
@@ -28,7 +29,7 @@ from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit,
   live_tensors, is_lazy, GraphMemo
 from tinyjax._tg.patches import add_tensor_methods, install, set_weak_float
 
-__all__ = ["set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
+__all__ = ["dtype_supported", "set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
            "least_upper_dtype",
            "static_shape", "placeholder", "allocated_buffer", "OutputBuffers", "assign_into", "stored_once", "sharding", "shard_like",
            "placeholder_like",

@@ -125,6 +125,12 @@ def placeholder_like(t: Tensor) -> Tensor:
 
 def default_device() -> str: return Device.DEFAULT
 
+def dtype_supported(dt: DType, device) -> bool:
+  """The device (the default one for None, the first of several) computes in dt (a float64 on a GPU may not)."""
+  d = device[0] if isinstance(device, tuple) else device or Device.DEFAULT
+  try: return dt in Device[d].renderer.supported_dtypes()
+  except Exception: return False
+
 # The width weakly typed floats (tinygrad's weakfloat: a Python float's value) are computed and stored at: JAX's for a
 # Python float, float64 with x64 (tinyjax.config sets it). tinygrad's own is its DEFAULT_FLOAT, which also types new
 # Tensors (Tensor([0.1]): tinygrad's optimizers assign such values into float32 parameters), so patches.py puts this

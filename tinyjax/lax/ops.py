@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins, itertools, math
 from typing import Callable, Sequence
 import numpy as np
-from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape as _S, tensor_method
+from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape as _S, tensor_method, dtype_supported
 from tinyjax.core import as_tensor, canonicalize_axis, fill, fill_like, composite
 from tinyjax.dtypes import type_str
 from tinyjax.primitives import accurate_tanh
@@ -75,8 +75,17 @@ def int_divisor(b: Tensor) -> tuple[Tensor, Tensor, Tensor]:
 
 def fmod(a: Tensor, b: Tensor) -> Tensor:
   if dtypes.is_float(a.dtype):
-    # C's fmod: x - trunc(x/y) y (exact while the quotient is exactly representable); x for an infinite y
-    r = a - (a / b).trunc() * b
+    # C's fmod (XLA's rem), exact: x - trunc(x/y) y. A rounded quotient next to an integer (-1.5 / 0.3 in float32 is
+    # -5.0, truly -4.99999998) is off by one, and the remainder by |y|: fmod(-1.5, 0.3) was 6e-8, not -0.29999995, and
+    # so mod and floor_divide. Narrower floats are computed in float64, where the product and the difference are exact
+    # while |x/y| < 2^29; the remainder, of the wrong sign or as large as |y| after a quotient off by one, is moved
+    # back by |y| (exact there).
+    wide = dtypes.float64 if a.dtype.itemsize < 8 and dtype_supported(dtypes.float64, a.device) else a.dtype
+    x, y = a.cast(wide), b.cast(wide)
+    r = x - (x / y).trunc() * y
+    step = (x < 0).where(-y.abs(), y.abs())
+    r = ((r != 0) & ((r < 0) != (x < 0))).where(r + step, r)
+    r = (r.abs() >= y.abs()).where(r - step, r).cast(a.dtype)
     # the remainder has the dividend's sign, a zero one too (x - x is +0, fmod(-3, 3) is -0); -0 < 0 is false, 1/-0 < 0
     r = ((a < 0) | ((a == 0) & (a.reciprocal() < 0))).where(-r.abs(), r.abs())
     return ((b.abs() == math.inf) & (a.abs() != math.inf)).where(a, r)

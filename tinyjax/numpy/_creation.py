@@ -7,7 +7,7 @@ import numpy as np
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.numpy._core import asarray, to_dtype, default_float, result_type, dtype_of, to_inexact_dtype
 from tinyjax.errors import ConcretizationTypeError
-from tinyjax.core import static_ints, shape_ints, fill as _fill, fill_like as _fill_like
+from tinyjax.core import static_ints, shape_ints, fill as _fill, fill_like as _fill_like, composite
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
            "logspace", "geomspace", "eye", "identity", "meshgrid", "diag", "diagflat", "diagonal", "tri", "tril_indices",
@@ -138,6 +138,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
   full_shape = tuple(max(s[d] for s in shapes) for d in range(n))
   return [o.expand(full_shape) for o in out]
 
+@composite
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
   """jnp.diagonal: the diagonal goes last (numpy's rule)."""
   a = asarray(a)

@@ -180,7 +180,7 @@ true_divide = _binary("true_divide", _true_divide, True)
 floor_divide = _binary("floor_divide", _floor_divide, False)
 mod = _binary("mod", _mod, False)
 remainder = _binary("remainder", _mod, False)
-fmod = _binary("fmod", lax_ops.fmod, False)
+fmod = composite(_binary("fmod", lax_ops.fmod, False))
 # (eagerly composites: pow is ~20 ops, 1.5 -> ~0.2 ms for x ** 3.5 on a 64x32 array; a float exponent is an argument)
 _power = composite(_binary("power", lax_ops.power, False))
 

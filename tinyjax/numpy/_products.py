@@ -139,6 +139,7 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, pre
   r = Tensor.einsum(subscripts, *xs)
   return r if r.dtype == dt else r.cast(dt)
 
+@composite
 def kron(a, b) -> Tensor:
   """Kronecker product (jnp.kron)."""
   x, y = promote(a, b)
@@ -162,6 +163,7 @@ def cross(a, b, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | N
   ax = canonicalize_axis(axisc, c.ndim)
   return c.permute(*range(1, ax + 1), 0, *range(ax + 1, c.ndim))
 
+@composite
 def trace(a, offset=0, axis1: int = 0, axis2: int = 1, dtype=None, out=None) -> Tensor:
   """Sum along a diagonal (jnp.trace); narrow ints sum in the default int, as jnp.sum."""
   if out is not None: raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")

@@ -111,6 +111,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noq
   """Whether any element is true (jnp.any)."""
   return _reduce("any", "sum", asarray(a).cast(dtypes.bool), axis, None, out, keepdims, None, where)
 
+@composite
 def ptp(a, axis=None, out=None, keepdims=False) -> Tensor:
   """Peak-to-peak range, max - min (jnp.ptp)."""
   _no_out("ptp", out)
@@ -224,6 +225,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None) -> 
   """Minimum ignoring NaNs (jnp.nanmin): NaN where every element is NaN."""
   return _nan_reduce("nanmin", min, a, axis, keepdims, where, math.inf, initial is None, out=out, initial=initial)
 
+@composite
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None) -> Tensor:
   """Mean ignoring NaNs (jnp.nanmean)."""
   _no_out("nanmean", out)
@@ -313,6 +315,7 @@ def _order_stat(x: Tensor, k: Tensor) -> Tensor:
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
+@composite
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:
   """q-th quantiles (jnp.quantile; q a scalar or 1-D). Not 'inverted_cdf' nor `weights`. A slice holding a NaN gives NaN."""
   if overwrite_input or out is not None:
@@ -342,10 +345,12 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
   if keepdims: r = r.reshape(qt.shape + tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
   return r.cast(x.dtype) if r.dtype != x.dtype else r
 
+@composite
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:
   """q-th percentiles (jnp.percentile: quantile of q / 100)."""
   return quantile(a, as_inexact(q) / 100, axis, out, overwrite_input, method, keepdims, weights=weights)
 
+@composite
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Tensor:
   """Median (jnp.median): the midpoint of the two middle elements."""
   return quantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)

@@ -233,6 +233,7 @@ def tile(A: Any, reps: int | Sequence[int]) -> Tensor:
   t = t.reshape((1,) * (n - t.ndim) + _S(t))
   return t.repeat((1,) * (n - len(r)) + r) if n else t
 
+@composite
 def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None, out_sharding: Any = None) -> Tensor:
   """jnp.repeat; per-element `repeats` must be concrete (JAX also takes traced ones with total_repeat_length)."""
   t = asarray(a)
@@ -380,10 +381,12 @@ def roll(a: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = 
     if _S(t)[d]: t = t.roll(int(s), d)
   return t
 
+@composite
 def triu(m: Any, k: int = 0) -> Tensor:
   if (t := asarray(m)).ndim < 2: raise ValueError("Argument to jax.numpy.triu must be at least 2D")
   return t.triu(k)
 
+@composite
 def tril(m: Any, k: int = 0) -> Tensor:
   if (t := asarray(m)).ndim < 2: raise ValueError("Argument to jax.numpy.tril must be at least 2D")
   return t.tril(k)
@@ -427,6 +430,7 @@ def lexsort(keys: Any, axis: int = -1) -> Tensor:
   ks = [broadcast_to(k, shp) for k in ks]
   return sorting.lexsort(ks[::-1], _axis(axis, len(shp))).cast(default_int())
 
+@composite
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, method: str = "scan") -> Tensor:
   """jnp.searchsorted (a compare-and-count: every `method` computes the same)."""
   if side not in ("left", "right"): raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of ['left', 'right']")
@@ -495,6 +499,7 @@ def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tens
   res = nonzero(t, size=size, fill_value=fill_value)
   return res[0].reshape(-1, 1) if t.ndim == 1 else Tensor.stack(*res, dim=1) if asarray(a).ndim else res[0].reshape(-1, 0)
 
+@composite
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False, axis: int | None = None,
            *, equal_nan: bool = True, size: int | None = None, fill_value: Any = None, sorted: bool = True) -> Any:  # noqa: A002
   """jnp.unique of the flattened array (axis=None only); without `size` the input must be concrete."""
