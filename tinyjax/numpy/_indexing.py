@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
 from tinyjax._tg import Tensor, dtypes, DType, np_dtype, set_items, static_shape as _S
-from tinyjax.core import traced_by, static_ints, trace_state, fill_like, composite
+from tinyjax.core import traced_by, static_ints, trace_state, fill_like
 from tinyjax.dtypes import type_str, canonical_dtype
 from tinyjax.numpy._core import asarray, promote, default_int, canonicalize_axis
 from tinyjax.numpy._shape import _take_static
@@ -377,7 +377,6 @@ class _IndexUpdateHelper:
 
 # ---- take, take_along_axis, choose -------------------------------------------------------------------------------------
 
-@composite
 def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None, unique_indices: bool = False,
          indices_are_sorted: bool = False, fill_value: Any = None) -> Tensor:
   """jnp.take: out-of-bounds indices give fill_value (default NaN for floats) unless mode='clip' or 'wrap'."""
@@ -390,7 +389,6 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
   m = _mode(mode)
   return _gather(t, (slice(None),) * ax + (i,), "fill" if m is None else m, fill_value)
 
-@composite
 def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, mode: Any = None, fill_value: Any = None, *,
                     wrap_negative_indices: bool | None = None) -> Tensor:
   """jnp.take_along_axis: out-of-bounds indices give fill_value (default NaN for floats) unless mode='clip'."""
