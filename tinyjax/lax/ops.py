@@ -82,12 +82,12 @@ def fmod(a: Tensor, b: Tensor) -> Tensor:
     # back by |y| (exact there).
     wide = dtypes.float64 if a.dtype.itemsize < 8 and dtype_supported(dtypes.float64, a.device) else a.dtype
     x, y = a.cast(wide), b.cast(wide)
-    r = x - (x / y).trunc() * y
-    step = (x < 0).where(-y.abs(), y.abs())
-    r = ((r != 0) & ((r < 0) != (x < 0))).where(r + step, r)
-    r = (r.abs() >= y.abs()).where(r - step, r).cast(a.dtype)
-    # the remainder has the dividend's sign, a zero one too (x - x is +0, fmod(-3, 3) is -0); -0 < 0 is false, 1/-0 < 0
-    r = ((a < 0) | ((a == 0) & (a.reciprocal() < 0))).where(-r.abs(), r.abs())
+    r, neg, size = x - (x / y).trunc() * y, x < 0, y.abs()
+    step = neg.where(-size, size)
+    r = ((r != 0) & ((r < 0) != neg)).where(r + step, r)
+    r = (r.abs() >= size).where(r - step, r).cast(a.dtype)
+    # the remainder has the dividend's sign, a zero one too (x - x is +0, fmod(-3, 3) is -0: a * 0 is a's zero)
+    r = (r == 0).where(a * 0, r)
     return ((b.abs() == math.inf) & (a.abs() != math.inf)).where(a, r)
   safe = int_divisor(b)[0]
   r = int_mod(a, safe)   # floor remainder: the sign of the divisor; fmod's has the sign of the dividend
