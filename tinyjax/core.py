@@ -288,9 +288,9 @@ class composite:
     # arguments on a device are the call's; device-less constants (a complex number's zero imaginary part) and static
     # leaves (axes, a result dtype) are part of the body and of its signature
     if not (ts := [x for x in leaves if _on_device(x)]): return self.fn(*args, **kwargs)
-    if (floats := [x for x in leaves if type(x) is float]) and not _exact_weak(ts): return self.fn(*args, **kwargs)
     # (x64 in the key: the width of weakly typed values, and the defaults of constants, in the body)
     stored = weak_storage_dtype(dtypes.weakfloat)
+    if (floats := [x for x in leaves if type(x) is float]) and not _exact_weak(ts, stored): return self.fn(*args, **kwargs)
     key = (tree, stored, *[(x.shape, x.dtype, x.device) if _on_device(x) else
                    x.uop if isinstance(x, Tensor) else float if type(x) is float else (type(x), x) for x in leaves])
     if key not in self.bodies:
@@ -319,10 +319,9 @@ class composite:
     return None if body is None or not body.src else (body, box["tree"])
 
 
-def _exact_weak(ts: list[Tensor]) -> bool:
-  """A Python float stored at the weak width and cast to these arguments' float dtypes is the float cast once (float64
-  storage, or no float narrower than it), as JAX converts a Python scalar."""
-  stored = weak_storage_dtype(dtypes.weakfloat)
+def _exact_weak(ts: list[Tensor], stored: DType) -> bool:
+  """A Python float stored at the weak width `stored` and cast to these arguments' float dtypes is the float cast once
+  (float64 storage, or no float narrower than it), as JAX converts a Python scalar."""
   return stored == dtypes.float64 or all(not dtypes.is_float(t.dtype) or t.dtype.itemsize >= stored.itemsize for t in ts)
 
 def _on_device(x) -> bool: return isinstance(x, Tensor) and isinstance(x.device, str)   # (a composite's argument)

@@ -80,28 +80,33 @@ def _differentiating_level(vals: list[UOp]) -> tuple | None:
   values are followed outward through what each scope's placeholders stand for. A jit traced inside that transform
   (JAX stages it: the function is traced, the rule runs later on its graph) means None, as does a transform whose
   custom rule is running."""
-  s = trace_state()
-  for entry in reversed(s.active):
+  for entry, seen in _outward(vals):
     name, phs = entry
     if name == "jit": return None
     if name in DIFFERENTIATING and entry not in _rule_levels.get():
-      pert = perturbed(vals, set(phs))
-      if any(v in pert for v in vals): return entry
-    if subs := {p: s.values[p] for p in phs if p in s.values}: vals = substitute(vals, subs)
+      pert = perturbed(seen, set(phs))
+      if any(v in pert for v in seen): return entry
   return None
+
+def _outward(vals: list[UOp]):
+  """Each active trace-state entry, innermost first, with the values as it sees them (followed outward through what
+  each scope's placeholders stand for)."""
+  s = trace_state()
+  for entry in reversed(s.active):
+    yield entry, vals
+    if subs := {p: s.values[p] for p in entry[1] if p in s.values}: vals = substitute(vals, subs)
 
 def _context_key(vals: list[UOp]) -> tuple:
   """What a structural custom call's graphs depend on beyond its arguments' types: the active transforms, innermost
-  first, each with whether its custom rules are running and which of the values it differentiates (followed outward as
-  in `_differentiating_level`, which this decides), and the x64 flag (the defaults of constants)."""
-  s, running, parts = trace_state(), _rule_levels.get(), list[tuple]()
-  for entry in reversed(s.active):
+  first, each with whether its custom rules are running and which of the values it differentiates (which decides
+  `_differentiating_level`), and the x64 flag (the defaults of constants)."""
+  running, parts = _rule_levels.get(), list[tuple]()
+  for entry, seen in _outward(vals):
     name, phs = entry
-    if name in DIFFERENTIATING:
-      pert = perturbed(vals, set(phs))
-      parts.append((name, entry in running, tuple(v in pert for v in vals)))
-    else: parts.append((name,))
-    if subs := {p: s.values[p] for p in phs if p in s.values}: vals = substitute(vals, subs)
+    if name not in DIFFERENTIATING: parts.append((name,))
+    else:
+      pert = perturbed(seen, set(phs))
+      parts.append((name, entry in running, tuple(v in pert for v in seen)))
   return tuple(parts), config.jax_enable_x64
 
 @contextlib.contextmanager
@@ -139,13 +144,12 @@ class CustomRule(CallRule):
   nuser: int | None = None   # None: all arguments are the user's
   user_rules: bool = False   # the rules are user code, which may close over traced values: check what they return
   jvp_pair: Callable[[list, list], tuple[list, list]] | None = None   # the user's jvp rule: (primal outs, tangent outs)
+  structural: bool = False   # tinyjax's own function (`structural`): graphs holding its calls may be memoised
 
   @property
   def kind(self) -> str: return "jvp" if self.jvp_fun is not None else "vjp"
 
   def derivative_args(self, call: UOp) -> tuple[UOp, ...]: return call.src[1:] if self.nuser is None else call.src[1:1 + self.nuser]
-
-  structural: bool = False   # tinyjax's own function (`structural`): graphs holding its calls may be memoised
 
   def call_node(self, xs: list[Tensor]) -> UOp:
     """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""

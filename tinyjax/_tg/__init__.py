@@ -11,10 +11,9 @@ from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType, least_upper_dtype
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.mixin.gradient import compute_gradient   # tinygrad's reverse mode, used by tinyjax.vjp
-from tinyjax._tg.buffers import dtype_supported
 from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, OutputBuffers, sharding, shard_like, \
   placeholder_like, default_device, np_dtype, np_dtype_of, host_buffer, host_copy, host_dtype, host_input, read_array, write_array, run_on_host, \
-  jit_input, \
+  jit_input, dtype_supported, \
   plain_buffer, is_placeholder_buffer, \
   plain_buffer_key, stored_data, unfilled, host_value, host_rows
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
@@ -29,13 +28,13 @@ from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit,
   live_tensors, is_lazy, GraphMemo
 from tinyjax._tg.patches import add_tensor_methods, install, set_weak_float
 
-__all__ = ["dtype_supported", "set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
+__all__ = ["set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes", "compute_gradient",
            "least_upper_dtype",
            "static_shape", "placeholder", "allocated_buffer", "OutputBuffers", "assign_into", "stored_once", "sharding", "shard_like",
            "placeholder_like",
            "default_device", "np_dtype", "np_dtype_of", "host_buffer", "host_copy", "host_dtype", "host_input", "read_array", "write_array",
            "run_on_host",
-           "jit_input",
+           "jit_input", "dtype_supported",
            "plain_buffer", "plain_buffer_key", "stored_data", "host_value", "host_rows", "is_placeholder_buffer",
            "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",
            "param_like", "set_items", "unfilled", "const_value", "is_data", "is_view", "has_effects", "mop", "rop", "broadcast_to", "move_axis",
