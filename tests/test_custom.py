@@ -646,7 +646,7 @@ def test_own_custom_functions_are_built_once_per_types_and_transforms(monkeypatc
   """xlogy and erf_inv are tinyjax's own custom_jvp functions (custom.structural): a call is built once per argument
   types and view of the transforms (which arguments each differentiates), then reused. Every transform, in turn and
   again, gives JAX's numbers; the second round traces no rule and builds no new call. slogdet's calls hold a LAPACK host
-  call on the CPU, whose buffers are its build's own: built anew each time, and right when one function calls it twice."""
+  call on the CPU: each use of its build computes into buffers of its own, right when one function calls it twice."""
   import jax.scipy.special as jss
   import tinyjax.numpy as tnp, tinyjax.scipy.special as tss
   from tinyjax.custom import CustomRule
@@ -670,9 +670,29 @@ def test_own_custom_functions_are_built_once_per_types_and_transforms(monkeypatc
   assert built >= 6   # one per view of the transforms, at least
   with monkeypatch.context() as m:
     m.setattr(CustomRule, "_rule_traced", lambda *a: pytest.fail("a rule was traced again"))
-    for g, w in zip(ours[:8], theirs[:8], strict=True): assert_close(g(), w())
+    for g, w in zip(ours, theirs, strict=True): assert_close(g(), w())
   for g, w in zip(ours, theirs, strict=True): assert_close(g(), w())
   assert len(_xlogy._built) == built
+
+def test_uses_of_a_build_holding_a_host_call_keep_their_own_results():
+  """A structural custom call holding a LAPACK host call (slogdet on the CPU) built once and used again: each use's
+  results stay its own while later uses run, unrealized, eager, jitted and under vmap; JAX's numbers."""
+  import tinyjax.numpy as tnp
+  rng = np.random.default_rng(3)
+  mats = [np.eye(4) * 3 + rng.standard_normal((4, 4)) / 4 for _ in range(4)]
+  def f(lib, np_):
+    return lambda a, t: lib.jvp(lambda a: np_.linalg.slogdet(a)[1] + np_.linalg.slogdet(a @ a.T)[1], (a,), (t,))
+  want = [f(jax, jnp)(a, a.T) for a in mats]
+  got = [f(tinyjax, tnp)(Tensor(a), Tensor(a.T)) for a in mats]   # all built before any is read
+  jitted = tinyjax.jit(f(tinyjax, tnp))
+  got_jit = [jitted(Tensor(a), Tensor(a.T)) for a in mats]
+  batched = tinyjax.vmap(f(tinyjax, tnp))(Tensor(np.stack(mats)), Tensor(np.stack([a.T for a in mats])))
+  for i, w in enumerate(want):
+    assert_close(got[i], w)
+    assert_close(got_jit[i], w)
+    assert_close((batched[0][i], batched[1][i]), w)
+  grads = [tinyjax.grad(lambda a: tnp.linalg.slogdet(a)[1])(Tensor(a)).realize() for a in mats]
+  for a, g in zip(mats, grads, strict=True): assert_close(g, np.linalg.inv(a).T)
 
 def test_own_custom_functions_at_new_types_build_anew():
   """Another dtype, shape or device of the arguments, or x64 off (constants' defaults), is another call: JAX's numbers."""

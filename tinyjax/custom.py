@@ -15,7 +15,7 @@ import contextlib, dataclasses, functools, inspect, itertools
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
-from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data, reusable
+from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data, reusable, scratch_of, with_fresh_scratch
 from tinyjax.call_rule import CallRule
 from tinyjax.core import traced_by, is_tracing, trace_scope, trace_state, pending, substitute, TracedMarker, perturbed
 from tinyjax.errors import UnexpectedTracerError
@@ -26,6 +26,9 @@ from tinyjax.transforms.vjp import vjp
 from tinyjax import pytree as tu
 
 DIFFERENTIATING = ("jvp", "vjp")   # transforms whose traced values carry derivatives (grad, jacfwd... trace with these)
+
+# `built`'s again: (body, rule) of a build once more, its graphs renamed as one
+_Again = Callable[[Callable[[list[UOp]], list[UOp]]], tuple[list[UOp], "CustomRule"]]
 
 _slots = itertools.count(1 << 24)   # PARAM slots to trace custom function bodies on: unique, see CustomRule.call_node
 
@@ -124,6 +127,8 @@ def _inner_levels(level: tuple) -> frozenset[tuple]:
   active = trace_state().active
   return frozenset(active[active.index(level):])
 
+def _same(rule: "CustomRule", _graphs: list[UOp]) -> "CustomRule": return rule   # a rule that keeps no graph
+
 def _subs(keys: list[UOp], xs: list[Tensor]) -> dict[UOp, UOp]: return dict(zip(keys, (x.uop for x in xs), strict=True))
 
 def _substituting(keys: list[UOp], outs: list[UOp]) -> Callable[[list[Tensor]], list[Tensor]]:
@@ -154,37 +159,45 @@ class CustomRule(CallRule):
   def call_node(self, xs: list[Tensor]) -> UOp:
     """One custom-call node (a FUNCTION) for these arguments; its outputs are its GETTUPLEs."""
     level = _differentiating_level([x.uop for x in xs]) if self.user_rules else None
-    body, rule, args, _ = self.built(xs, level)
+    body, rule, args, _, _ = self.built(xs, level)
     return rule.node(body, args)
 
-  def built(self, xs: list[Tensor], level: tuple | None) -> tuple[list[UOp], "CustomRule", list[UOp], list[UOp]]:
+  def built(self, xs: list[Tensor], level: tuple | None) -> tuple[list[UOp], "CustomRule", list[UOp], list[UOp], _Again]:
     """(body over PARAMs, the node's rule, the node's arguments: xs and the closed-over values, the graphs the rule
-    keeps) of the custom call on xs, where `level` is the transform that differentiates them
-    (`_differentiating_level`): the rule runs then."""
+    keeps, `again`) of the custom call on xs, where `level` is the transform that differentiates them
+    (`_differentiating_level`): the rule runs then. again(rename) is (body, rule) once more, from the graphs traced now
+    renamed as one (`_tg.with_fresh_scratch`), for a node on other arguments of the same types."""
     # the body is traced on PARAMs of unique slots in a scope of its own: reading one is a ConcretizationTypeError, and
     # a custom call nested in the body sees them as traced values, which it hoists (PARAMs of the final slots would be
     # the same nodes as the nested body's own)
     tmp = [param_like(x.uop, new_slot()) for x in xs]
     # the PARAMs stand for the arguments: Python control flow reads them where those are concrete (under grad outside jit)
     with trace_scope(f"custom_{self.kind}", tmp, dict(zip(tmp, (x.uop for x in xs), strict=True))):
-      graphs: list[UOp] = []
-      if level is None: outs, rule = [o.uop for o in self.fun([Tensor(t) for t in tmp])], self
-      else: outs, rule, graphs = self._rule_traced(tmp, level)
-    hidden = closure(outs + graphs, set(tmp))
+      traced: list[UOp] = []
+      made: Callable[[list[UOp]], CustomRule] = functools.partial(_same, self)
+      if level is None: outs = [o.uop for o in self.fun([Tensor(t) for t in tmp])]
+      else: outs, traced, made = self._rule_traced(tmp, level)
+    hidden = closure(outs + traced, set(tmp))
     args = [x.uop for x in xs] + hidden
     params = [param_like(a, i) for i, a in enumerate(args)]
-    body = substitute(outs, dict(zip(tmp + hidden, params, strict=True)))
     nuser = len(xs) if self.nuser is None else self.nuser
+    def make(body: list[UOp], kept: list[UOp]) -> CustomRule:
+      rule = made(kept)
+      return rule._bound(body, params, hidden, nuser) if hidden or rule.user_rules else rule
+    body = substitute(outs, dict(zip(tmp + hidden, params, strict=True)))
     self._check_not_differentiated(args[nuser:], params[nuser:], body)
-    if hidden or rule.user_rules: rule = rule._bound(body, params, hidden, nuser)
-    return body, rule, args, graphs
+    def again(rename: Callable[[list[UOp]], list[UOp]]) -> tuple[list[UOp], CustomRule]:
+      new = rename(body + outs + traced)
+      return new[:len(body)], make(new[:len(body)], new[len(body):])
+    return body, make(body, outs + traced), args, traced, again
 
-  def _rule_traced(self, tmp: list[UOp], level: tuple) -> tuple[list[UOp], "CustomRule", list[UOp]]:
+  def _rule_traced(self, tmp: list[UOp], level: tuple) -> tuple[list[UOp], list[UOp], Callable[[list[UOp]], "CustomRule"]]:
     """A call whose arguments a transform differentiates: as JAX's tracer applies the rule there and never runs the
     function, the rule runs now, once, instead of the function (whose outputs it gives: JAX's primal output is the
     rule's), and is kept as the graphs it traced, which the transforms substitute into. Returns (the primal outputs,
-    that rule, the graphs it keeps). Custom calls made by the rule are differentiated by the transforms outside
-    `level` only (its primals are those transforms' values, as in JAX)."""
+    the graphs the rule keeps, made): made(outputs + graphs) is the rule on those graphs, or on the same renamed
+    (`built`'s again). Custom calls made by the rule are differentiated by the transforms outside `level` only (its
+    primals are those transforms' values, as in JAX)."""
     ps = [Tensor(t) for t in tmp]
     token = _rule_levels.set(_rule_levels.get() | _inner_levels(level))
     try:
@@ -195,10 +208,13 @@ class CustomRule(CallRule):
         with trace_scope(f"custom_{self.kind}", tans):   # tangents: traced values with no concrete value
           p_out, t_out = self.jvp_pair(ps, ts)
         outs, touts = [o.uop for o in p_out], [t.uop for t in t_out]
-        def jvp_fun(xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
-          subs = {**_subs(tmp, xs), **_subs(tans, [t for t, x in zip(ts, xs, strict=True) if dtypes.is_float(x.dtype)])}
-          return [Tensor(u) for u in substitute(touts, subs)]
-        return outs, dataclasses.replace(self, fun=_substituting(tmp, outs), jvp_fun=jvp_fun, jvp_pair=None), touts
+        def made_jvp(graphs: list[UOp]) -> CustomRule:
+          outs, touts = graphs[:len(p_out)], graphs[len(p_out):]
+          def jvp_fun(xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
+            subs = {**_subs(tmp, xs), **_subs(tans, [t for t, x in zip(ts, xs, strict=True) if dtypes.is_float(x.dtype)])}
+            return [Tensor(u) for u in substitute(touts, subs)]
+          return dataclasses.replace(self, fun=_substituting(tmp, outs), jvp_fun=jvp_fun, jvp_pair=None)
+        return outs, touts, made_jvp
       assert self.fwd is not None
       o, res = self.fwd(ps)
       outs, (r_leaves, r_tree) = [x.uop for x in o], tu.tree_flatten(res)
@@ -207,11 +223,14 @@ class CustomRule(CallRule):
       # (the residuals' graphs kept, not their Tensors: the rule lives in caches, and traced Tensors it kept alive
       # were walked by every later eager transform)
       r_static = [None if isinstance(r, Tensor) else r for r in r_leaves]
-      def fwd(xs: list[Tensor]) -> tuple[list[Tensor], Any]:
-        done, leaves = substitute(outs + r_uops, _subs(tmp, xs)), list(r_static)
-        for i, u in zip(pos, done[len(outs):], strict=True): leaves[i] = Tensor(u)
-        return [Tensor(u) for u in done[:len(outs)]], tu.tree_unflatten(r_tree, leaves)
-      return outs, dataclasses.replace(self, fun=_substituting(tmp, outs), fwd=fwd), r_uops
+      def made_vjp(graphs: list[UOp]) -> CustomRule:
+        outs = graphs[:len(o)]
+        def fwd(xs: list[Tensor]) -> tuple[list[Tensor], Any]:
+          done, leaves = substitute(graphs, _subs(tmp, xs)), list(r_static)
+          for i, u in zip(pos, done[len(outs):], strict=True): leaves[i] = Tensor(u)
+          return [Tensor(u) for u in done[:len(outs)]], tu.tree_unflatten(r_tree, leaves)
+        return dataclasses.replace(self, fun=_substituting(tmp, outs), fwd=fwd)
+      return outs, r_uops, made_vjp
     finally: _rule_levels.reset(token)
 
   def _check_not_differentiated(self, vals: list[UOp], params: list[UOp], body: list[UOp]) -> None:
@@ -428,7 +447,8 @@ class _CustomFunction:
       nums |= {names.index(a) for a in nondiff_argnames}
     self.nondiff_argnums = tuple(sorted(nums))
     self.structural = False   # `structural`: tinyjax's own function, its calls built once per argument types
-    self._built: dict[tuple, tuple[dict, list[UOp], CustomRule, list[UOp]]] = {}
+    # key -> (box, body, rule, hidden, None or a use's own (body, rule): `built`'s again with fresh host calls)
+    self._built: dict[tuple, tuple[dict, list[UOp], CustomRule, list[UOp], Callable[[], tuple[list[UOp], CustomRule]] | None]] = {}
 
   def _built_key(self, call: _FlatCall) -> tuple | None:
     """The key of a structural function's call among those built: its arguments' types, structure and static values,
@@ -462,14 +482,18 @@ class _CustomFunction:
         return _outputs(box, tree, o_leaves)
       rule = self._rule(name, call, box, fun)
       level = _differentiating_level([x.uop for x in call.xs])
-      body, rule, node_args, graphs = rule.built(call.xs, level)
+      body, rule, node_args, graphs, again = rule.built(call.xs, level)
       hidden = node_args[len(call.xs):]
-      # (closed-over constants the function made are kept with its graphs, traced ones differ between calls; a host
-      # call's buffers are its build's own)
-      if key is not None and all(is_data(h) for h in hidden) and reusable(body + graphs):
+      # (closed-over constants the function made are kept with its graphs, traced ones differ between calls; the host
+      # calls and the buffers the build made are given anew to each later use: `again`)
+      if key is not None and all(is_data(h) for h in hidden) and (scratch := scratch_of(body + graphs)) is not None:
         if len(self._built) >= 64: self._built.clear()
-        self._built[key] = (box, body, rule, hidden)
-    else: box, body, rule, hidden = hit
+        fresh: Callable[[], tuple[list[UOp], CustomRule]] | None = None
+        if not reusable(body + graphs): fresh = functools.partial(again, functools.partial(with_fresh_scratch, scratch=scratch))
+        self._built[key] = (box, body, rule, hidden, fresh)
+    else:
+      box, body, rule, hidden, fresh = hit
+      if fresh is not None: body, rule = fresh()
     fn = rule.node(body, [x.uop for x in call.xs] + hidden)
     outs = [Tensor(fn.gettuple(i)) for i in range(len(body))]
     call.release()
