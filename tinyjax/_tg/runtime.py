@@ -243,30 +243,45 @@ def _reusable_body(body: UOp) -> bool:
 
 def _constant_value(u: UOp) -> bool: return not any(x.op in (Ops.BUFFER, Ops.PARAM, Ops.AFTER) for x in u.toposort())
 
-def scratch_of(outs: list[UOp]) -> list[UOp] | None:
-  """The buffers these graphs write that their build made (a host call's outputs, a write's target: no data yet), for
-  `with_fresh_scratch`; None if they write data (a realized buffer) or a host call among them runs effects (its
-  executor remembers the runs it made), calls' bodies included."""
-  scratch: dict[UOp, None] = {}
-  for u in UOp.sink(*outs).toposort(enter_calls=True):
-    if u.op is Ops.BUFFER and ((b := buffers.get(u)) is None or not b.is_allocated()): scratch[u] = None
-    elif u.op is Ops.STORE and u.src[0].base not in scratch: return None
-    elif u.op is Ops.FUNCTION and getattr(getattr(u.arg, "aux", None), "effectful", False): return None
-    elif u.op is Ops.CUSTOM_FUNCTION and u not in _host_executors: return None
-  return list(scratch)
+@dataclasses.dataclass(frozen=True)
+class Scratch:
+  """What `with_fresh_scratch` gives anew in graphs kept from a build: the buffers the build made, its host calls'
+  nodes, and the nodes computed from either (calls' bodies included), in topological order."""
+  buffers: tuple[UOp, ...]
+  hosts: tuple[UOp, ...]
+  above: tuple[UOp, ...]
 
-def with_fresh_scratch(outs: list[UOp], scratch: list[UOp]) -> list[UOp]:
-  """Graphs kept from a build (`scratch_of` them, taken then: the first use may have filled them since) with each
-  host call a new node of the same executor and each of those buffers a new one, calls' bodies included: a use of a
-  structural custom function's build computes into buffers of its own, as a new build would, shared within its graphs
-  as that build shared them."""
-  subs: dict[UOp, UOp] = {b: _fresh(b) for b in scratch}
+def scratch_of(outs: list[UOp]) -> Scratch | None:
+  """The `Scratch` of these graphs: the buffers they write that their build made (a host call's outputs, a write's
+  target: no data yet), taken now (their first use may fill them). None if they write data (a realized buffer) or a
+  host call among them runs effects (its executor remembers the runs it made)."""
+  bufs: list[UOp] = []
+  hosts: list[UOp] = []
+  above: list[UOp] = []
+  dirty: set[UOp] = set()
   for u in UOp.sink(*outs).toposort(enter_calls=True):
-    if u.op is Ops.CUSTOM_FUNCTION and (run := _host_executors.get(u)) is not None:
-      subs[u] = fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
-      _host_executors[fn] = run
-      if u in _row_calls: _row_calls.add(fn)
-  return list(UOp.sink(*outs).substitute(subs, enter_calls=True).src) if subs else outs
+    if u.op is Ops.STORE and u.src[0].base not in dirty: return None
+    if u.op is Ops.FUNCTION and getattr(getattr(u.arg, "aux", None), "effectful", False): return None
+    if u.op is Ops.BUFFER and ((b := buffers.get(u)) is None or not b.is_allocated()): bufs.append(u)
+    elif u.op is Ops.CUSTOM_FUNCTION:
+      if u not in _host_executors: return None
+      hosts.append(u)
+    elif u.op is not Ops.SINK and not dirty.isdisjoint(u.src): above.append(u)
+    else: continue
+    dirty.add(u)
+  return Scratch(tuple(bufs), tuple(hosts), tuple(above))
+
+def with_fresh_scratch(outs: list[UOp], scratch: Scratch) -> list[UOp]:
+  """Graphs kept from a build with each of its host calls a new node of the same executor and each buffer it made a
+  new one (`scratch`, taken at the build): a use of a structural custom function's build computes into buffers of its
+  own, as a new build would, shared within its graphs as that build shared them."""
+  new: dict[UOp, UOp] = {b: _fresh(b) for b in scratch.buffers}
+  for u in scratch.hosts:
+    new[u] = fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
+    _host_executors[fn] = _host_executors[u]
+    if u in _row_calls: _row_calls.add(fn)
+  for u in scratch.above: new[u] = u.replace(src=tuple(new.get(x, x) for x in u.src))
+  return [new.get(o, o) for o in outs]
 
 
 _BUFFER_ARGS = frozenset({Ops.BUFFER, Ops.AFTER, Ops.MSELECT, Ops.MSTACK})
