@@ -725,3 +725,23 @@ def test_an_eager_gradient_through_own_custom_functions_is_a_replay():
   before = _runtime.eager_compiles
   for _ in range(2): assert_close(g(a), want)
   assert _runtime.eager_compiles == before
+
+def test_rewrites_of_graphs_holding_host_calls_are_memoised(monkeypatch):
+  """A transform of a function that closes over a host call's result (pinv's LAPACK SVD on the CPU, in a jit's trace)
+  is memoised by structure like any other (GraphMemo): traced again by a new jit, the rewrite does not run again, and
+  each trace's graph computes its own host call, not the first trace's. JAX's numbers."""
+  import tinyjax.numpy as tnp
+  import tinyjax.core as core
+  def g(lib, np_):
+    def h(a, b, y):
+      def d(q): return lib.grad(lambda y: (np_.sin(q @ y) ** 2).sum())(y) + q[0]
+      return d(np_.linalg.pinv(a)), d(np_.linalg.pinv(b))   # the same structure twice in one graph
+    return h
+  rng = np.random.default_rng(5)
+  args = [(rng.standard_normal((3, 3)), rng.standard_normal((3, 3)), rng.standard_normal(3)) for _ in range(3)]
+  rewrites = []
+  rewrite = core._conventions_memo.rewrite
+  monkeypatch.setattr(core._conventions_memo, "rewrite", lambda uops: rewrites.append(1) or rewrite(uops))
+  got = [tinyjax.jit(g(tinyjax, tnp))(*map(Tensor, xs)) for xs in args]   # a new jit each: traced each time
+  assert len(rewrites) <= 2   # the first structure's (its function's graph, and the gradient's)
+  for xs, r in zip(args, got, strict=True): assert_close(r, g(jax, jnp)(*xs))

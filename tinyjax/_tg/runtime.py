@@ -739,12 +739,14 @@ def _host_operands(calls: list[UOp]) -> set[UOp]:
   return set(UOp.sink(*[a for c in calls for a in c.src[1:]]).toposort(gate=lambda x: x.op is not Ops.BUFFER, enter_calls=False))
 
 def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool,
-               by_value: set[UOp] | None = None) -> tuple[tuple, list[UOp], list[UOp]] | None:
-  """(key, leaves, consts): what the graphs under `sink` compute whatever their buffers (the `leaves`, by position),
-  None if `reject` holds for a node. A call is its body's node (not entered) and CallInfo, its arguments sources like
-  any other. `values_only` (a key of the values, for realize_lazy): a call by its name only (its derivative rule does
-  not change its value) and float constants by position (`consts`: their values are compared apart), but those in
-  `by_value` (what host calls' arguments are computed from); else constants by value."""
+               by_value: set[UOp] | None = None) -> tuple[tuple, list[UOp], list[UOp], list[UOp]] | None:
+  """(key, leaves, consts, host calls): what the graphs under `sink` compute whatever their buffers (the `leaves`, by
+  position), None if `reject` holds for a node. A call is its body's node (not entered) and CallInfo, its arguments
+  sources like any other; a host call (its body the build's own: new buffers, a new executor node) is what it computes
+  (`_call_key`), and the host calls are listed by position. `values_only` (a key of the values, for realize_lazy): a
+  call by its name only (its derivative rule does not change its value) and float constants by position (`consts`:
+  their values are compared apart), but those in `by_value` (what host calls' arguments are computed from); else
+  constants by value."""
   index: dict[UOp, int] = {}
   leaves: dict[UOp, int] = {}
   consts: list[UOp] = []
@@ -755,7 +757,7 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool,
     arg: Any = u.arg
     if u.op is Ops.BUFFER: arg = ("leaf", leaves.setdefault(u, len(leaves)), u.shape, u.device)
     elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo):
-      if not values_only: arg = (u.src[0], arg)
+      if not values_only and not is_host_call(u): arg = (u.src[0], arg)
       else:
         try: arg = _call_key(u)
         except TypeError: return None
@@ -766,44 +768,65 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool,
     index[u] = len(parts)
     parts.append((u.op, u.dtype, arg, tuple(index[s] for s in u.src if s in index)))
   # (once more, with the constants host calls fill keyed by value: only for graphs that hold one)
-  if hosts and by_value is None: return _structure(sink, reject, values_only, _host_operands(hosts))
-  return tuple(parts), list(leaves), consts
+  if hosts and by_value is None and values_only: return _structure(sink, reject, values_only, _host_operands(hosts))
+  return tuple(parts), list(leaves), consts, hosts
 
 def _not_memoisable(u: UOp) -> bool:
-  # a host call or a write, also in a call's body; or a call whose rules are a user's Python, which may branch on values
+  # a write, also in a call's body, or a host call outside a call of its own (a host call's call is kept, its body
+  # given at each hit: GraphMemo); or a call whose rules are a user's Python, which may branch on values
   # (CallRule.structural)
+  if is_host_call(u): return getattr(u.arg.aux, "effectful", False)
   return u.op in (Ops.CUSTOM_FUNCTION, Ops.AFTER, Ops.STORE) or \
     (u.op is Ops.FUNCTION and (not getattr(getattr(u.arg, "aux", None), "structural", True) or not _reusable_body(u.src[0])))
+
+def _kept_host_calls(out: list[UOp], hosts: list[UOp]) -> list[tuple[UOp, int]] | None:
+  """The host calls in a rewrite's result, each with the position of its body among the rewritten graphs' `hosts`
+  (a rewrite keeps a host call with new arguments); None if the result cannot be stored: a host call or a write of a
+  computed value it made (their buffers are this result's own)."""
+  bodies = {h.src[0]: i for i, h in enumerate(hosts)}
+  kept: list[tuple[UOp, int]] = []
+  for u in UOp.sink(*out).toposort(enter_calls=False):
+    if is_host_call(u):
+      if (i := bodies.get(u.src[0])) is None: return None
+      kept.append((u, i))
+    elif u.op is Ops.CUSTOM_FUNCTION or (u.op is Ops.STORE and not _constant_value(u.src[1])) or \
+        (u.op is Ops.FUNCTION and not _reusable_body(u.src[0])): return None
+  return kept
 
 _MEMO_SLOT = 1 << 40   # canonical leaves of memoised graphs: PARAM slots no traced graph uses
 
 class GraphMemo:
   """A rewrite of traced graphs (a pure function of their structure), memoised by `_structure`: on a hit, the stored
-  result with this call's leaves in place of the canonical ones. Graphs holding host calls, writes or calls with a
-  user's rules (`_not_memoisable`) are rewritten every time. `as_call` (a result computed at once, outside any trace):
-  a hit is one tinygrad @function call of the stored result on this call's leaves, instead of the result substituted
-  node by node (~5 us a node); the scheduler inlines it. Its arguments are the leaves' BUFFERs themselves, not the
-  views of them the graphs hold: a caller that substitutes a view substitutes its buffer too."""
+  result with this call's leaves in place of the canonical ones, and its host calls with this call's bodies (a host
+  call's buffers are its build's own: the rewritten graphs' host calls are the ones it keeps). Graphs holding writes or
+  calls with a user's rules (`_not_memoisable`), and results with a host call or a write the rewrite made, are
+  rewritten every time. `as_call` (a result computed at once, outside any trace, holding no host call): a hit is one
+  tinygrad @function call of the stored result on this call's leaves, instead of the result substituted node by node
+  (~5 us a node); the scheduler inlines it. Its arguments are the leaves' BUFFERs themselves, not the views of them the
+  graphs hold: a caller that substitutes a view substitutes its buffer too."""
   def __init__(self, rewrite: Callable[[list[UOp]], list[UOp]], size: int = 256):
-    self.rewrite, self.size, self.memo = rewrite, size, dict[tuple, tuple[list[UOp], list[UOp], list[UOp]]]()
+    self.rewrite, self.size = rewrite, size
+    # key -> (canonical leaves, result, its fill buffers, its host calls with the position of their bodies)
+    self.memo = dict[tuple, tuple[list[UOp], list[UOp], list[UOp], list[tuple[UOp, int]]]]()
     self.calls = dict[tuple, tuple[UOp, list[int]] | None]()   # key -> (@function body over PARAMs 0..k-1, the leaves it reads)
   def __call__(self, uops: list[UOp], as_call: bool = False) -> list[UOp]:
     if (found := _structure(UOp.sink(*uops), _not_memoisable, values_only=False)) is None: return self.rewrite(uops)
-    key, leaves, _ = found
+    key, leaves, _, hosts = found
     if key not in self.memo:
       out = self.rewrite(uops)
-      if not reusable(out): return out   # (it made a write or a host call: its buffers are this result's own)
+      if (kept := _kept_host_calls(out, hosts)) is None: return out   # (its buffers are this result's own)
       canon = [UOp.param(_MEMO_SLOT + i, l.dtype, l.shape, l.device) for i, l in enumerate(leaves)]
       if len(self.memo) >= self.size:
         self.memo.clear()
         self.calls.clear()
-      self.memo[key] = (canon, list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out,
-                        _filled(out))
+      stored = list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out
+      if kept: kept = _kept_host_calls(stored, hosts) or []
+      self.memo[key] = (canon, stored, _filled(out), kept)
       # (the first call too is a call of the stored graph: the graph computed is the same at every call, and so is
       # the program that computes it, found again by its structure)
-      if not (as_call and canon): return out
-    canon, out, filled = self.memo[key]
-    if as_call and canon:
+      if not (as_call and canon and not kept): return out
+    canon, out, filled, kept = self.memo[key]
+    if as_call and canon and not kept:
       if key not in self.calls: self.calls[key] = _call_body(canon, out)
       if (call := self.calls[key]) is not None:
         body, used = call
@@ -811,7 +834,8 @@ class GraphMemo:
         return [fn.gettuple(i) for i in range(len(out))]
     # (a fill's buffer is the result's own: two results in one graph, or one closed over by a jit, would share it.
     # The call body above keeps its fills: inlined at each call, they are written again, with the same constant)
-    subs = {**dict(zip(canon, leaves, strict=True)), **{b: _fresh(b) for b in filled}}
+    subs = {**dict(zip(canon, leaves, strict=True)), **{b: _fresh(b) for b in filled},
+            **{u: u.replace(src=(hosts[i].src[0], *u.src[1:]), arg=hosts[i].arg) for u, i in kept}}
     return list(UOp.sink(*out).substitute(subs).src) if subs else out
 
 def _filled(out: list[UOp]) -> list[UOp]:
@@ -1072,7 +1096,7 @@ def realize_lazy(tensors: list[Tensor], early: bool = False, on: str | None = No
     if (rest := [t for t in tensors if is_lazy(t)]) and len(rest) < len(tensors): realize_lazy(rest, early)
     elif rest: _realize_by_tinygrad(rest, early)
     return
-  key, ins, consts = found
+  key, ins, consts, _ = found
   # graphs of constants only on a device are computed there by a program of no inputs; with no device (f(3.0)),
   # tinygrad folds them to a constant that goes on any device (a buffer on the default device would not mix with
   # sharded values); a weak dtype has no storage (`asarray(ints) * 2.5`: tinygrad stores it in its default dtype)
