@@ -745,3 +745,16 @@ def test_rewrites_of_graphs_holding_host_calls_are_memoised(monkeypatch):
   got = [tinyjax.jit(g(tinyjax, tnp))(*map(Tensor, xs)) for xs in args]   # a new jit each: traced each time
   assert len(rewrites) <= 2   # the first structure's (its function's graph, and the gradient's)
   for xs, r in zip(args, got, strict=True): assert_close(r, g(jax, jnp)(*xs))
+
+def test_memoised_gradients_through_host_calls_renew_the_calls_they_made():
+  """The gradient of slogdet (LAPACK on the CPU) calls new host calls (the transposed solves), which a memoised
+  gradient gives anew at each hit: two hits in one graph, eager and in one jit, each compute their own."""
+  import tinyjax.numpy as tnp
+  rng = np.random.default_rng(1)
+  mats = [np.eye(4) * 3 + rng.standard_normal((4, 4)) / 3 for _ in range(4)]
+  def f(lib, np_):
+    g = lib.grad(lambda a, b: np_.linalg.slogdet(a)[1] + 2 * np_.linalg.slogdet(b)[1], argnums=(0, 1))
+    return lambda a, b, c, d: (g(a, b), g(c, d))
+  want = f(jax, jnp)(*mats)
+  for fn in (f(tinyjax, tnp), tinyjax.jit(f(tinyjax, tnp))):
+    for _ in range(2): assert_close(fn(*map(Tensor, mats)), want)

@@ -150,6 +150,7 @@ class CustomRule(CallRule):
   user_rules: bool = False   # the rules are user code, which may close over traced values: check what they return
   jvp_pair: Callable[[list, list], tuple[list, list]] | None = None   # the user's jvp rule: (primal outs, tangent outs)
   structural: bool = False   # tinyjax's own function (`structural`): graphs holding its calls may be memoised
+  build: tuple | None = None   # a structural call's (function, key among its builds): its uses compute the same graphs
 
   @property
   def kind(self) -> str: return "jvp" if self.jvp_fun is not None else "vjp"
@@ -481,6 +482,7 @@ class _CustomFunction:
         o_leaves, tree = tu.tree_flatten(self.fun(*call.rebuild(xs)))
         return _outputs(box, tree, o_leaves)
       rule = self._rule(name, call, box, fun)
+      if key is not None: rule.build = (self, key)   # (every rule made from it keeps it: dataclasses.replace)
       level = _differentiating_level([x.uop for x in call.xs])
       body, rule, node_args, graphs, again = rule.built(call.xs, level)
       hidden = node_args[len(call.xs):]

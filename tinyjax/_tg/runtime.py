@@ -757,7 +757,10 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool,
     arg: Any = u.arg
     if u.op is Ops.BUFFER: arg = ("leaf", leaves.setdefault(u, len(leaves)), u.shape, u.device)
     elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo):
-      if not values_only and not is_host_call(u): arg = (u.src[0], arg)
+      if not values_only and (build := _renewed(u)) is not None:
+        arg = ("use", build)
+        hosts += [u] + [x for x in u.src[0].toposort(enter_calls=True) if x.op is Ops.FUNCTION and (is_host_call(x) or _renewed(x))]
+      elif not values_only and not is_host_call(u): arg = (u.src[0], arg)
       else:
         try: arg = _call_key(u)
         except TypeError: return None
@@ -772,26 +775,56 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool,
   return tuple(parts), list(leaves), consts, hosts
 
 def _not_memoisable(u: UOp) -> bool:
-  # a write, also in a call's body, or a host call outside a call of its own (a host call's call is kept, its body
-  # given at each hit: GraphMemo); or a call whose rules are a user's Python, which may branch on values
-  # (CallRule.structural)
+  # a write of a computed value, also in a call's body, or a host call outside a call of its own (a host call's call
+  # is kept, its body given at each hit: GraphMemo); or a call whose rules are a user's Python, which may branch on
+  # values (CallRule.structural)
   if is_host_call(u): return getattr(u.arg.aux, "effectful", False)
-  return u.op in (Ops.CUSTOM_FUNCTION, Ops.AFTER, Ops.STORE) or \
-    (u.op is Ops.FUNCTION and (not getattr(getattr(u.arg, "aux", None), "structural", True) or not _reusable_body(u.src[0])))
+  # (a fill, a constant written into a buffer, is structure: the buffer is a leaf)
+  if u.op is Ops.STORE: return not _constant_value(u.src[1])
+  if u.op is Ops.AFTER: return not all(x.op is Ops.STORE and _constant_value(x.src[1]) for x in u.src[1:])
+  return u.op is Ops.CUSTOM_FUNCTION or (u.op is Ops.FUNCTION and (
+    not getattr(getattr(u.arg, "aux", None), "structural", True) or (not _reusable_body(u.src[0]) and _renewed(u) is None)))
 
-def _kept_host_calls(out: list[UOp], hosts: list[UOp]) -> list[tuple[UOp, int]] | None:
-  """The host calls in a rewrite's result, each with the position of its body among the rewritten graphs' `hosts`
-  (a rewrite keeps a host call with new arguments); None if the result cannot be stored: a host call or a write of a
-  computed value it made (their buffers are this result's own)."""
+def _renewed(u: UOp) -> tuple | None:
+  """The build a call's body is a use of (a structural custom call whose body holds host calls: each use has the
+  build's graphs with new host calls and buffers, `with_fresh_scratch`), or None."""
+  return getattr(getattr(u.arg, "aux", None), "build", None) if u.op is Ops.FUNCTION and not _reusable_body(u.src[0]) else None
+
+@dataclasses.dataclass
+class _Calls:
+  """The calls in a rewrite's result whose body is a build's own (host calls, uses of a structural custom call's
+  build): `kept`, each with the position of its body among the rewritten graphs' host calls (a rewrite keeps such a
+  call, with new arguments, or calls its rules, whose graphs hold the calls in its body), and `made` by the rewrite
+  (host calls: a derivative's LAPACK solve), with their bodies' `scratch`."""
+  kept: list[tuple[UOp, int]]
+  made: list[UOp]
+  scratch: Scratch | None
+
+def _result_calls(out: list[UOp], hosts: list[UOp]) -> _Calls | None:
+  """`_Calls` of a rewrite's result; None if it cannot be stored: a write of a computed value the rewrite made (its
+  buffer is this result's own), or a call the rewrite made whose body cannot be renewed."""
   bodies = {h.src[0]: i for i, h in enumerate(hosts)}
-  kept: list[tuple[UOp, int]] = []
+  calls = _Calls([], [], None)
   for u in UOp.sink(*out).toposort(enter_calls=False):
-    if is_host_call(u):
-      if (i := bodies.get(u.src[0])) is None: return None
-      kept.append((u, i))
-    elif u.op is Ops.CUSTOM_FUNCTION or (u.op is Ops.STORE and not _constant_value(u.src[1])) or \
-        (u.op is Ops.FUNCTION and not _reusable_body(u.src[0])): return None
-  return kept
+    if u.op is Ops.FUNCTION and not _reusable_body(u.src[0]):
+      if (i := bodies.get(u.src[0])) is not None: calls.kept.append((u, i))
+      elif is_host_call(u): calls.made.append(u)
+      else: return None
+    elif u.op is Ops.CUSTOM_FUNCTION or (u.op is Ops.STORE and not _constant_value(u.src[1])): return None
+  if calls.made and (scratch := scratch_of([u.src[0] for u in calls.made])) is None: return None
+  if calls.made: calls.scratch = scratch
+  return calls
+
+def _renewing(calls: _Calls, hosts: list[UOp]) -> dict[UOp, UOp]:
+  """The substitutions that give a stored result's calls this hit's bodies: the rewritten graphs' own (by position),
+  and new ones for those the rewrite made."""
+  subs = {u: u.replace(src=(hosts[i].src[0], *u.src[1:]), arg=hosts[i].arg) for u, i in calls.kept}
+  if calls.made:
+    assert calls.scratch is not None
+    made = [u.src[0] for u in calls.made]
+    fresh = dict(zip(made, with_fresh_scratch(made, calls.scratch), strict=True))
+    subs.update((u, u.replace(src=(fresh[u.src[0]], *u.src[1:]))) for u in calls.made)
+  return subs
 
 _MEMO_SLOT = 1 << 40   # canonical leaves of memoised graphs: PARAM slots no traced graph uses
 
@@ -806,27 +839,27 @@ class GraphMemo:
   graphs hold: a caller that substitutes a view substitutes its buffer too."""
   def __init__(self, rewrite: Callable[[list[UOp]], list[UOp]], size: int = 256):
     self.rewrite, self.size = rewrite, size
-    # key -> (canonical leaves, result, its fill buffers, its host calls with the position of their bodies)
-    self.memo = dict[tuple, tuple[list[UOp], list[UOp], list[UOp], list[tuple[UOp, int]]]]()
+    # key -> (canonical leaves, result, its fill buffers, its calls whose bodies each hit renews; None: none)
+    self.memo = dict[tuple, tuple[list[UOp], list[UOp], list[UOp], _Calls | None]]()
     self.calls = dict[tuple, tuple[UOp, list[int]] | None]()   # key -> (@function body over PARAMs 0..k-1, the leaves it reads)
   def __call__(self, uops: list[UOp], as_call: bool = False) -> list[UOp]:
     if (found := _structure(UOp.sink(*uops), _not_memoisable, values_only=False)) is None: return self.rewrite(uops)
     key, leaves, _, hosts = found
     if key not in self.memo:
       out = self.rewrite(uops)
-      if (kept := _kept_host_calls(out, hosts)) is None: return out   # (its buffers are this result's own)
+      if (found_calls := _result_calls(out, hosts)) is None: return out   # (its buffers are this result's own)
       canon = [UOp.param(_MEMO_SLOT + i, l.dtype, l.shape, l.device) for i, l in enumerate(leaves)]
       if len(self.memo) >= self.size:
         self.memo.clear()
         self.calls.clear()
       stored = list(UOp.sink(*out).substitute(dict(zip(leaves, canon, strict=True))).src) if canon else out
-      if kept: kept = _kept_host_calls(stored, hosts) or []
-      self.memo[key] = (canon, stored, _filled(out), kept)
+      calls = _result_calls(stored, hosts) if found_calls.kept or found_calls.made else None
+      self.memo[key] = (canon, stored, _filled(out), calls)
       # (the first call too is a call of the stored graph: the graph computed is the same at every call, and so is
       # the program that computes it, found again by its structure)
-      if not (as_call and canon and not kept): return out
-    canon, out, filled, kept = self.memo[key]
-    if as_call and canon and not kept:
+      if not (as_call and canon and calls is None): return out
+    canon, out, filled, calls = self.memo[key]
+    if as_call and canon and calls is None:
       if key not in self.calls: self.calls[key] = _call_body(canon, out)
       if (call := self.calls[key]) is not None:
         body, used = call
@@ -835,7 +868,7 @@ class GraphMemo:
     # (a fill's buffer is the result's own: two results in one graph, or one closed over by a jit, would share it.
     # The call body above keeps its fills: inlined at each call, they are written again, with the same constant)
     subs = {**dict(zip(canon, leaves, strict=True)), **{b: _fresh(b) for b in filled},
-            **{u: u.replace(src=(hosts[i].src[0], *u.src[1:]), arg=hosts[i].arg) for u, i in kept}}
+            **(_renewing(calls, hosts) if calls is not None else {})}
     return list(UOp.sink(*out).substitute(subs).src) if subs else out
 
 def _filled(out: list[UOp]) -> list[UOp]:
