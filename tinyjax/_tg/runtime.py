@@ -808,7 +808,8 @@ def _result_calls(out: list[UOp], hosts: list[UOp]) -> _Calls | None:
   for u in UOp.sink(*out).toposort(enter_calls=False):
     if u.op is Ops.FUNCTION and not _reusable_body(u.src[0]):
       if (i := bodies.get(u.src[0])) is not None: calls.kept.append((u, i))
-      elif is_host_call(u): calls.made.append(u)
+      # (not one that computes another call's outputs too: vjp merges it with that call, found by its rule's identity)
+      elif is_host_call(u) and getattr(u.arg.aux, "forward_of", None) is None: calls.made.append(u)
       else: return None
     elif u.op is Ops.CUSTOM_FUNCTION or (u.op is Ops.STORE and not _constant_value(u.src[1])): return None
   if calls.made and (scratch := scratch_of([u.src[0] for u in calls.made])) is None: return None
