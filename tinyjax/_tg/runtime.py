@@ -743,28 +743,36 @@ def _structure(sink: UOp, reject: Callable[[UOp], bool], values_only: bool,
   """(key, leaves, consts, host calls): what the graphs under `sink` compute whatever their buffers (the `leaves`, by
   position), None if `reject` holds for a node. A call is its body's node (not entered) and CallInfo, its arguments
   sources like any other; a host call (its body the build's own: new buffers, a new executor node) is what it computes
-  (`_call_key`), and the host calls are listed by position. `values_only` (a key of the values, for realize_lazy): a
-  call by its name only (its derivative rule does not change its value) and float constants by position (`consts`:
-  their values are compared apart), but those in `by_value` (what host calls' arguments are computed from); else
-  constants by value."""
+  (`_call_key`). `values_only` (a key of the values, for realize_lazy): a call by its name only (its derivative rule
+  does not change its value) and float constants by position (`consts`: their values are compared apart), but those in
+  `by_value` (what host calls' arguments are computed from); the host calls are those at the top. Else (GraphMemo's
+  key) constants by value, and the host calls are the calls whose bodies are a build's own, in the graphs and in the
+  bodies of uses of a structural call's build (`_renewed`), one per body, each numbered in the key where it is met."""
   index: dict[UOp, int] = {}
   leaves: dict[UOp, int] = {}
   consts: list[UOp] = []
   parts: list[tuple] = []
   hosts: list[UOp] = []
+  bodies: dict[UOp, int] = {}
+  def own(f: UOp) -> int:
+    if (i := bodies.get(f.src[0])) is None:
+      i = bodies[f.src[0]] = len(hosts)
+      hosts.append(f)
+    return i
   for u in sink.toposort(enter_calls=False):
     if reject(u): return None
     arg: Any = u.arg
     if u.op is Ops.BUFFER: arg = ("leaf", leaves.setdefault(u, len(leaves)), u.shape, u.device)
     elif u.op is Ops.FUNCTION and isinstance(arg, _CallInfo):
-      if not values_only and (build := _renewed(u)) is not None:
-        arg = ("use", build)
-        hosts += [u] + [x for x in u.src[0].toposort(enter_calls=True) if x.op is Ops.FUNCTION and (is_host_call(x) or _renewed(x))]
-      elif not values_only and not is_host_call(u): arg = (u.src[0], arg)
-      else:
+      if values_only or is_host_call(u):
         try: arg = _call_key(u)
         except TypeError: return None
-        if is_host_call(u): hosts.append(u)
+        if values_only and is_host_call(u): hosts.append(u)
+        elif not values_only: arg = (arg, own(u))
+      elif (build := _renewed(u)) is not None:
+        nested = [x for x in u.src[0].toposort(enter_calls=True) if x.op is Ops.FUNCTION and (is_host_call(x) or _renewed(x))]
+        arg = ("use", build, own(u), tuple(own(x) for x in nested))
+      else: arg = (u.src[0], arg)
     elif values_only and u.op is Ops.CONST and not u.src and dtypes.is_float(u.dtype) and (by_value is None or u not in by_value):
       arg = ("const", len(consts))
       consts.append(u)
