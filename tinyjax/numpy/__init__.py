@@ -18,11 +18,13 @@ from tinyjax.numpy._reductions import *    # noqa: F403
 from tinyjax.numpy._products import *      # noqa: F403
 from tinyjax.numpy._shape import *         # noqa: F403
 from tinyjax.numpy._indexing import *      # noqa: F403
+from tinyjax.numpy._extra import *         # noqa: F403
+from tinyjax.numpy._extra import isscalar, iterable   # noqa: F401
 from tinyjax.numpy import linalg           # noqa: F401
 from tinyjax.numpy import fft              # noqa: F401
 from tinyjax.numpy import _complex
 from tinyjax.numpy._complex import angle, iscomplexobj, isrealobj, iscomplex, isreal   # noqa: F401
-from tinyjax.numpy import _creation, _math, _reductions, _products, _shape, _indexing
+from tinyjax.numpy import _creation, _math, _reductions, _products, _shape, _indexing, _extra
 from tinyjax.dtypes import complex64 as _c64, complex128 as _c128
 import functools as _functools, builtins as _builtins
 
@@ -82,7 +84,7 @@ def _with_complex(name: str, fn):
   return f
 
 for _name in ["asarray", "array", *_creation.__all__, *_math.__all__, *_reductions.__all__, *_products.__all__, *_shape.__all__,
-              *_indexing.__all__]:
+              *_indexing.__all__, *_extra.__all__]:
   if callable(_fn := globals()[_name]) and not isinstance(_fn, type): globals()[_name] = _with_complex(_name, _fn)
 
 __getattr__ = missing_names("tinyjax.numpy", "jax.numpy")

@@ -315,15 +315,16 @@ def _order_stat(x: Tensor, k: Tensor) -> Tensor:
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
-@composite
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:
-  """q-th quantiles (jnp.quantile; q a scalar or 1-D). Not 'inverted_cdf' nor `weights`. A slice holding a NaN gives NaN."""
-  if overwrite_input or out is not None:
-    raise ValueError("jax.numpy.quantile does not support overwrite_input=True or out != None")
+def quantile_of(name: str, a, q, axis, method: str, keepdims: bool, weights, nan: bool) -> Tensor:
+  """quantile, or with `nan` nanquantile (the quantiles of the non-NaN elements of each slice)."""
   if method == "inverted_cdf" or weights is not None:
-    raise NotImplementedError(f"jnp.quantile(method={method!r}, weights=...): only {', '.join(_METHODS)} without weights")
+    raise NotImplementedError(f"jnp.{name}(method={method!r}, weights=...): only {', '.join(_METHODS)} without weights")
   if method not in _METHODS:
     raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
+  return _quantile(a, q, axis, method, keepdims, nan)
+
+@composite
+def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool) -> Tensor:
   x = as_inexact(a)
   qt = asarray(q)
   if qt.ndim > 1: raise ValueError(f"q must be have rank <= 1, got shape {qt.shape}")
@@ -332,18 +333,29 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
   xs = x.permute(*keep, *axes).reshape(*[x.shape[i] for i in keep], -1) if axes else x.unsqueeze(-1)
   n = xs.shape[-1]
   qf = qt.cast(x.dtype).reshape(qt.shape + (1,) * len(keep))
-  pos = qf * (int(n) - 1)
-  low, high = pos.floor().clip(0, n - 1), pos.ceil().clip(0, n - 1)
-  hw = pos - low
+  # nanquantile: the positions among the slice's non-NaN elements, which sort first (JAX's order puts NaNs last); its
+  # NaNs are constants, as in JAX (an all-NaN slice's NaN result has no derivative)
+  if nan: xs = xs.isnan().where(math.nan, xs)
+  last = xs.isnan().logical_not().sum(-1, dtype=x.dtype) - 1 if nan else int(n) - 1
+  pos = qf * last
+  low, high = pos.floor(), pos.ceil()
+  low, high = (low.minimum(last).maximum(0), high.minimum(last).maximum(0)) if nan else (low.clip(0, n - 1), high.clip(0, n - 1))
+  hw = pos - pos.floor()
   lo, hi = _order_stat(xs, low.cast(dtypes.int32)), _order_stat(xs, high.cast(dtypes.int32))
   if method == "linear": r = lo * (1 - hw) + hi * hw
   elif method == "lower": r = lo
   elif method == "higher": r = hi
   elif method == "nearest": r = (hw <= 0.5).where(lo, hi)
   else: r = (lo + hi) * 0.5
-  r = xs.isnan().any(-1).where(math.nan, r)   # JAX sorts NaNs last and returns NaN for a slice holding one
+  if not nan: r = xs.isnan().any(-1).where(math.nan, r)   # JAX sorts NaNs last and returns NaN for a slice holding one
   if keepdims: r = r.reshape(qt.shape + tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
   return r.cast(x.dtype) if r.dtype != x.dtype else r
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:
+  """q-th quantiles (jnp.quantile; q a scalar or 1-D). Not 'inverted_cdf' nor `weights`. A slice holding a NaN gives NaN."""
+  if overwrite_input or out is not None:
+    raise ValueError("jax.numpy.quantile does not support overwrite_input=True or out != None")
+  return quantile_of("quantile", a, q, axis, method, keepdims, weights, nan=False)
 
 @composite
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:

@@ -1,0 +1,494 @@
+"""tinyjax.numpy: the functions built from the other modules' ones, as JAX builds them: differences and integrals (diff,
+gradient, trapezoid, interp, unwrap), statistics (cov, corrcoef, histogram, the NaN-ignoring arg/order statistics),
+polynomials, isin, index helpers (diag_indices, fill_diagonal, ...), small utilities (astype, copy, rollaxis, unstack,
+matvec, apply_along_axis) and the window functions. They run under vmap, grad and jit as the functions they compose."""
+from __future__ import annotations
+import math, operator
+from typing import Any, Callable, Sequence
+import numpy as np
+from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
+from tinyjax.numpy._core import asarray, array, promote, promote_inexact, as_inexact, result_type, to_dtype, default_float, \
+  default_int, canonicalize_axis, canonicalize_axes, to_inexact_dtype
+from tinyjax.numpy._math import where, mod, floor_divide, abs as _abs, isnan, clip, sqrt, cos, power, floor, ceil, true_divide
+from tinyjax.numpy._reductions import cumsum, argmax, argmin, average, quantile_of, all as _all, sum as _sum
+from tinyjax.numpy._shape import concatenate, broadcast_to, moveaxis, searchsorted, argsort, tile, ravel, \
+  broadcast_shapes
+from tinyjax.numpy._creation import zeros, ones, full, arange, linspace, diag, tril_indices, triu_indices
+from tinyjax.numpy._products import dot, matmul, convolve
+
+__all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap", "modf", "cov", "corrcoef", "nanargmax", "nanargmin",
+           "nanquantile", "nanpercentile", "nanmedian", "isin", "histogram_bin_edges", "histogram", "vander", "polyval",
+           "polyadd", "polysub", "polymul", "polyder", "polyint", "tril_indices_from", "triu_indices_from", "diag_indices",
+           "diag_indices_from", "fill_diagonal", "rollaxis", "unstack", "matvec", "vecmat", "astype",
+           "copy", "apply_along_axis", "bartlett", "blackman", "hamming", "hanning"]
+# (isscalar and iterable are exported apart: they take any object, complex numbers too, and return a bool)
+
+def _along(x: Tensor, axis: int, lo: int | None, hi: int | None) -> Tensor:
+  """x[..., lo:hi, ...] with the slice on `axis`."""
+  return x[(slice(None),) * axis + (slice(lo, hi),)]
+
+# ---- differences and integrals --------------------------------------------------------------------------------------
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Tensor:
+  """n-th discrete difference along axis (jnp.diff); bools differ by `!=`, as in JAX."""
+  arr = asarray(a)
+  n = operator.index(n)
+  axis = operator.index(axis)
+  if n == 0: return arr
+  if n < 0: raise ValueError(f"order must be non-negative but got {n}")
+  if arr.ndim == 0: raise ValueError(f"diff requires input that is at least one dimensional; got {a}")
+  ax = canonicalize_axis(axis, arr.ndim)
+  if prepend is not None or append is not None:
+    # (the ends promote with arr as JAX's concatenate does: a Python scalar weakly)
+    dt = result_type(arr, *(v for v in (prepend, append) if v is not None))
+    def end(v: Any) -> Tensor:
+      t = asarray(v, dt)
+      return t if t.ndim else broadcast_to(t, tuple(1 if d == ax else s for d, s in enumerate(_S(arr))))
+    arr = concatenate([*([end(prepend)] if prepend is not None else []), arr, *([end(append)] if append is not None else [])], ax)
+  for _ in range(n):
+    hi, lo = _along(arr, ax, 1, None), _along(arr, ax, None, -1)
+    arr = hi != lo if arr.dtype == dtypes.bool else hi - lo
+  return arr
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Tensor:
+  """Differences of the flattened array (jnp.ediff1d); `to_begin`/`to_end` take the array's dtype."""
+  arr = ravel(ary)
+  r = arr[1:] - arr[:-1]
+  if to_begin is not None: r = concatenate([ravel(asarray(to_begin, arr.dtype)), r])
+  if to_end is not None: r = concatenate([r, ravel(asarray(to_end, arr.dtype))])
+  return r
+
+def gradient(f: Any, *varargs: Any, axis: int | Sequence[int] | None = None, edge_order: int | None = None) -> Any:
+  """Central differences inside, one-sided at the ends (jnp.gradient); spacings are scalars or 1-D coordinates.
+  `edge_order` is not supported (as in JAX)."""
+  if edge_order is not None: raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+  a, *spacing = promote_inexact(f, *varargs)
+  def along(h: Tensor, ax: int) -> Tensor:
+    s = lambda lo, hi: _along(a, ax, lo, hi)   # noqa: E731
+    upper, lower = s(1, 2) - s(0, 1), s(-1, None) - s(-2, -1)
+    if h.ndim == 0: return concatenate([upper / h, (s(2, None) - s(None, -2)) * 0.5 / h, lower / h], ax)
+    if h.ndim != 1: raise ValueError("Spacing arrays must be 1D arrays or scalars.")
+    if _S(h)[0] != _S(a)[ax]:
+      raise ValueError("Spacing arrays must have the same length as the dimension along which the gradient is calculated.")
+    hx = h.reshape(tuple(-1 if d == ax else 1 for d in range(a.ndim)))
+    t = lambda lo, hi: _along(hx, ax, lo, hi)   # noqa: E731
+    dx1, dx2 = t(1, -1) - t(0, -2), t(2, None) - t(1, -1)
+    inner = -dx2 / (dx1 * (dx1 + dx2)) * s(0, -2) + (dx2 - dx1) / (dx1 * dx2) * s(1, -1) + dx1 / (dx2 * (dx1 + dx2)) * s(2, None)
+    return concatenate([upper / (t(1, 2) - t(0, 1)), inner, lower / (t(-1, None) - t(-2, -1))], ax)
+  axes = tuple(range(a.ndim)) if axis is None else canonicalize_axes(axis, a.ndim)
+  if not axes: return []
+  if min(_S(a)[i] for i in axes) < 2:
+    raise ValueError("Shape of array too small to calculate a numerical gradient, at least 2 elements are required.")
+  if not spacing: dx = [asarray(1.0, a.dtype)] * len(axes)
+  elif len(spacing) == 1: dx = spacing * len(axes)
+  elif len(spacing) == len(axes): dx = spacing
+  else: raise TypeError(f"Invalid number of spacing arguments {len(spacing)} for axis={axis}")
+  out = [along(h, ax) for ax, h in zip(axes, dx, strict=True)]
+  return out[0] if len(axes) == 1 else out
+
+def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Tensor:
+  """Integral by the trapezoidal rule along axis (jnp.trapezoid)."""
+  if x is None:
+    yt, = promote_inexact(y)
+    d = asarray(dx)
+    if d.ndim > 0: d = moveaxis(d.reshape((1,) * (yt.ndim - d.ndim) + _S(d)), axis, -1)
+  else:
+    yt, xt = promote_inexact(y, x)
+    d = diff(xt) if xt.ndim == 1 else moveaxis(diff(xt, axis=axis), axis, -1)
+  yt = moveaxis(yt, axis, -1)
+  if d.ndim == 0 or _S(d)[-1] == 1:   # constant spacing (JAX's fast path: its own rounding)
+    d0 = d if d.ndim == 0 else d[..., 0]
+    return d0 * (yt.sum(-1) - 0.5 * (yt[..., 0] + yt[..., -1]))
+  return 0.5 * (d * (yt[..., 1:] + yt[..., :-1])).sum(-1)
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Tensor:
+  """Piecewise-linear interpolation (jnp.interp); `left`/`right` may be 'extrapolate', as in JAX."""
+  xt, xpt, fpt = asarray(x), asarray(xp), asarray(fp)
+  if _S(xpt) != _S(fpt) or xpt.ndim != 1: raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+  xt, xpt = promote_inexact(xt, xpt)
+  fpt = as_inexact(fpt)
+  ext = []
+  for name, v in (("left", left), ("right", right)):
+    if isinstance(v, str) and v != "extrapolate":
+      raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', but got: {v!r}")
+    ext.append(isinstance(v, str))
+  if period is not None:
+    if np.ndim(period) != 0: raise ValueError(f"period must be a scalar; got {period}")
+    p = _abs(period)
+    xt, xpt = mod(xt, p), mod(xpt, p)
+    order = argsort(xpt)
+    xpt, fpt = xpt[order], fpt[order]
+    xpt = concatenate([xpt[-1:] - p, xpt, xpt[:1] + p])
+    fpt = concatenate([fpt[-1:], fpt, fpt[:1]])
+  i = clip(searchsorted(xpt, xt, side="right"), 1, _S(xpt)[0] - 1)
+  df, dx = fpt[i] - fpt[i - 1], xpt[i] - xpt[i - 1]
+  delta = xt - xpt[i - 1]
+  eps = np.spacing(np.finfo(np_dtype(xpt.dtype)).eps)
+  dx0 = _abs(dx) <= eps   # (JAX: no NaN gradient where two xp coincide)
+  f = where(dx0, fpt[i - 1], fpt[i - 1] + (delta / where(dx0, 1, dx)) * df)
+  if not ext[0] and period is None: f = where(xt < xpt[0], fpt[0] if left is None else left, f)
+  if not ext[1] and period is None: f = where(xt > xpt[-1], fpt[-1] if right is None else right, f)
+  return f
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Tensor:
+  """Unwrap jumps larger than discont (default period/2) by multiples of period (jnp.unwrap)."""
+  pt, per = promote(p, period)
+  if _S(pt)[axis] == 0: return pt
+  if discont is None: discont = per / 2
+  interval = floor_divide(per, 2) if dtypes.is_int(pt.dtype) else per / 2
+  dd = diff(pt, axis=axis)
+  ddmod = mod(dd + interval, per) - interval
+  ddmod = where((ddmod == -interval) & (dd > 0), interval, ddmod)
+  correct = where(_abs(dd) < discont, 0, ddmod - dd)
+  ax = canonicalize_axis(axis, pt.ndim)
+  return concatenate([_along(pt, ax, 0, 1), _along(pt, ax, 1, None) + cumsum(correct, axis=ax)], ax)
+
+def modf(x: Any, /, out: None = None) -> tuple[Tensor, Tensor]:
+  """Fractional and integral parts, both with x's sign (jnp.modf)."""
+  if out is not None: raise NotImplementedError("The 'out' argument to jnp.modf is not supported.")
+  t = as_inexact(x)
+  whole = where(t >= 0, floor(t), ceil(t))
+  return t - whole, whole
+
+# ---- statistics -------------------------------------------------------------------------------------------------------
+
+def _2d(t: Tensor) -> Tensor: return t.reshape((1,) * (2 - t.ndim) + _S(t)) if t.ndim < 2 else t   # (atleast_2d)
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None, fweights: Any = None,
+        aweights: Any = None, dtype: Any = None) -> Tensor:
+  """Covariance matrix (jnp.cov). Negative weights count by their absolute value, as in JAX (numpy raises)."""
+  if y is not None:
+    mt, yt = promote_inexact(m, y)
+    if yt.ndim > 2: raise ValueError("y has more than 2 dimensions")
+  else: mt = as_inexact(m)
+  if mt.ndim > 2: raise ValueError("m has more than 2 dimensions")
+  if dtype is not None and not dtypes.is_float(to_dtype(dtype)):
+    raise ValueError(f"cov: dtype must be a subclass of float or complex; got dtype={dtype}")
+  X = _2d(mt)
+  if not rowvar and mt.ndim != 1: X = X.T
+  if _S(X)[0] == 0: return zeros((0, 0), default_float())
+  if y is not None:
+    Y = _2d(yt)
+    if not rowvar and _S(Y)[0] != 1: Y = Y.T
+    X = concatenate([X, Y], 0)
+  k, n = _S(X)
+  if n == 0: return full(() if k == 1 else (k, k), math.nan, X.dtype)
+  if ddof is None: ddof = 1 if not bias else 0
+  w = aw = None
+  if fweights is not None:
+    fw = asarray(fweights)
+    if fw.ndim > 1: raise RuntimeError("cannot handle multidimensional fweights")
+    if _S(fw)[0] != n: raise RuntimeError("incompatible numbers of samples and fweights")
+    if not dtypes.is_int(fw.dtype): raise TypeError("fweights must be integer.")
+    w = _abs(fw)
+  if aweights is not None:
+    aw = asarray(aweights)
+    if aw.ndim > 1: raise RuntimeError("cannot handle multidimensional aweights")
+    if _S(aw)[0] != n: raise RuntimeError("incompatible numbers of samples and aweights")
+    aw = _abs(aw)
+    w = aw if w is None else w * aw
+  if dtype is not None:
+    X = X.cast(to_dtype(dtype))
+    w = None if w is None else w.cast(to_dtype(dtype))
+  avg, w_sum = average(X, axis=1, weights=w, returned=True)
+  w_sum = w_sum[0]
+  if w is None: f: Any = n - ddof
+  elif ddof == 0: f = w_sum
+  elif aw is None: f = w_sum - ddof
+  else: f = w_sum - ddof * _sum(w * aw) / w_sum
+  X = X - avg[:, None]
+  XT = X.T if w is None else (X * w).T
+  r = true_divide(dot(X, XT), f)
+  return r.reshape(()) if k == 1 else r
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Tensor:
+  """Pearson correlation coefficients (jnp.corrcoef), clipped to [-1, 1]."""
+  if dtype is not None and not dtypes.is_float(to_dtype(dtype)):
+    raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got dtype={dtype}")
+  c = cov(x, y, rowvar, dtype=dtype)
+  if c.ndim == 0: return c / c   # NaN for 0/0 and inf/inf, as JAX
+  sd = sqrt(diag(c))
+  return clip(c / sd[:, None] / sd[None, :], -1, 1)
+
+def _nanarg(name: str, fn: Callable, fill: float, a: Any, axis: Any, out: Any, keepdims: Any) -> Tensor:
+  if out is not None: raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+  x = asarray(a)
+  axis = None if axis is None else operator.index(axis)
+  if not dtypes.is_float(x.dtype): return fn(x, axis, keepdims=bool(keepdims))
+  nan = isnan(x)
+  r = fn(where(nan, fill, x), axis, keepdims=bool(keepdims))
+  return where(_all(nan, axis, keepdims=bool(keepdims)), -1, r)
+
+def nanargmax(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None) -> Tensor:
+  """argmax ignoring NaNs (jnp.nanargmax): -1 where a slice is all NaN (numpy raises)."""
+  return _nanarg("nanargmax", argmax, -math.inf, a, axis, out, keepdims)
+
+def nanargmin(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None) -> Tensor:
+  """argmin ignoring NaNs (jnp.nanargmin): -1 where a slice is all NaN (numpy raises)."""
+  return _nanarg("nanargmin", argmin, math.inf, a, axis, out, keepdims)
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False, method: str = "linear",
+                keepdims: bool = False, *, weights: Any = None) -> Tensor:
+  """Quantiles of the non-NaN elements (jnp.nanquantile); NaN for a slice of NaNs only. Not 'inverted_cdf' nor `weights`."""
+  if overwrite_input or out is not None:
+    raise ValueError("jax.numpy.nanquantile does not support overwrite_input=True or out != None")
+  return quantile_of("nanquantile", a, q, axis, method, keepdims, weights, nan=True)
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False, method: str = "linear",
+                  keepdims: bool = False, *, weights: Any = None) -> Tensor:
+  """Percentiles of the non-NaN elements (jnp.nanpercentile: nanquantile of q / 100)."""
+  return nanquantile(a, as_inexact(q) / 100, axis, out, overwrite_input, method, keepdims, weights=weights)
+
+def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False, keepdims: bool = False) -> Tensor:
+  """Median of the non-NaN elements (jnp.nanmedian)."""
+  return nanquantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Tensor:  # noqa: A002
+  """The edges jnp.histogram uses: `bins` edges as given, or bins + 1 evenly spaced over `range` (default: a's min and
+  max, widened by 0.5 each way when they are equal). No string `bins`, as in JAX."""
+  if isinstance(bins, str): raise NotImplementedError("string values for `bins` not implemented.")
+  arr = asarray(a)
+  dt = to_inexact_dtype(arr.dtype)
+  if np.ndim(bins) == 1: return asarray(bins, dt)
+  nbins = operator.index(bins)
+  r = asarray([arr.min(), arr.max()] if range is None else range, dt)
+  if _S(r) != (2,): raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
+  same = r[1] == r[0]
+  return linspace(where(same, r[0] - 0.5, r[0]), where(same, r[1] + 0.5, r[1]), nbins + 1, dtype=dt)
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None, density: bool | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002
+  """Counts (or weight sums) per bin and the edges (jnp.histogram); the last bin includes its right edge."""
+  if isinstance(bins, str): raise TypeError(f"asarray: expected ArrayLike, got {bins} of type {type(bins)}.")
+  if weights is None:
+    at = as_inexact(a)
+    w = ones(_S(at), at.dtype)
+  else:
+    at, w = asarray(a), asarray(weights)
+    if _S(at) != _S(w): raise ValueError("weights should have the same shape as a.")
+    at, w = promote_inexact(at, w)
+  edges = histogram_bin_edges(at, bins, range, w)
+  ne = _S(edges)[0]
+  idx = searchsorted(edges, at, side="right")
+  idx = where(at == edges[-1], ne - 1, idx).flatten()
+  # the sum of the weights per bin: a one-hot compare (JAX scatters-adds; out-of-range values fall in bins 0 and ne)
+  counts = (idx.unsqueeze(-1) == Tensor.arange(1, ne)).where(w.flatten().unsqueeze(-1), 0).sum(0)
+  if density: counts = counts / diff(edges) / counts.sum()
+  return counts, edges
+
+# ---- sets -------------------------------------------------------------------------------------------------------------
+
+def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *, method: str = "auto") -> Tensor:
+  """Whether each element is in test_elements (jnp.isin), by comparing all pairs: the methods 'binary_search' and
+  'sort' give the same values."""
+  if method not in ("auto", "compare_all", "binary_search", "sort"):
+    raise ValueError(f"method={method!r} is not implemented; options are 'compare_all', 'binary_search', 'sort', and 'auto'")
+  e, t = promote(element, test_elements)
+  shape = _S(e)
+  e, t = e.flatten(), t.flatten()
+  if not _S(e)[0] or not _S(t)[0]: return (ones if invert else zeros)(shape, dtypes.bool)
+  r = (e.unsqueeze(-1) != t.unsqueeze(0)).all(-1) if invert else (e.unsqueeze(-1) == t.unsqueeze(0)).any(-1)
+  return r.reshape(shape)
+
+# ---- polynomials ------------------------------------------------------------------------------------------------------
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
+  """Vandermonde matrix (jnp.vander): the columns are x's powers, decreasing unless `increasing`."""
+  xt = asarray(x)
+  if xt.ndim != 1: raise ValueError("x must be a one-dimensional array")
+  N = _S(xt)[0] if N is None else operator.index(N)
+  if N < 0: raise ValueError("N must be nonnegative")
+  k = np.arange(N) if increasing else np.arange(N - 1, -1, -1)
+  return power(xt[:, None], asarray(k, xt.dtype))
+
+def polyval(p: Any, x: Any, *, unroll: int = 16) -> Tensor:
+  """p's value at x by Horner's rule (jnp.polyval; p's leading axis holds the coefficients, highest power first)."""
+  pt, xt = promote(p, x)
+  y = zeros(broadcast_shapes(_S(pt)[1:], _S(xt)), xt.dtype)
+  for i in range(_S(pt)[0]): y = y * xt + pt[i]
+  return y
+
+def polyadd(a1: Any, a2: Any) -> Tensor:
+  """Sum of two polynomials (jnp.polyadd): the shorter one aligned to the end."""
+  x, y = promote(a1, a2)
+  if _S(y)[0] > _S(x)[0]: x, y = y, x
+  return x + y.pad(((_S(x)[0] - _S(y)[0], 0),) + ((0, 0),) * (y.ndim - 1))
+
+def polysub(a1: Any, a2: Any) -> Tensor:
+  """Difference of two polynomials (jnp.polysub)."""
+  x, y = promote(a1, a2)
+  return polyadd(x, -y)
+
+def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Tensor:
+  """Product of two polynomials (jnp.polymul), a full convolution. Not `trim_leading_zeros` (its length depends on the
+  values)."""
+  if trim_leading_zeros: raise NotImplementedError("jnp.polymul(trim_leading_zeros=True) is not supported")
+  x, y = promote_inexact(a1, a2)
+  if not _S(x)[0]: x = zeros(1, y.dtype)
+  if not _S(y)[0]: y = zeros(1, x.dtype)
+  return convolve(x, y, mode="full")
+
+def polyder(p: Any, m: int = 1) -> Tensor:
+  """m-th derivative of a polynomial (jnp.polyder)."""
+  m = operator.index(m)
+  pt = as_inexact(p)
+  if m < 0: raise ValueError("Order of derivative must be positive")
+  if m == 0: return pt
+  n = _S(pt)[0]
+  coeff = (np.arange(m, n)[None] - np.arange(m)[:, None]).prod(0)[::-1] if n > m else np.zeros(0)
+  return pt[:-m] * asarray(coeff.astype(np.float64), pt.dtype)
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
+  """m-th antiderivative of a polynomial (jnp.polyint), with integration constants k (a scalar or m of them)."""
+  m = operator.index(m)
+  pt, kt = promote_inexact(p, 0 if k is None else k)
+  if m < 0: raise ValueError("Order of integral must be positive (see polyder)")
+  kt = kt.reshape(1) if kt.ndim == 0 else kt
+  if _S(kt)[0] == 1: kt = broadcast_to(kt, (m,))
+  if _S(kt) != (m,): raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
+  if m == 0: return pt
+  grid = np.arange(_S(pt)[0] + m)[None] - np.arange(m)[:, None]
+  coeff = np.maximum(1, grid).prod(0)[::-1]
+  return concatenate([pt, kt]) / asarray(coeff.astype(np.float64), pt.dtype)
+
+# ---- index helpers ----------------------------------------------------------------------------------------------------
+
+def _shape_of(name: str, arr: Any) -> tuple[int, ...]:
+  return tuple(arr.shape) if hasattr(arr, "shape") else _S(asarray(arr))
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
+  s = _shape_of("tril_indices_from", arr)
+  if len(s) != 2: raise ValueError("Only 2-D inputs are accepted")
+  return tril_indices(s[0], k=k, m=s[1])
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
+  s = _shape_of("triu_indices_from", arr)
+  if len(s) != 2: raise ValueError("Only 2-D inputs are accepted")
+  return triu_indices(s[0], k=k, m=s[1])
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Tensor, ...]:
+  """The indices of the main diagonal of an n x ... x n array (jnp.diag_indices), in the default int dtype."""
+  n = operator.index(n)
+  ndim = operator.index(ndim)
+  if n < 0: raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
+  if ndim < 0: raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
+  return (arange(n, dtype=default_int() if n < 2 ** 31 else dtypes.int64),) * ndim
+
+def diag_indices_from(arr: Any) -> tuple[Tensor, ...]:
+  s = _S(asarray(arr))
+  if len(s) < 2: raise ValueError("input array must be at least 2-d")
+  if len(set(s)) != 1: raise ValueError("All dimensions of input must be of equal length")
+  return diag_indices(s[0], len(s))
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Tensor:
+  """a with its main diagonal set to val (jnp.fill_diagonal): a new array, so `inplace=False` is required, as in JAX."""
+  if inplace: raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
+  if wrap: raise NotImplementedError("wrap=True is not implemented, must use wrap=False")
+  at, v = asarray(a), asarray(val)
+  if at.ndim < 2: raise ValueError("array must be at least 2-d")
+  if at.ndim > 2 and len(set(_S(at))) != 1: raise ValueError("All dimensions of input must be of equal length")
+  n = min(_S(at))
+  if v.ndim:   # JAX: the values repeat to the diagonal's length
+    v = ravel(v)
+    if _S(v)[0] < n: v = tile(v, -(-n // _S(v)[0]))
+    v = v[:n]
+  on = Tensor.ones(*_S(at), dtype=dtypes.bool, device=at.device)
+  for d in range(1, at.ndim):   # the positions whose indices are all equal (and below n)
+    shape = [1] * at.ndim
+    i0, id_ = list(shape), list(shape)
+    i0[0], id_[d] = _S(at)[0], _S(at)[d]
+    on = on & (Tensor.arange(_S(at)[0]).reshape(i0) == Tensor.arange(_S(at)[d]).reshape(id_))
+  if v.ndim: v = v.pad(((0, _S(at)[0] - n),)).reshape((-1,) + (1,) * (at.ndim - 1))
+  return where(on, v.cast(at.dtype), at)
+
+# ---- small utilities --------------------------------------------------------------------------------------------------
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Tensor:
+  """Roll `axis` backwards until it lies before `start` (jnp.rollaxis; moveaxis is clearer)."""
+  t = asarray(a)
+  start = operator.index(start)
+  ax = canonicalize_axis(axis, t.ndim)
+  if not -t.ndim <= start <= t.ndim: raise ValueError(f"start={start} must satisfy {-t.ndim}<=start<={t.ndim}")
+  if start < 0: start += t.ndim
+  if start > ax: start -= 1
+  return moveaxis(t, ax, start)
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+  """The slices of x along axis (jnp.unstack)."""
+  t = asarray(x)
+  if t.ndim == 0: raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was passed.")
+  ax = canonicalize_axis(axis, t.ndim)
+  return tuple(t[(slice(None),) * ax + (i,)] for i in range(_S(t)[ax]))
+
+def _core_dims(x1: Tensor, x2: Tensor, sig: str, dims: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
+  """JAX's checks of jnp.vectorize's signature `sig`: enough axes for each argument's core dimensions `dims`, and one
+  size per dimension name."""
+  sizes: dict[str, int] = {}
+  for x, names in zip((x1, x2), dims, strict=True):
+    if x.ndim < len(names):
+      raise ValueError(f"input with shape {_S(x)!r} does not have enough dimensions for all core dimensions {names!r} on "
+                       f"vectorized function with excluded=frozenset() and signature={sig!r}")
+    for name, size in zip(names, _S(x)[x.ndim - len(names):], strict=True):
+      if sizes.setdefault(name, size) != size:
+        raise ValueError(f"inconsistent size for core dimension {name!r}: {size} vs {sizes[name]} on vectorized function "
+                         f"with excluded=frozenset() and signature={sig!r}")
+
+def matvec(x1: Any, x2: Any, /) -> Tensor:
+  """Batched matrix-vector product (jnp.matvec: signature (n,m),(m)->(n), the batch axes broadcast)."""
+  a, b = asarray(x1), asarray(x2)
+  _core_dims(a, b, "(n,m),(m)->(n)", (("n", "m"), ("m",)))
+  return matmul(a, b[..., None])[..., 0]
+
+def vecmat(x1: Any, x2: Any, /) -> Tensor:
+  """Batched vector-matrix product (jnp.vecmat: signature (n),(n,m)->(m); x1 conjugated)."""
+  a, b = asarray(x1), asarray(x2)
+  _core_dims(a, b, "(n),(n,m)->(m)", (("n",), ("n", "m")))
+  return matmul(a[..., None, :], b)[..., 0, :]
+
+def isscalar(element: Any) -> bool:
+  """Whether element is a scalar: a Python or numpy scalar, or a 0-d array (jnp.isscalar; numpy's says False for one)."""
+  if np.isscalar(element): return True
+  if isinstance(element, (np.ndarray, Tensor)): return element.ndim == 0
+  if getattr(element, "__jax_array__", None) is not None: return asarray(element).ndim == 0
+  return False
+
+iterable = np.iterable
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Tensor:
+  """x cast to dtype (jnp.astype; None: the default float)."""
+  t = asarray(x)
+  dt = to_dtype(dtype) or default_float()
+  return t if t.dtype == dt else t.cast(dt)
+
+def copy(a: Any, order: str | None = None) -> Tensor:
+  """A copy of a (jnp.copy): arrays are values here, so the copy is a, which no program can tell apart."""
+  return array(a, copy=True, order=order)
+
+def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, **kwargs: Any) -> Any:
+  """func1d on every 1-D slice along axis (jnp.apply_along_axis: vmap over the other axes, as JAX does)."""
+  from tinyjax import vmap
+  t = asarray(arr)
+  ax = canonicalize_axis(axis, t.ndim)
+  func = lambda s: func1d(s, *args, **kwargs)   # noqa: E731
+  for i in range(1, t.ndim - ax): func = vmap(func, in_axes=i, out_axes=-1)
+  for _ in range(ax): func = vmap(func, in_axes=0, out_axes=0)
+  return func(t)
+
+# ---- window functions -------------------------------------------------------------------------------------------------
+
+def _window(name: str, M: int, fn: Callable[[Tensor, int], Tensor]) -> Tensor:  # noqa: N803
+  M = operator.index(M)
+  dt = default_float()
+  if M <= 1: return ones((max(M, 0),), dt)
+  return fn(arange(M, dtype=dt), M)
+
+def bartlett(M: int) -> Tensor:  # noqa: N803
+  return _window("bartlett", M, lambda n, M: 1 - _abs(2 * n + 1 - M) / (M - 1))
+
+def blackman(M: int) -> Tensor:  # noqa: N803
+  return _window("blackman", M, lambda n, M: 0.42 - 0.5 * cos(2 * np.pi * n / (M - 1)) + 0.08 * cos(4 * np.pi * n / (M - 1)))
+
+def hamming(M: int) -> Tensor:  # noqa: N803
+  return _window("hamming", M, lambda n, M: 0.54 - 0.46 * cos(2 * np.pi * n / (M - 1)))
+
+def hanning(M: int) -> Tensor:  # noqa: N803
+  return _window("hanning", M, lambda n, M: 0.5 * (1 - cos(2 * np.pi * n / (M - 1))))
