@@ -3,6 +3,7 @@ polynomials, isin, index helpers, utilities and windows; one table row per funct
 jvp, grad; x64), and JAX's errors."""
 import numpy as np
 import pytest
+import jax
 import jax.numpy as jxn
 import tinyjax
 import tinyjax.numpy as jnp
@@ -18,12 +19,20 @@ NANS = np.where(rnd(3, 5, seed=3) > 0.7, np.nan, rnd(3, 5, seed=4))
 NANS[1] = np.nan                                  # a row of NaNs only
 XP = np.sort(rnd(6, seed=5))
 PH = np.cumsum(rnd(7, seed=6) * 3)                # phases with jumps larger than pi
+TIES = np.array([[2.0, 1.0, 2.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
 
 def same(name, *args, **kw):
   """A row calling jnp.name / jxn.name with the same positional arrays and keywords."""
   rid = kw.pop("id", None) or name
   opts = {k: kw.pop(k) for k in ("vmap", "diff", "diff_args", "batch_args", "rtol", "atol") if k in kw}
-  return Row(name, lambda *a: getattr(jnp, name)(*a, **kw), lambda *a: getattr(jxn, name)(*a, **kw), args, id=rid, **opts)
+  jx = eager(getattr(jxn, name)) if opts.get("vmap") is False else getattr(jxn, name)
+  return Row(name, lambda *a: getattr(jnp, name)(*a, **kw), lambda *a: jx(*a, **kw), args, id=rid, **opts)
+
+def eager(f):
+  """JAX's function evaluated at once even under the harness's jax.jit (its output shape depends on the data)."""
+  def g(*a, **kw):
+    with jax.ensure_compile_time_eval(): return f(*a, **kw)
+  return g
 
 def flat(name, *args, **kw):
   """`same` for a function returning several arrays: compared raveled and concatenated (grad takes one output)."""
@@ -79,6 +88,48 @@ ROWS = [
   same("astype", A, np.float32), same("astype", IV, None, id="astype-none"), same("copy", A),
   Row("apply_along_axis", lambda a: jnp.apply_along_axis(lambda s: jnp.cumsum(s) * s[0], 1, a),
       lambda a: jxn.apply_along_axis(lambda s: jxn.cumsum(s) * s[0], 1, a), (rnd(2, 3, 4),)),
+  same("partition", rnd(3, 6, seed=13), 2), same("partition", TIES, 3, id="partition-ties"),
+  same("partition", np.array([3, 0, 2, 0, 7], np.uint32), 1, axis=0, id="partition-uint"),
+  same("argpartition", rnd(3, 6, seed=13), 2, axis=1, diff=False), same("argpartition", TIES, 1, id="argpartition-ties", diff=False),
+  same("argpartition", rnd(5, 3, seed=14), 3, axis=0, id="argpartition-axis0", diff=False),
+  same("put_along_axis", A, np.array([[0], [2], [1]]), np.array([[1.0], [2.0], [3.0]]), 1, inplace=False),
+  same("put_along_axis", A, np.array([[0, 2, 1, 1]]), 9.0, 0, inplace=False, id="put_along_axis-scalar", diff_args=(0,)),
+  same("put_along_axis", A, np.array([1, 11]), np.array([5.0, 6.0]), None, inplace=False, id="put_along_axis-flat"),
+  same("put", A, np.array([0, 5, -1, 20]), np.array([1.0, 2.0]), inplace=False),
+  same("put", A, np.array([0, 5, -1, 20]), np.array([1.0, 2.0]), mode="wrap", inplace=False, id="put-wrap"),
+  same("put", A, np.array([0, 5, -1, 20]), np.array([1.0, 2.0, 3.0]), mode="clip", inplace=False, id="put-clip"),
+  same("place", A, A > 0, np.array([7.0, 8.0]), inplace=False),
+  same("union1d", IV, np.array([7, 3, 0]), vmap=False), same("union1d", IV, np.array([7, 3, 0]), size=9, fill_value=-1, id="union1d-size"),
+  same("intersect1d", IV, np.array([5, 1, 7, 1]), vmap=False),
+  flat("intersect1d", IV, np.array([5, 1, 7, 1]), return_indices=True, vmap=False, id="intersect1d-indices"),
+  same("intersect1d", V, np.concatenate([V[3:], W]), size=4, id="intersect1d-size"),
+  flat("intersect1d", IV, np.array([5, 1, 7, 1]), return_indices=True, size=4, id="intersect1d-size-indices"),
+  same("intersect1d", IV, np.array([5, 1, 7]), size=3, fill_value=-1, id="intersect1d-fill"),
+  same("setdiff1d", IV, np.array([5, 0]), vmap=False), same("setdiff1d", V, V[1:3], size=5, id="setdiff1d-size"),
+  same("setxor1d", IV, np.array([5, 0, 0, 8]), vmap=False), same("setxor1d", V, V[1:3] * 2, size=8, id="setxor1d-size"),
+  same("unique_values", IV, vmap=False), same("unique_values", V, size=6, fill_value=0.5, id="unique_values-size"),
+  flat("unique_counts", IV, vmap=False), flat("unique_inverse", IV, vmap=False), flat("unique_all", IV, vmap=False),
+  flat("unique_all", IV, size=5, id="unique_all-size"),
+  # jnp.unique itself: counts when size= keeps fewer groups than there are, NaNs one value (equal_nan=True)
+  flat("unique", IV, return_counts=True, return_index=True, size=3, id="unique-truncated-counts"),
+  same("unique", np.array([1.0, np.nan, 2.0, np.nan, 1.0]), vmap=False, diff=False, id="unique-nan"),
+  # (not under jvp: tinyjax's concrete values are those of no transform; JAX reads a JVP tracer's primal)
+  same("trim_zeros", np.array([0.0, 0.0, 1.5, 0.0, 2.0, 0.0]), vmap=False, diff=False),
+  same("trim_zeros", np.array([0, 0, 1, 0, 2, 0]), trim="f", vmap=False, id="trim_zeros-f"),
+  same("spacing", np.array([1.0, -2.0, 0.0, -0.0, 1e300, -1e-310, np.inf]), diff=False),
+  same("spacing", np.array([1.0, -3.0, 0.0, -0.0], np.float16), id="spacing-f16", diff=False),
+  same("bitwise_invert", IV), same("bitwise_left_shift", IV, np.array([1, 2, 0, 3, 1])), same("bitwise_right_shift", IV * 9, 2),
+  same("polyfit", XP, np.sin(XP), 2), same("polyfit", XP, np.stack([XP ** 2, XP]).T, 1, w=np.abs(V[:1].repeat(6)) + XP ** 2, id="polyfit-2d-w"),
+  flat("polyfit", XP, np.cos(XP), 2, cov=True, id="polyfit-cov"),
+  Row("apply_over_axes", lambda a: jnp.apply_over_axes(jnp.sum, a, [0, 2]), lambda a: jxn.apply_over_axes(jxn.sum, a, [0, 2]), (rnd(2, 3, 4),)),
+  Row("fromfunction", lambda a: jnp.fromfunction(lambda i, j: i * a[0] + j, (2, 3)),
+      lambda a: jxn.fromfunction(lambda i, j: i * a[0] + j, (2, 3)), (V,)),
+  Row("vectorize", lambda a, b: jnp.vectorize(lambda x, y: x * y + jnp.sin(x))(a, b),
+      lambda a, b: jxn.vectorize(lambda x, y: x * y + jxn.sin(x))(a, b), (A, W)),
+  Row("vectorize-signature", lambda a, b: jnp.vectorize(lambda x, y: jnp.dot(x, y) * x, signature="(n),(n)->(n)")(a, b),
+      lambda a, b: jxn.vectorize(lambda x, y: jxn.dot(x, y) * x, signature="(n),(n)->(n)")(a, b), (rnd(2, 1, 4), rnd(3, 4, seed=15))),
+  Row("vectorize-excluded", lambda a: jnp.vectorize(lambda x, n: x ** n, excluded={1})(a, 3),
+      lambda a: jxn.vectorize(lambda x, n: x ** n, excluded={1})(a, 3), (A,)),
 ]
 
 @pytest.mark.parametrize("row,check", params(ROWS, vmap_last="first"))
@@ -129,11 +180,66 @@ ERRORS = [
   lambda m: m.matvec(A, V),
   lambda m: m.matvec(V, V),
   lambda m: m.vecmat(A, A),
+  lambda m: m.partition(V, 5),
+  lambda m: m.argpartition(A, 0, axis=2),
+  lambda m: m.put_along_axis(A, np.array([[0]]), 1.0, 1),
+  lambda m: m.put_along_axis(A, np.array([0]), 1.0, 1, inplace=False),
+  lambda m: m.put_along_axis(A, np.array([[0, 1]]), np.ones(3), 0, inplace=False),
+  lambda m: m.put(A, np.array([0]), 1.0),
+  lambda m: m.put(A, np.array([0]), 1.0, mode="x", inplace=False),
+  lambda m: m.place(A, A > 0, 1.0),
+  lambda m: m.place(A, V > 0, 1.0, inplace=False),
+  lambda m: m.place(A, A > 0, np.zeros(0), inplace=False),
+  lambda m: m.ix_(A),
+  lambda m: m.ix_(BV),
+  lambda m: m.r_["x", 1, 2],
+  lambda m: m.r_[1, "r"],
+  lambda m: m.vectorize(lambda x: x, signature="(n)->")(V),
+  lambda m: m.vectorize(lambda x, y: x, signature="(n),(n)->(n)")(V, W),
+  lambda m: m.vectorize(lambda x: x, signature="(n)->(n)")(np.float64(1.0)),
+  lambda m: m.vectorize(lambda x: x.sum(), signature="(n)->(n)")(V),
+  lambda m: m.vectorize(lambda x: x, signature="(n)->(n)")(V, V),
+  lambda m: m.vectorize(lambda x: x, excluded={-1}),
+  lambda m: m.vectorize(lambda x: x, excluded={1.5}),
+  lambda m: m.polyfit(A, V, 1),
+  lambda m: m.polyfit(V, V, -1),
+  lambda m: m.polyfit(V, W, 1),
+  lambda m: m.apply_over_axes(lambda x, ax: x.sum(), A, [0]),
 ]
 
 @pytest.mark.parametrize("call", ERRORS, ids=range(len(ERRORS)))
 def test_errors(call): same_error(lambda: call(jnp), lambda: call(jxn), "got" if call is ERRORS[1] else None)
 
+def test_data_dependent_shapes_under_jit():
+  """Without size= the set functions need concrete values (JAX's ConcretizationTypeError under jit); with it they trace."""
+  for name in ("union1d", "intersect1d", "setdiff1d", "setxor1d"):
+    with pytest.raises(jax.errors.ConcretizationTypeError): jax.jit(getattr(jxn, name))(IV, IV[:2])
+    with pytest.raises(tinyjax.errors.ConcretizationTypeError): tinyjax.jit(getattr(jnp, name))(IV, IV[:2])
+    got = tinyjax.jit(lambda a, b, f=getattr(jnp, name): f(a, b, size=6))(IV, IV[:2] * 2)
+    assert_close(got, jax.jit(lambda a, b, f=getattr(jxn, name): f(a, b, size=6))(IV, IV[:2] * 2))
+  with pytest.raises(tinyjax.errors.ConcretizationTypeError): tinyjax.jit(jnp.trim_zeros)(IV)
+  assert_close(tuple(tinyjax.jit(lambda x: jnp.unique_counts(x, size=3))(IV)), tuple(jax.jit(lambda x: jxn.unique_counts(x, size=3))(IV)))
+
+def test_index_objects():
+  """mgrid, ogrid, r_, c_, s_, index_exp as JAX's (x64 on: int64 and float64 grids)."""
+  assert_close(jnp.mgrid[0:3, 1:4:2], jxn.mgrid[0:3, 1:4:2])
+  assert_close(jnp.mgrid[0:1:5j], jxn.mgrid[0:1:5j])
+  assert_close(jnp.mgrid[0:2, 0:1:3j], jxn.mgrid[0:2, 0:1:3j])
+  assert_close(tuple(jnp.ogrid[0:3, 0:2]), tuple(jxn.ogrid[0:3, 0:2]))
+  assert_close(jnp.r_[1:4, 7, np.array([8.5, 9])], jxn.r_[1:4, 7, np.array([8.5, 9])])
+  assert_close(jnp.r_["0,2", V[:2], W[:2]], jxn.r_["0,2", V[:2], W[:2]])
+  assert_close(jnp.r_["0,2,0", V[:2], W[:2]], jxn.r_["0,2,0", V[:2], W[:2]])
+  assert_close(jnp.r_["c", 1, 2], jxn.r_["c", 1, 2])
+  assert_close(jnp.r_["1,2,0", A, A], jxn.r_["1,2,0", A, A])
+  assert_close(jnp.c_[V, V * 2], jxn.c_[V, V * 2])
+  assert_close(jnp.c_[A, A[:, :1], 5:8], jxn.c_[A, A[:, :1], 5:8])
+  assert jnp.s_[1:2, ::3] == jxn.s_[1:2, ::3] and jnp.index_exp[2:] == jxn.index_exp[2:]
+  assert_close(jnp.ix_(np.array([0, 2]), np.array([1, 2, 3])), jxn.ix_(np.array([0, 2]), np.array([1, 2, 3])))
+  assert_close(jnp.ix_(np.array([], np.int32)), jxn.ix_(np.array([], np.int32)))
+  assert_close(jnp.fromfunction(lambda i, j: i - j, (2, 3), dtype=int), jxn.fromfunction(lambda i, j: i - j, (2, 3), dtype=int))
+  assert_close(jnp.mask_indices(3, jnp.triu, 1), jxn.mask_indices(3, jxn.triu, 1))
+
 def test_not_implemented():
+  with pytest.raises(NotImplementedError, match="keyword arguments"): jnp.vectorize(lambda x, y=1: x + y)(V, y=2)
   with pytest.raises(NotImplementedError, match="trim_leading_zeros"): jnp.polymul(V, W, trim_leading_zeros=True)
   with pytest.raises(NotImplementedError, match="nanquantile"): jnp.nanquantile(V, 0.5, method="inverted_cdf")

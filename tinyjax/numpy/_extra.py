@@ -4,23 +4,29 @@ polynomials, isin, index helpers (diag_indices, fill_diagonal, ...), small utili
 matvec, apply_along_axis) and the window functions. They run under vmap, grad and jit as the functions they compose."""
 from __future__ import annotations
 import math, operator
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
 from tinyjax.numpy._core import asarray, array, promote, promote_inexact, as_inexact, result_type, to_dtype, default_float, \
   default_int, canonicalize_axis, canonicalize_axes, to_inexact_dtype
-from tinyjax.numpy._math import where, mod, floor_divide, abs as _abs, isnan, clip, sqrt, cos, power, floor, ceil, true_divide
+from tinyjax.lax import sorting
+from tinyjax.numpy._math import where, mod, floor_divide, abs as _abs, isnan, clip, sqrt, cos, power, floor, ceil, true_divide, \
+  copysign, invert, left_shift, right_shift
 from tinyjax.numpy._reductions import cumsum, argmax, argmin, average, quantile_of, all as _all, sum as _sum
 from tinyjax.numpy._shape import concatenate, broadcast_to, moveaxis, searchsorted, argsort, tile, ravel, \
-  broadcast_shapes
-from tinyjax.numpy._creation import zeros, ones, full, arange, linspace, diag, tril_indices, triu_indices
+  broadcast_shapes, unique, nonzero, unravel_index, _concrete, _nonzero_flat
+from tinyjax.numpy._creation import zeros, ones, full, arange, linspace, diag, tril_indices, triu_indices, indices as _indices
 from tinyjax.numpy._products import dot, matmul, convolve
+from tinyjax.numpy._indexing import _IndexUpdateHelper
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap", "modf", "cov", "corrcoef", "nanargmax", "nanargmin",
            "nanquantile", "nanpercentile", "nanmedian", "isin", "histogram_bin_edges", "histogram", "vander", "polyval",
            "polyadd", "polysub", "polymul", "polyder", "polyint", "tril_indices_from", "triu_indices_from", "diag_indices",
            "diag_indices_from", "fill_diagonal", "rollaxis", "unstack", "matvec", "vecmat", "astype",
-           "copy", "apply_along_axis", "bartlett", "blackman", "hamming", "hanning"]
+           "copy", "apply_along_axis", "bartlett", "blackman", "hamming", "hanning", "partition", "argpartition", "put_along_axis",
+           "put", "place", "ix_", "fromfunction", "apply_over_axes", "mask_indices", "union1d", "intersect1d", "setdiff1d",
+           "setxor1d", "unique_all", "unique_counts", "unique_inverse", "unique_values", "trim_zeros", "spacing", "bitwise_invert",
+           "bitwise_left_shift", "bitwise_right_shift", "polyfit"]
 # (isscalar and iterable are exported apart: they take any object, complex numbers too, and return a bool)
 
 def _along(x: Tensor, axis: int, lo: int | None, hi: int | None) -> Tensor:
@@ -387,10 +393,7 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
   if at.ndim < 2: raise ValueError("array must be at least 2-d")
   if at.ndim > 2 and len(set(_S(at))) != 1: raise ValueError("All dimensions of input must be of equal length")
   n = min(_S(at))
-  if v.ndim:   # JAX: the values repeat to the diagonal's length
-    v = ravel(v)
-    if _S(v)[0] < n: v = tile(v, -(-n // _S(v)[0]))
-    v = v[:n]
+  if v.ndim: v = _tile_to_size(ravel(v), n)   # JAX: the values repeat to the diagonal's length
   on = Tensor.ones(*_S(at), dtype=dtypes.bool, device=at.device)
   for d in range(1, at.ndim):   # the positions whose indices are all equal (and below n)
     shape = [1] * at.ndim
@@ -492,3 +495,282 @@ def hamming(M: int) -> Tensor:  # noqa: N803
 
 def hanning(M: int) -> Tensor:  # noqa: N803
   return _window("hanning", M, lambda n, M: 0.5 * (1 - cos(2 * np.pi * n / (M - 1))))
+
+# ---- partial sorts ------------------------------------------------------------------------------------------------------
+
+def _partition_setup(name: str, a: Any, kth: int, axis: int) -> tuple[Tensor, int, int]:
+  t = asarray(a)
+  ax = canonicalize_axis(axis, t.ndim)
+  return t.transpose(ax, -1) if ax != t.ndim - 1 else t, ax, canonicalize_axis(kth, _S(t)[ax])
+
+def _bottom(t: Tensor, k: int) -> tuple[Tensor, Tensor]:
+  """The k smallest along the last axis, ascending, and their indices: JAX's top_k of -t (unsigned: of -(t + 1))."""
+  neg = (t + 1).neg() if dtypes.is_unsigned(t.dtype) else -t
+  v, i = sorting.top_k(neg, k, -1)
+  return (-v - 1 if dtypes.is_unsigned(t.dtype) else -v), i
+
+def partition(a: Any, kth: int, axis: int = -1) -> Tensor:
+  """a with its kth-smallest element along axis in place, the smaller ones before it (ascending) and the others after
+  (descending: JAX's order, from two top_k; numpy's is unspecified). NaNs are not treated as numpy does, as in JAX."""
+  t, ax, k = _partition_setup("partition", a, kth, axis)
+  n = _S(t)[-1]
+  out = concatenate([_bottom(t, k + 1)[0].cast(t.dtype), sorting.top_k(t, n - k - 1, -1)[0]], -1)
+  return out.transpose(ax, -1) if ax != t.ndim - 1 else out
+
+def argpartition(a: Any, kth: int, axis: int = -1) -> Tensor:
+  """The indices that partition a (jnp.argpartition): those of the kth + 1 smallest, ascending, then the others in
+  index order, as JAX's."""
+  t, ax, k = _partition_setup("argpartition", a, kth, axis)
+  n = _S(t)[-1]
+  low = _bottom(t, k + 1)[1]
+  # the other indices in index order: top_k of a proxy, 1 off the bottom ones (JAX's way: equal values keep index order)
+  proxy = 1 - (low.unsqueeze(-1) == Tensor.arange(n).cast(low.dtype)).any(-2).cast(default_float())
+  out = concatenate([low, sorting.top_k(proxy, n - k - 1, -1)[1]], -1)   # (int32, as JAX's top_k indices)
+  return out.transpose(ax, -1) if ax != t.ndim - 1 else out
+
+# ---- functional updates -------------------------------------------------------------------------------------------------
+
+def _tile_to_size(v: Tensor, n: int) -> Tensor:
+  if _S(v)[0] < n: v = tile(v, -(-n // _S(v)[0]))
+  return v[:n] if _S(v)[0] > n else v
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplace: bool = True, *, mode: str | None = None) -> Tensor:
+  """arr with values written at indices along axis (jnp.put_along_axis): a new array, `inplace=False` required."""
+  if inplace:
+    raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays"   # (JAX's message, as it is)
+                     "are immutable. "
+                     "Pass inplace=False to instead return an updated array.")
+  t, i, v = asarray(arr), asarray(indices), asarray(values)
+  shape = _S(t)
+  if axis is None: t, axis = t.flatten(), 0
+  if t.ndim != i.ndim:
+    raise ValueError(f"put_along_axis arguments 'arr' and 'indices' must have same ndim. Got arr.ndim={t.ndim} and indices.ndim={i.ndim}.")
+  try: v = broadcast_to(v, _S(i))
+  except ValueError:
+    raise ValueError(f"put_along_axis argument 'values' must be broadcastable to 'indices'. Got values.shape={_S(v)} and "
+                     f"indices.shape={_S(i)}.") from None
+  ax = canonicalize_axis(axis, t.ndim)
+  idx = list(_indices(_S(t), sparse=True))
+  idx[ax] = i
+  return _IndexUpdateHelper(t)[tuple(idx)].set(v, mode=mode).reshape(shape)
+
+def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Tensor:
+  """a with the flat positions ind set to v, v repeated to ind's length (jnp.put): `inplace=False` required; mode
+  'clip' (the default) or 'wrap'."""
+  if inplace:
+    raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
+                     "Pass inplace=False to instead return an updated array.")
+  t, i, vt = asarray(a), ravel(ind), ravel(v)
+  if not t.numel() or not _S(i)[0] or not _S(vt)[0]: return t
+  vt = _tile_to_size(vt, _S(i)[0])
+  n = t.numel()
+  if mode == "clip": i = clip(i, 0, n - 1)
+  elif mode == "wrap": i = mod(i, n)
+  elif mode == "raise": raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
+  elif mode is not None: raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+  return _IndexUpdateHelper(t)[unravel_index(i, _S(t))].set(vt, mode="drop" if mode is None else "promise_in_bounds")
+
+def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Tensor:
+  """arr with its entries where mask is true set to vals in order, vals repeated as needed (jnp.place): `inplace=False`
+  required."""
+  t, m, v = asarray(arr), asarray(mask), ravel(vals)
+  if inplace:
+    raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
+                     "Pass inplace=False to instead return an updated array.")
+  if t.numel() != m.numel(): raise ValueError("place: arr and mask must be the same size")
+  if not _S(v)[0]: raise ValueError("Cannot place values from an empty array")
+  if not t.numel(): return t
+  # the k-th true entry takes vals[k]: its rank among the true entries
+  mf = m.flatten() != 0
+  rank = mf.cast(dtypes.int32).cumsum(0) - 1
+  vt = _tile_to_size(v, _S(mf)[0])
+  return where(mf, vt[rank.maximum(0)].cast(t.dtype), t.flatten()).reshape(_S(t))
+
+def ix_(*args: Any) -> tuple[Tensor, ...]:
+  """Open-mesh index arrays from 1-D sequences (jnp.ix_); boolean ones are not supported, as in JAX."""
+  out = []
+  for i, a in enumerate(args):
+    t = asarray(a)
+    if t.ndim != 1: raise ValueError(f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape {_S(t)}")
+    if t.dtype == dtypes.bool: raise NotImplementedError("Boolean arguments to jax.numpy.ix_ are not implemented")
+    shape = tuple(_S(t)[0] if d == i else 1 for d in range(len(args)))
+    out.append(zeros(shape, default_int()) if not _S(t)[0] else t.reshape(shape))   # numpy: an empty index is an int one
+  return tuple(out)
+
+def fromfunction(function: Callable, shape: Any, *, dtype: Any = float, **kwargs: Any) -> Any:
+  """function of the index grids of shape (jnp.fromfunction: vmapped over each axis, so function sees scalars)."""
+  from tinyjax import vmap
+  shape = tuple(operator.index(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+  for i in range(len(shape)):
+    function = vmap(function, in_axes=tuple(0 if i == j else None for j in range(len(shape)))[::-1])
+  return function(*(arange(s, dtype=dtype) for s in shape), **kwargs)
+
+def apply_over_axes(func: Callable, a: Any, axes: Sequence[int]) -> Tensor:
+  """func(a, axis) for each axis in turn, a reduced axis put back (jnp.apply_over_axes)."""
+  t = asarray(a)
+  for axis in axes:
+    b = asarray(func(t, axis))
+    if b.ndim == t.ndim: t = b
+    elif b.ndim == t.ndim - 1: t = b.unsqueeze(canonicalize_axis(axis, t.ndim))
+    else: raise ValueError("function is not returning an array of the correct shape")
+  return t
+
+def mask_indices(n: int, mask_func: Callable, k: int = 0, *, size: int | None = None) -> tuple[Tensor, Tensor]:
+  """The indices where mask_func(ones((n, n)), k) is nonzero (jnp.mask_indices); under jit `size` is needed."""
+  i, j = nonzero(mask_func(ones((n, n)), k), size=size)
+  return i, j
+
+# ---- sets -----------------------------------------------------------------------------------------------------------------
+
+def _sorted_first(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+  """x (1-D) sorted (stably), the sorting permutation, and the mask of each run's first element."""
+  perm = argsort(x)
+  s = x[perm]
+  n = _S(x)[0]
+  first = Tensor.ones(1, dtype=dtypes.bool).cat(s[1:] != s[:-1]) if n > 1 else Tensor.ones(n, dtype=dtypes.bool)
+  return s, perm, first
+
+def _select(name: str, s: Tensor, keep: Tensor, size: int | None, fill: Any) -> tuple[Tensor, Tensor, Tensor, int]:
+  """The entries of s where keep is true, in order, as `size` of them (None: as many as there are, which must then be
+  concrete); the slots beyond them hold fill (None: the first entry kept, else 0: JAX's fill). Also the positions taken
+  and whether each slot is valid."""
+  if size is None: size = int(_concrete(keep, name).sum())
+  else: size = operator.index(size)
+  pos = _nonzero_flat(keep, size, -1)
+  valid = pos >= 0
+  safe = where(valid, pos, 0)
+  vals = s[safe] if _S(s)[0] else zeros(size, s.dtype)
+  if fill is None: fill = where(valid[0], vals[0], 0) if size else 0
+  return where(valid, vals, asarray(fill, s.dtype)) if size else vals, safe, valid, size
+
+def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+  """The sorted unique values of both arrays (jnp.union1d); under jit `size` is needed."""
+  return unique(concatenate([ravel(ar1), ravel(ar2)]), size=size, fill_value=fill_value)
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices: bool = False, *, size: int | None = None,
+                fill_value: Any = None) -> Any:
+  """The sorted unique values in both arrays (jnp.intersect1d), with return_indices the first index of each in ar1 and
+  ar2 (the arrays' sizes in the padding slots); under jit `size` is needed. (`assume_unique` changes nothing here.)"""
+  a, b = promote(ar1, ar2)
+  a, b = a.flatten(), b.flatten()
+  s, perm, first = _sorted_first(a)
+  vals, safe, valid, size = _select("intersect1d", s, first & isin(s, b), size, fill_value)
+  if not return_indices: return vals
+  n1, n2 = _S(a)[0], _S(b)[0]
+  i1 = where(valid, perm[safe] if n1 else safe, n1).cast(default_int())
+  hit = (b.unsqueeze(0) == vals.unsqueeze(-1)) & valid.unsqueeze(-1)
+  i2 = where(hit, Tensor.arange(n2).unsqueeze(0), n2).min(-1).cast(default_int()) if n2 else full((size,), 0, default_int())
+  return vals, i1, i2
+
+def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+  """The sorted unique values of ar1 not in ar2 (jnp.setdiff1d; padding: fill_value, default 0); under jit `size` is
+  needed. (`assume_unique` changes nothing here.)"""
+  a, b = ravel(ar1), ravel(ar2)
+  if not _S(a)[0]: return full((size or 0,), 0 if fill_value is None else fill_value, a.dtype)
+  s, _, first = _sorted_first(a)
+  return _select("setdiff1d", s, first & isin(s, b, invert=True), size, 0 if fill_value is None else fill_value)[0]
+
+def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+  """The sorted unique values in exactly one of the arrays (jnp.setxor1d); under jit `size` is needed. (`assume_unique`
+  changes nothing here.)"""
+  a, b = promote(ravel(ar1), ravel(ar2))
+  both = concatenate([a, b])
+  if not _S(both)[0]: return zeros((size or 0,), both.dtype)
+  s, _, first = _sorted_first(both)
+  return _select("setxor1d", s, first & (isin(s, a) != isin(s, b)), size, fill_value)[0]
+
+class UniqueAllResult(NamedTuple):
+  values: Tensor
+  indices: Tensor
+  inverse_indices: Tensor
+  counts: Tensor
+
+class UniqueCountsResult(NamedTuple):
+  values: Tensor
+  counts: Tensor
+
+class UniqueInverseResult(NamedTuple):
+  values: Tensor
+  inverse_indices: Tensor
+
+def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> UniqueAllResult:
+  """jnp.unique_all: values, first indices, inverse indices and counts (NaNs distinct, as in JAX)."""
+  return UniqueAllResult(*unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=False, size=size,
+                                 fill_value=fill_value))
+
+def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> UniqueCountsResult:
+  return UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value))
+
+def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> UniqueInverseResult:
+  return UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value))
+
+def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Tensor:
+  return unique(x, equal_nan=False, size=size, fill_value=fill_value)
+
+def trim_zeros(filt: Any, trim: str = "fb", axis: int | Sequence[int] | None = None) -> Tensor:
+  """filt without its leading ('f') and trailing ('b') zeros (jnp.trim_zeros): the length depends on the values, so
+  filt must be concrete, as in JAX."""
+  t = asarray(filt)
+  v = _concrete(t, "trim_zeros")
+  axes = set(canonicalize_axes(axis, t.ndim))
+  if not axes or ("f" not in trim.lower() and "b" not in trim.lower()): return t
+  def cut(ax: int) -> slice:
+    if ax not in axes: return slice(None)
+    m = np.asarray(v.any(axis=tuple(i for i in range(t.ndim) if i != ax)))
+    if not m.any(): return slice(0, 0)
+    return slice(int(m.argmax()) if "f" in trim.lower() else None, _S(t)[ax] - int(m[::-1].argmax()) if "b" in trim.lower() else None)
+  return t[tuple(cut(ax) for ax in range(t.ndim))]
+
+# ---- ufunc-like -------------------------------------------------------------------------------------------------------------
+
+def spacing(x: Any, /) -> Tensor:
+  """The distance from x to the next float away from zero (jnp.spacing; float16: towards +inf, as JAX), from x's bits
+  (tinyjax has no nextafter yet)."""
+  t = as_inexact(x)
+  it = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[t.dtype.itemsize]
+  bits = t.bitcast(it) & (2 ** (8 * t.dtype.itemsize - 1) - 1)   # |x|'s bits (tinygrad's abs keeps -0.0's sign)
+  mag = bits.bitcast(t.dtype)
+  up = (bits + 1).bitcast(t.dtype) - mag   # the next float above |x| (inf after the largest, NaN after inf)
+  if t.dtype == dtypes.float16: return where(t < 0, mag - (bits - 1).bitcast(t.dtype), up)
+  r = copysign(up, t)
+  return where(r == 0, copysign(float(np.finfo(np_dtype(t.dtype)).smallest_subnormal), t), r)
+
+def bitwise_invert(x: Any, /) -> Tensor: return invert(x)
+def bitwise_left_shift(x1: Any, x2: Any, /) -> Tensor: return left_shift(x1, x2)
+def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor: return right_shift(x1, x2)
+
+# ---- polyfit ----------------------------------------------------------------------------------------------------------------
+
+def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False, w: Any = None, cov: Any = False) -> Any:
+  """Least-squares polynomial fit (jnp.polyfit): the coefficients, highest power first; `full` and `cov` as JAX."""
+  from tinyjax.numpy import linalg
+  xt, yt = asarray(x), asarray(y)
+  deg = operator.index(deg)
+  order = deg + 1
+  if deg < 0: raise ValueError("expected deg >= 0")
+  if xt.ndim != 1: raise TypeError("expected 1D vector for x")
+  if not xt.numel(): raise TypeError("expected non-empty vector for x")
+  if yt.ndim < 1 or yt.ndim > 2: raise TypeError("expected 1D or 2D array for y")
+  if _S(xt)[0] != _S(yt)[0]: raise TypeError("expected x and y to have same length")
+  if rcond is None: rcond = _S(xt)[0] * float(np.finfo(np_dtype(to_inexact_dtype(xt.dtype))).eps)
+  lhs, rhs = vander(xt, order), yt
+  if w is not None:
+    wt = as_inexact(w)
+    if wt.ndim != 1: raise TypeError("expected a 1-d array for weights")
+    if _S(wt)[0] != _S(yt)[0]: raise TypeError("expected w and y to have the same length")
+    lhs = lhs * wt[:, None]
+    rhs = rhs * (wt[:, None] if rhs.ndim == 2 else wt)
+  scale = sqrt((lhs * lhs).sum(0))   # (the columns scaled to a better condition number)
+  lhs = lhs / scale[None, :]
+  c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
+  c = (c.T / scale[None, :]).T if c.ndim > 1 else c / scale
+  if full: return c, resids, rank, s, asarray(float(rcond))
+  if cov:
+    vbase = linalg.inv(dot(lhs.T, lhs)) / (scale[:, None] * scale[None, :])
+    if cov == "unscaled": fac: Any = asarray(1.0)
+    else:
+      if _S(xt)[0] <= order: raise ValueError("the number of data points must exceed order to scale the covariance matrix")
+      fac = resids / (_S(xt)[0] - order)
+    fac = fac.reshape(-1) if fac.ndim == 0 else fac
+    return (c, vbase * fac[None]) if yt.ndim == 1 else (c, vbase[:, :, None] * fac[None, None, :])
+  return c
