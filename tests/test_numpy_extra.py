@@ -38,8 +38,8 @@ def flat(name, *args, **kw):
   """`same` for a function returning several arrays: compared raveled and concatenated (grad takes one output)."""
   row = same(name, *args, **kw)
   tj, jx = row.tj, row.jx
-  row.tj = lambda *a: jnp.concatenate([jnp.ravel(o) for o in tj(*a)])
-  row.jx = lambda *a: jxn.concatenate([jxn.ravel(o) for o in jx(*a)])
+  row.tj = lambda *a: jnp.concatenate([jnp.ravel(o) for o in tinyjax.tree_util.tree_leaves(tj(*a))])
+  row.jx = lambda *a: jxn.concatenate([jxn.ravel(o) for o in jax.tree_util.tree_leaves(jx(*a))])
   return row
 
 ROWS = [
@@ -122,6 +122,23 @@ ROWS = [
   same("polyfit", XP, np.sin(XP), 2), same("polyfit", XP, np.stack([XP ** 2, XP]).T, 1, w=np.abs(V[:1].repeat(6)) + XP ** 2, id="polyfit-2d-w"),
   flat("polyfit", XP, np.cos(XP), 2, cov=True, id="polyfit-cov"),
   Row("apply_over_axes", lambda a: jnp.apply_over_axes(jnp.sum, a, [0, 2]), lambda a: jxn.apply_over_axes(jxn.sum, a, [0, 2]), (rnd(2, 3, 4),)),
+  same("bitwise_count", np.array([-128, 127, -1, 0, 5], np.int8)),
+  same("bitwise_count", np.array([2 ** 62 + 3, -7], np.int64), id="bitwise_count-64"),
+  same("bitwise_count", np.array([3, 255], np.uint16), id="bitwise_count-u16"), same("bitwise_count", BV, id="bitwise_count-bool"),
+  same("packbits", rnd(3, 11, seed=16) > 0, axis=1), same("packbits", IV, bitorder="little", id="packbits-little"),
+  same("unpackbits", np.array([[7, 200], [1, 255]], np.uint8), axis=0),
+  same("unpackbits", np.array([7, 200, 3], np.uint8), count=10, bitorder="little", id="unpackbits-count"),
+  same("unpackbits", np.array([7, 200, 3], np.uint8), count=30, id="unpackbits-pad"),
+  flat("histogramdd", rnd(20, 3, seed=17), bins=(2, 3, 4)),
+  flat("histogramdd", rnd(20, 2, seed=17), bins=3, range=[(-1.0, 1.0), None], weights=rnd(20, seed=18) ** 2, density=True,
+       id="histogramdd-weights"),
+  flat("histogram2d", rnd(10, seed=19), rnd(10, seed=20), bins=(3, XP)),
+  flat("polydiv", V, W[:2]), flat("polydiv", IV[:2], W[:3], id="polydiv-short"),
+  same("poly", V[:3]), same("poly", IV, id="poly-int"), same("poly", np.array(2.0), id="poly-scalar"),
+  same("i0", np.array([0.0, 0.5, -3.0, 7.9, 8.1, 30.0, -700.0])),
+  same("i0", np.array([0.0, 1.5, -9.0, 20.0], np.float32), id="i0-f32", rtol=1e-6),   # (float32 rounding)
+  same("i0", IV, id="i0-int"),
+  Row("kaiser", lambda b: jnp.kaiser(7, b), lambda b: jxn.kaiser(7, b), (np.array(4.5),)),
   Row("fromfunction", lambda a: jnp.fromfunction(lambda i, j: i * a[0] + j, (2, 3)),
       lambda a: jxn.fromfunction(lambda i, j: i * a[0] + j, (2, 3)), (V,)),
   Row("vectorize", lambda a, b: jnp.vectorize(lambda x, y: x * y + jnp.sin(x))(a, b),
@@ -139,6 +156,7 @@ def test_no_arrays():
   """The functions of static arguments: indices, windows, predicates."""
   for name in ("bartlett", "blackman", "hamming", "hanning"):
     for m in (0, 1, 6): assert_close(getattr(jnp, name)(m), getattr(jxn, name)(m))
+  for m in (0, 1, 6): assert_close(jnp.kaiser(m, 3.0), jxn.kaiser(m, 3.0))
   assert_close(jnp.diag_indices(3), jxn.diag_indices(3))
   assert_close(jnp.diag_indices(2, 3), jxn.diag_indices(2, 3))
   assert_close(jnp.diag_indices_from(np.zeros((3, 3))), jxn.diag_indices_from(np.zeros((3, 3))))
@@ -205,6 +223,14 @@ ERRORS = [
   lambda m: m.polyfit(V, V, -1),
   lambda m: m.polyfit(V, W, 1),
   lambda m: m.apply_over_axes(lambda x, ax: x.sum(), A, [0]),
+  lambda m: m.bitwise_count(V),
+  lambda m: m.packbits(V),
+  lambda m: m.packbits(IV, bitorder="x"),
+  lambda m: m.unpackbits(IV),
+  lambda m: m.histogramdd(A, bins=(2, 2)),
+  lambda m: m.histogramdd(A, range=[(0, 1)]),
+  lambda m: m.histogramdd(A, weights=W),
+  lambda m: m.poly(A),
 ]
 
 @pytest.mark.parametrize("call", ERRORS, ids=range(len(ERRORS)))
@@ -240,6 +266,8 @@ def test_index_objects():
   assert_close(jnp.mask_indices(3, jnp.triu, 1), jxn.mask_indices(3, jxn.triu, 1))
 
 def test_not_implemented():
+  with pytest.raises(NotImplementedError, match="square matrix"): jnp.poly(np.eye(2))
+  with pytest.raises(NotImplementedError, match="trim_leading_zeros"): jnp.polydiv(V, W, trim_leading_zeros=True)
   with pytest.raises(NotImplementedError, match="keyword arguments"): jnp.vectorize(lambda x, y=1: x + y)(V, y=2)
   with pytest.raises(NotImplementedError, match="trim_leading_zeros"): jnp.polymul(V, W, trim_leading_zeros=True)
   with pytest.raises(NotImplementedError, match="nanquantile"): jnp.nanquantile(V, 0.5, method="inverted_cdf")

@@ -4,17 +4,18 @@ polynomials, isin, index helpers (diag_indices, fill_diagonal, ...), small utili
 matvec, apply_along_axis) and the window functions. They run under vmap, grad and jit as the functions they compose."""
 from __future__ import annotations
 import math, operator
+from builtins import range as builtins_range
 from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
 from tinyjax.numpy._core import asarray, array, promote, promote_inexact, as_inexact, result_type, to_dtype, default_float, \
-  default_int, canonicalize_axis, canonicalize_axes, to_inexact_dtype
+  default_int, canonicalize_axis, canonicalize_axes, to_inexact_dtype, canonical_dtype
 from tinyjax.lax import sorting
 from tinyjax.numpy._math import where, mod, floor_divide, abs as _abs, isnan, clip, sqrt, cos, power, floor, ceil, true_divide, \
   copysign, invert, left_shift, right_shift
 from tinyjax.numpy._reductions import cumsum, argmax, argmin, average, quantile_of, all as _all, sum as _sum
 from tinyjax.numpy._shape import concatenate, broadcast_to, moveaxis, searchsorted, argsort, tile, ravel, \
-  broadcast_shapes, unique, nonzero, unravel_index, _concrete, _nonzero_flat
+  broadcast_shapes, unique, nonzero, unravel_index, _concrete, _nonzero_flat, stack, ravel_multi_index, bincount
 from tinyjax.numpy._creation import zeros, ones, full, arange, linspace, diag, tril_indices, triu_indices, indices as _indices
 from tinyjax.numpy._products import dot, matmul, convolve
 from tinyjax.numpy._indexing import _IndexUpdateHelper
@@ -26,7 +27,8 @@ __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap", "modf
            "copy", "apply_along_axis", "bartlett", "blackman", "hamming", "hanning", "partition", "argpartition", "put_along_axis",
            "put", "place", "ix_", "fromfunction", "apply_over_axes", "mask_indices", "union1d", "intersect1d", "setdiff1d",
            "setxor1d", "unique_all", "unique_counts", "unique_inverse", "unique_values", "trim_zeros", "spacing", "bitwise_invert",
-           "bitwise_left_shift", "bitwise_right_shift", "polyfit"]
+           "bitwise_left_shift", "bitwise_right_shift", "polyfit", "bitwise_count", "packbits", "unpackbits", "histogramdd",
+           "histogram2d", "polydiv", "poly", "i0", "kaiser"]
 # (isscalar and iterable are exported apart: they take any object, complex numbers too, and return a bool)
 
 def _along(x: Tensor, axis: int, lo: int | None, hi: int | None) -> Tensor:
@@ -727,13 +729,16 @@ def spacing(x: Any, /) -> Tensor:
   """The distance from x to the next float away from zero (jnp.spacing; float16: towards +inf, as JAX), from x's bits
   (tinyjax has no nextafter yet)."""
   t = as_inexact(x)
+  t = t.cast(comp) if (comp := canonical_dtype(t.dtype)) != t.dtype else t   # (a Python float: its bits in the default float)
   it = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[t.dtype.itemsize]
   bits = t.bitcast(it) & (2 ** (8 * t.dtype.itemsize - 1) - 1)   # |x|'s bits (tinygrad's abs keeps -0.0's sign)
   mag = bits.bitcast(t.dtype)
   up = (bits + 1).bitcast(t.dtype) - mag   # the next float above |x| (inf after the largest, NaN after inf)
-  if t.dtype == dtypes.float16: return where(t < 0, mag - (bits - 1).bitcast(t.dtype), up)
-  r = copysign(up, t)
-  return where(r == 0, copysign(float(np.finfo(np_dtype(t.dtype)).smallest_subnormal), t), r)
+  if t.dtype == dtypes.float16: r = where(t < 0, mag - (bits - 1).bitcast(t.dtype), up)
+  else:
+    r = copysign(up, t)
+    r = where(r == 0, copysign(float(np.finfo(np_dtype(t.dtype)).smallest_subnormal), t), r)
+  return r   # (in the default float for a Python float, not weakly typed: as JAX's, whose nextafter is not)
 
 def bitwise_invert(x: Any, /) -> Tensor: return invert(x)
 def bitwise_left_shift(x1: Any, x2: Any, /) -> Tensor: return left_shift(x1, x2)
@@ -774,3 +779,166 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
     fac = fac.reshape(-1) if fac.ndim == 0 else fac
     return (c, vbase * fac[None]) if yt.ndim == 1 else (c, vbase[:, :, None] * fac[None, None, :])
   return c
+
+# ---- bits ---------------------------------------------------------------------------------------------------------------------
+
+def bitwise_count(x: Any, /) -> Tensor:
+  """The number of 1 bits of |x| (jnp.bitwise_count), as uint8; bools count as 0/1."""
+  t = asarray(x)
+  if dtypes.is_float(t.dtype):
+    raise TypeError(f"population_count does not accept dtype {np_dtype(t.dtype).name}. Accepted dtypes are subtypes of integer.")
+  if t.dtype == dtypes.bool: return t.cast(dtypes.uint8)
+  if not dtypes.is_unsigned(t.dtype):   # |x|'s bits (the smallest int stays itself, as in JAX), read as unsigned
+    t = t.abs().bitcast({1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[t.dtype.itemsize])
+  count = (t & 1).cast(dtypes.uint8)
+  for k in range(1, 8 * t.dtype.itemsize): count = count + ((t >> k) & 1).cast(dtypes.uint8)
+  return count
+
+def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Tensor:
+  """The nonzero flags of a packed 8 to a uint8 along axis (jnp.packbits), padded with zeros."""
+  t = asarray(a)
+  if dtypes.is_float(t.dtype): raise TypeError("Expected an input array of integer or boolean data type")
+  if bitorder not in ("little", "big"): raise ValueError("'order' must be either 'little' or 'big'")
+  t = (t != 0).cast(dtypes.int32)
+  if axis is None: t, axis = t.flatten(), 0
+  ax = canonicalize_axis(axis, t.ndim)
+  t = t.transpose(ax, -1) if ax != t.ndim - 1 else t
+  if rem := _S(t)[-1] % 8: t = t.pad(((0, 0),) * (t.ndim - 1) + ((0, 8 - rem),))
+  t = t.reshape(_S(t)[:-1] + (_S(t)[-1] // 8, 8))
+  weights = np.array([128, 64, 32, 16, 8, 4, 2, 1] if bitorder == "big" else [1, 2, 4, 8, 16, 32, 64, 128], np.int32)
+  packed = (t * asarray(weights)).sum(-1).cast(dtypes.uint8)
+  return packed.transpose(ax, -1) if ax != packed.ndim - 1 else packed
+
+def unpackbits(a: Any, axis: int | None = None, count: int | None = None, bitorder: str = "big") -> Tensor:
+  """The bits of a uint8 array along axis, 8 per element (jnp.unpackbits); `count` keeps or pads to that many."""
+  t = asarray(a)
+  if t.dtype != dtypes.uint8: raise TypeError("Expected an input array of unsigned byte data type")
+  if bitorder not in ("little", "big"): raise ValueError("'order' must be either 'little' or 'big'")
+  if axis is None: t, axis = t.flatten(), 0
+  ax = canonicalize_axis(axis, t.ndim)
+  t = t.transpose(ax, -1) if ax != t.ndim - 1 else t
+  bits = np.array([128, 64, 32, 16, 8, 4, 2, 1] if bitorder == "big" else [1, 2, 4, 8, 16, 32, 64, 128], np.uint8)
+  out = ((t.unsqueeze(-1) & asarray(bits)) != 0).cast(dtypes.uint8)
+  out = out.reshape(_S(out)[:-2] + (-1,))
+  if count is not None:
+    n = _S(out)[-1]
+    out = out.pad(((0, 0),) * (out.ndim - 1) + ((0, count - n),)) if count > n else out[..., :count]
+  return out.transpose(ax, -1) if ax != out.ndim - 1 else out
+
+# ---- more histograms and polynomials ------------------------------------------------------------------------------------------
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, weights: Any = None, density: bool | None = None) -> tuple[Tensor, list[Tensor]]:  # noqa: A002
+  """D-dimensional histogram of N samples (sample: N x D) and each dimension's edges (jnp.histogramdd)."""
+  if weights is None: s = as_inexact(sample)
+  else:
+    s, w = asarray(sample), asarray(weights)
+    if _S(w) != _S(s)[:1]: raise ValueError("should have one weight for each sample.")
+    s, w = promote_inexact(s, w)
+  N, D = _S(s)
+  if range is not None and (len(range) != D or any(r is not None and np.shape(r)[0] != 2 for r in range)):
+    raise ValueError(f"For sample.shape={(N, D)}, range must be a sequence of {D} pairs or Nones; got range={range}")
+  try: per_dim = list(bins)
+  except TypeError: per_dim = D * [bins]
+  else:
+    if len(per_dim) != D: raise ValueError("should be a bin for each dimension.")
+  idx, edges = [], []
+  for i in builtins_range(D):
+    e = histogram_bin_edges(s[:, i], per_dim[i], None if range is None else range[i], weights)
+    b = searchsorted(e, s[:, i], side="right")
+    idx.append(where(s[:, i] == e[-1], b - 1, b))
+    edges.append(e)
+  nbins = tuple(_S(e)[0] + 1 for e in edges)
+  xy = ravel_multi_index(tuple(idx), nbins, mode="clip")
+  hist = bincount(xy, weights, length=math.prod(nbins)).reshape(nbins)[(slice(1, -1),) * D]
+  if density:
+    hist = hist.cast(s.dtype)
+    hist = hist / hist.sum()
+    for norm in ix_(*(diff(e) for e in edges)): hist = hist / norm
+  return hist, edges
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any = None, density: bool | None = None) -> tuple[Tensor, Tensor, Tensor]:  # noqa: A002
+  """2-D histogram of the points (x, y) and the edges along x and y (jnp.histogram2d)."""
+  try: n = len(bins)
+  except TypeError: n = 1
+  if n not in (1, 2): bins = [asarray(bins), asarray(bins)]
+  hist, edges = histogramdd(stack([asarray(x), asarray(y)], 1), bins, range, weights, density)
+  return hist, edges[0], edges[1]
+
+def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Tensor, Tensor]:
+  """Quotient and remainder of polynomial division (jnp.polydiv; the remainder keeps u's length). Not
+  `trim_leading_zeros` (the length would depend on the values)."""
+  if trim_leading_zeros: raise NotImplementedError("jnp.polydiv(trim_leading_zeros=True) is not supported")
+  ut, vt = promote_inexact(u, v)
+  m, n = _S(ut)[0] - 1, _S(vt)[0] - 1
+  scale = 1.0 / vt[0]
+  q = []
+  for k in builtins_range(m - n + 1):   # long division, one leading coefficient at a time
+    d = scale * ut[k]
+    q.append(d)
+    ut = ut - (d * vt).pad(((k, m - n - k),))
+  return (stack(q) if q else zeros(1, ut.dtype)), ut
+
+def poly(seq_of_zeros: Any) -> Tensor:
+  """The coefficients of the monic polynomial with the given zeros (jnp.poly). Not of a square matrix (its
+  characteristic polynomial: the eigenvalues are complex here)."""
+  z = as_inexact(seq_of_zeros)
+  z = z.reshape(1) if z.ndim == 0 else z
+  if z.ndim == 2 and _S(z)[0] == _S(z)[1] and _S(z)[0]:
+    raise NotImplementedError("jnp.poly of a square matrix (the polynomial of its complex eigenvalues) is not supported")
+  if z.ndim != 1: raise ValueError("input must be 1d or non-empty square 2d array.")
+  if not _S(z)[0]: return ones((), z.dtype)
+  a = ones((1,), z.dtype)
+  for k in builtins_range(_S(z)[0]): a = convolve(a, stack([ones((), z.dtype), -z[k]]), mode="full")
+  return a
+
+# ---- Bessel i0 and the Kaiser window -----------------------------------------------------------------------------------------
+# Cephes' i0e by Chebyshev series (float64 and float32 coefficients), as XLA's and JAX's bessel_i0e
+
+_I0E_A64 = [-4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16, 1.71539128555513303061E-15,
+            -1.16853328779934516808E-14, 7.67618549860493561688E-14, -4.85644678311192946090E-13, 2.95505266312963983461E-12,
+            -1.72682629144155570723E-11, 9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9]
+_I0E_A32 = [-1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7, 1.11738753912010371815E-6,
+            -4.41673835845875056359E-6, 1.64484480707288970893E-5, -5.75419501008210370398E-5, 1.88502885095841655729E-4,
+            -5.76375574538582365885E-4, 1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+            -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2, 1.71620901522208775349E-1,
+            -3.04682672343198398683E-1, 6.76795274409476084995E-1]
+_I0E_B64 = [-7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17, 3.46122286769746109310E-17,
+            -2.82762398051658348494E-16, -3.42548561967721913462E-16, 1.77256013305652638360E-15, 3.81168066935262242075E-15,
+            -9.55484669882830764870E-15, -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
+            7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11, -3.14991652796324136454E-11,
+            1.18891471078464383424E-11, 4.94060238822496958910E-10]
+_I0E_B32 = [3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7, 2.89137052083475648297E-6,
+            6.88975834691682398426E-5, 3.36911647825569408990E-3, 8.04490411014108831608E-1]
+
+def _chebyshev(x: Tensor, coeffs: list[float]) -> Tensor:
+  b0, b1, b2 = zeros((), x.dtype), zeros((), x.dtype), zeros((), x.dtype)
+  for c in coeffs: b0, b1, b2 = x * b0 - b1 + c, b0, b1
+  return 0.5 * (b0 - b2)
+
+def _i0e(x: Tensor) -> Tensor:
+  wide = x.dtype == dtypes.float64
+  a, b = (_I0E_A64 + _I0E_A32, _I0E_B64 + _I0E_B32) if wide else (_I0E_A32, _I0E_B32)
+  small = _chebyshev(0.5 * x - 2.0, a)
+  xl = where(x <= 8.0, 8.0, x)   # (the large-x series at 0 would be NaN, and so its cotangent there)
+  return where(x <= 8.0, small, _chebyshev(32.0 / xl - 2.0, b) / sqrt(xl))
+
+def i0(x: Any) -> Tensor:
+  """Modified Bessel function of the first kind, order 0 (jnp.i0): exp(|x|) i0e(|x|), Cephes' series as JAX's. Its
+  derivative is that of the series (JAX's uses i1e; they agree to ~1e-13), 0 at 0 as JAX's."""
+  t = as_inexact(x)
+  comp = canonical_dtype(t.dtype)   # (a Python float: in the default float, as JAX)
+  if comp in (dtypes.float16, dtypes.bfloat16): comp = dtypes.float32   # (as XLA: the coefficients need float32)
+  ax = t.cast(comp).abs()
+  r = ax.exp() * _i0e(ax)
+  r = where(ax == 0, r.detach(), r)
+  return r.cast(t.dtype) if comp != t.dtype else r
+
+def kaiser(M: int, beta: Any) -> Tensor:  # noqa: N803
+  """The Kaiser window of M points (jnp.kaiser)."""
+  M = operator.index(M)
+  dt = default_float()
+  if M <= 1: return ones((max(M, 0),), dt)
+  n = arange(M, dtype=dt)
+  alpha = 0.5 * (M - 1)
+  # (at the ends XLA's exact division gives 1 - 1 = 0; tinygrad's x * (1/alpha) can give -1e-16, whose sqrt is NaN)
+  return i0(beta * sqrt((1 - ((n - alpha) / alpha) ** 2).maximum(0))) / i0(beta)
