@@ -166,6 +166,20 @@ def test_no_arrays():
     assert jnp.isscalar(x) == jxn.isscalar(x) and jnp.iterable(x) == jxn.iterable(x), x
   assert jnp.isscalar(jnp.zeros(())) and not jnp.isscalar(jnp.zeros(2))
 
+def test_dtype_names():
+  """The scalar type aliases and isdtype, as JAX's."""
+  assert jnp.bool == jnp.bool_ and jnp.float_ == jnp.float64 and jnp.int_ == jnp.int64 and jnp.uint == jnp.uint64
+  assert (jnp.object_, jnp.character, jnp.flexible) == (jxn.object_, jxn.character, jxn.flexible)
+  assert_close(jnp.float_(1.5), jxn.float_(1.5))
+  assert_close(jnp.bool(1), jxn.bool(1))
+  kinds = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric", np.float32,
+           ("integral", np.float16)]
+  for d in (np.float32, np.int8, "uint16", np.bool_, np.complex64, np.dtype("float16"), np.int64):
+    for k in kinds: assert jnp.isdtype(d, k) == jxn.isdtype(d, k), (d, k)
+  assert jnp.isdtype(jnp.bfloat16, "real floating") and jnp.isdtype(jnp.int16, "signed integer")
+  same_error(lambda: jnp.isdtype(np.float32, "x"), lambda: jxn.isdtype(np.float32, "x"))
+  same_error(lambda: jnp.isdtype(np.float32, 3.5), lambda: jxn.isdtype(np.float32, 3.5))
+
 def test_under_jit():
   f = tinyjax.jit(lambda x, xp, fp: (jnp.interp(x, xp, fp), jnp.histogram(x, 4)[0], jnp.isin(x, fp), jnp.nanmedian(x)))
   x, xp, fp = rnd(7, seed=7), XP, rnd(6, seed=9)

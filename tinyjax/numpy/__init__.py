@@ -40,6 +40,9 @@ float16, float32, float64 = (ScalarType(f"float{b}", getattr(dtypes, f"float{b}"
 bfloat16 = ScalarType("bfloat16", dtypes.bfloat16)
 complex64, complex128 = ScalarType("complex64", _c64), ScalarType("complex128", _c128)
 complex_, csingle, cdouble = complex128, complex64, complex128
+bool = bool_  # noqa: A001   (JAX's alias: inside this module the builtin is _builtins.bool)
+float_, int_, uint = float64, int64, uint64
+object_, character, flexible = _np.object_, _np.character, _np.flexible
 half, single, double = float16, float32, float64
 # the abstract scalar types, for jnp.issubdtype(x.dtype, jnp.floating)
 generic, number, inexact, floating, integer, signedinteger, unsignedinteger, complexfloating = \
@@ -64,7 +67,27 @@ def issubdtype(arg1, arg2) -> bool:
 
 def finfo(d): return _np.finfo(_np_like(d))
 def iinfo(d): return _np.iinfo(_np_like(d))
-def can_cast(from_, to, casting="safe") -> bool: return bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
+def can_cast(from_, to, casting="safe") -> bool: return _builtins.bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
+
+_KINDS = {"bool": lambda d: d == dtypes.bool, "signed integer": lambda d: dtypes.is_int(d) and not dtypes.is_unsigned(d),
+          "unsigned integer": dtypes.is_unsigned, "integral": dtypes.is_int, "real floating": dtypes.is_float,
+          "complex floating": lambda d: isinstance(d, type(_c64)), "numeric": lambda d: d != dtypes.bool}
+
+def isdtype(dtype, kind) -> bool:
+  """Whether dtype is of `kind` (jnp.isdtype, the array API's): a kind name ('integral', 'real floating', ...), a dtype,
+  or a tuple of them."""
+  dt = dtype_of(dtype)
+  for k in kind if isinstance(kind, tuple) else (kind,):
+    if isinstance(k, str) and k in _KINDS:
+      if _KINDS[k](dt): return True
+      continue
+    try: kd = dtype_of(k)
+    except (TypeError, ValueError) as e:
+      if isinstance(k, str):
+        raise ValueError(f"Unrecognized kind={k!r} expected one of {list(_KINDS)}, or a compatible input for jnp.dtype()") from None
+      raise TypeError(f"Expected kind to be a dtype, string, or tuple; got kind={k!r}") from e
+    if kd == dt: return True
+  return False
 
 # ---- constants ------------------------------------------------------------------------------------------------------
 pi, e, euler_gamma, inf, nan = math.pi, math.e, 0.5772156649015329, math.inf, math.nan
