@@ -6,6 +6,7 @@ and tinyjax does not raises AttributeError naming it (docs/porting.md lists what
 """
 from __future__ import annotations
 import math
+from typing import Any as _Any, Callable as _Callable
 import numpy as _np
 from tinyjax._tg import Tensor, dtypes, np_dtype as _np_dtype
 from tinyjax.errors import missing_names
@@ -58,7 +59,7 @@ def _np_like(d):
   if isinstance(d, (Tensor, _complex.C)): d = d.dtype
   return dtype(d)
 
-def issubdtype(arg1, arg2) -> bool:
+def issubdtype(arg1, arg2) -> _builtins.bool:
   if is_key_dtype(arg1) or is_key_dtype(arg2):   # typed PRNG keys' dtype: under prng_key and extended only
     sub = arg1.type if isinstance(arg1, KeyTy) else arg1
     return (isinstance(arg1, KeyTy) and arg1 == arg2) or (isinstance(sub, type) and isinstance(arg2, type) and issubclass(sub, arg2))
@@ -67,13 +68,14 @@ def issubdtype(arg1, arg2) -> bool:
 
 def finfo(d): return _np.finfo(_np_like(d))
 def iinfo(d): return _np.iinfo(_np_like(d))
-def can_cast(from_, to, casting="safe") -> bool: return _builtins.bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
+def can_cast(from_, to, casting="safe") -> _builtins.bool: return _builtins.bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
 
-_KINDS = {"bool": lambda d: d == dtypes.bool, "signed integer": lambda d: dtypes.is_int(d) and not dtypes.is_unsigned(d),
-          "unsigned integer": dtypes.is_unsigned, "integral": dtypes.is_int, "real floating": dtypes.is_float,
-          "complex floating": lambda d: isinstance(d, type(_c64)), "numeric": lambda d: d != dtypes.bool}
+_KINDS: dict[str, _Callable[[_Any], _Any]] = {
+  "bool": lambda d: d == dtypes.bool, "signed integer": lambda d: dtypes.is_int(d) and not dtypes.is_unsigned(d),
+  "unsigned integer": dtypes.is_unsigned, "integral": dtypes.is_int, "real floating": dtypes.is_float,
+  "complex floating": lambda d: isinstance(d, type(_c64)), "numeric": lambda d: d != dtypes.bool}
 
-def isdtype(dtype, kind) -> bool:
+def isdtype(dtype, kind) -> _builtins.bool:
   """Whether dtype is of `kind` (jnp.isdtype, the array API's): a kind name ('integral', 'real floating', ...), a dtype,
   or a tuple of them."""
   dt = dtype_of(dtype)
