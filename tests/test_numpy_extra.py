@@ -180,6 +180,26 @@ def test_dtype_names():
   same_error(lambda: jnp.isdtype(np.float32, "x"), lambda: jxn.isdtype(np.float32, "x"))
   same_error(lambda: jnp.isdtype(np.float32, 3.5), lambda: jxn.isdtype(np.float32, 3.5))
 
+def test_roots():
+  """roots: complex eigenvalues of the companion matrix (LAPACK geev, as JAX: the same order); leading zeros stripped
+  (concrete p) or, with strip_zeros=False, NaN roots last, under jit and vmap."""
+  def close(got, want): np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-9, atol=1e-12)
+  for p in ([1.0, -6, 11, -6], [0.0, 0, 1, 2, 5], [3.0], [0.0, 0.0], [2, 0, -8]):
+    for strip in (True, False):
+      got, want = jnp.roots(np.array(p), strip_zeros=strip), jxn.roots(np.array(p), strip_zeros=strip)
+      assert np.asarray(got).dtype == want.dtype
+      close(got, want)
+  P = np.array([[0.0, 1, -3, 2], [1.0, 2, 5, 1], [2.0, -1, 0, 3]])
+  close(tinyjax.jit(lambda p: jnp.roots(p, strip_zeros=False))(P[1]), jxn.roots(P[1], strip_zeros=False))
+  close(tinyjax.vmap(lambda p: jnp.roots(p, strip_zeros=False))(P), jax.vmap(lambda p: jxn.roots(p, strip_zeros=False))(P))
+  with pytest.raises(tinyjax.errors.ConcretizationTypeError): tinyjax.jit(jnp.roots)(P[0])
+
+def test_einsum_path():
+  ops = (np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
+  for opt in ("auto", "greedy", True, False):
+    got, want = jnp.einsum_path("ij,jk,kl->il", *ops, optimize=opt), jxn.einsum_path("ij,jk,kl->il", *ops, optimize=opt)
+    assert got[0] == want[0] and str(got[1]) == str(want[1])
+
 def test_under_jit():
   f = tinyjax.jit(lambda x, xp, fp: (jnp.interp(x, xp, fp), jnp.histogram(x, 4)[0], jnp.isin(x, fp), jnp.nanmedian(x)))
   x, xp, fp = rnd(7, seed=7), XP, rnd(6, seed=9)

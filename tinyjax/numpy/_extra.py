@@ -28,7 +28,7 @@ __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap", "modf
            "put", "place", "ix_", "fromfunction", "apply_over_axes", "mask_indices", "union1d", "intersect1d", "setdiff1d",
            "setxor1d", "unique_all", "unique_counts", "unique_inverse", "unique_values", "trim_zeros", "spacing", "bitwise_invert",
            "bitwise_left_shift", "bitwise_right_shift", "polyfit", "bitwise_count", "packbits", "unpackbits", "histogramdd",
-           "histogram2d", "polydiv", "poly", "i0", "kaiser"]
+           "histogram2d", "polydiv", "poly", "i0", "kaiser", "einsum_path", "roots"]
 # (isscalar and iterable are exported apart: they take any object, complex numbers too, and return a bool)
 
 def _along(x: Tensor, axis: int, lo: int | None, hi: int | None) -> Tensor:
@@ -942,3 +942,43 @@ def kaiser(M: int, beta: Any) -> Tensor:  # noqa: N803
   alpha = 0.5 * (M - 1)
   # (at the ends XLA's exact division gives 1 - 1 = 0; tinygrad's x * (1/alpha) can give -1e-16, whose sqrt is NaN)
   return i0(beta * sqrt((1 - ((n - alpha) / alpha) ** 2).maximum(0))) / i0(beta)
+
+# ---- einsum_path and roots ------------------------------------------------------------------------------------------------------
+
+def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "auto") -> tuple[list[tuple[int, ...]], Any]:
+  """The contraction order opt_einsum chooses, and its report (jnp.einsum_path, which is opt_einsum's contract_path
+  with optimize=False as one pairwise step after another). Needs the opt_einsum package (JAX's dependency)."""
+  try: import opt_einsum
+  except ImportError: raise NotImplementedError("jnp.einsum_path needs the opt_einsum package (pip install opt_einsum)") from None
+  if optimize is True: optimize = "optimal"
+  elif optimize is False:   # JAX's Unoptimized: the operands in order, pairwise
+    class _Unoptimized(opt_einsum.paths.PathOptimizer):
+      def __call__(self, inputs, *args, **kwargs): return [(0, 1)] * (len(inputs) - 1)
+    optimize = _Unoptimized()
+  shapes = [tuple(o.shape) if hasattr(o, "shape") else np.shape(o) for o in operands]
+  return opt_einsum.contract_path(subscripts, *shapes, optimize=optimize, shapes=True)
+
+def roots(p: Any, *, strip_zeros: bool = True) -> Any:
+  """The roots of a polynomial (jnp.roots): the eigenvalues of its companion matrix, complex. strip_zeros (the default)
+  drops leading zero coefficients, so p must then be concrete; with strip_zeros=False they give NaN roots last, as JAX."""
+  from tinyjax.numpy import linalg
+  from tinyjax.complex_array import ComplexArray
+  pt = as_inexact(p)
+  pt = pt.reshape(1) if pt.ndim == 0 else pt
+  if pt.ndim != 1: raise ValueError("Input must be a rank-1 array.")
+  n = _S(pt)[0]
+  if n < 2: return ComplexArray(zeros(0, pt.dtype), zeros(0, pt.dtype))
+  def companion_roots(c: Tensor) -> Any:
+    k = _S(c)[0]
+    if k < 2: return ComplexArray(zeros(0, c.dtype), zeros(0, c.dtype))
+    first = (Tensor.arange(k - 1) == 0).unsqueeze(-1)   # the first row holds -c[1:]/c[0], the subdiagonal ones
+    return linalg.eigvals(where(first, (-c[1:] / c[0]).unsqueeze(0), diag(ones((k - 2,), c.dtype), -1)))
+  zero = pt == 0
+  lead = where(zero.all(), n, argmin(zero))   # the number of leading zeros
+  if strip_zeros: return companion_roots(pt[int(_concrete(lead, "roots(strip_zeros=True)")):])
+  pt = where(lead == n, 1.0, pt)   # (no LAPACK error for a zero polynomial)
+  r = companion_roots(pt[mod(arange(n) + lead, n)])   # the leading zeros rolled to the end: zero roots
+  m = _S(r.re)[0]
+  order = argsort((r.re == 0) & (r.im == 0))           # the zero roots last, stably
+  keep = arange(m) < m - lead
+  return ComplexArray(where(keep, r.re[order], math.nan), where(keep, r.im[order], math.nan))
