@@ -34,6 +34,16 @@ def eager(f):
     with jax.ensure_compile_time_eval(): return f(*a, **kw)
   return g
 
+def uf(m):
+  """A ufunc made with frompyfunc (not associative: its reductions' order shows)."""
+  return m.frompyfunc(lambda a, b: a * b + 1, nin=2, nout=1, identity=1)
+
+def U(method: str, *args, id: str = "", **kw) -> Row:  # noqa: A002
+  """A row calling uf(jnp).method / uf(jxn).method."""
+  opts = {k: kw.pop(k) for k in ("vmap", "diff", "diff_args", "batch_args") if k in kw}
+  def call(m): return lambda *a: (uf(m) if method == "call" else getattr(uf(m), method))(*a, **kw)
+  return Row("ufunc." + method, call(jnp), call(jxn), args, id=id or "ufunc." + method, **opts)
+
 def flat(name, *args, **kw):
   """`same` for a function returning several arrays: compared raveled and concatenated (grad takes one output)."""
   row = same(name, *args, **kw)
@@ -139,6 +149,13 @@ ROWS = [
   same("i0", np.array([0.0, 1.5, -9.0, 20.0], np.float32), id="i0-f32", rtol=1e-6),   # (float32 rounding)
   same("i0", IV, id="i0-int"),
   Row("kaiser", lambda b: jnp.kaiser(7, b), lambda b: jxn.kaiser(7, b), (np.array(4.5),)),
+  U("call", A, W), U("reduce", A, axis=1), U("reduce", A, axis=None, id="ufunc.reduce-all"),
+  U("reduce", A, axis=0, keepdims=True, initial=0.5, id="ufunc.reduce-initial"),
+  Row("ufunc.reduce", lambda a: uf(jnp).reduce(a, axis=1, where=A > 0), lambda a: uf(jxn).reduce(a, axis=1, where=A > 0), (A,),
+      id="ufunc.reduce-where"),
+  U("accumulate", A, axis=1), U("at", A, (np.array([0, 0, 2]), np.array([1, 1, 3])), np.array([2.0, 3.0, 4.0]), inplace=False,
+                                batch_args=(0, 2)),
+  U("reduceat", V, np.array([0, 2, 3])), U("outer", V[:3], W),
   Row("fromfunction", lambda a: jnp.fromfunction(lambda i, j: i * a[0] + j, (2, 3)),
       lambda a: jxn.fromfunction(lambda i, j: i * a[0] + j, (2, 3)), (V,)),
   Row("vectorize", lambda a, b: jnp.vectorize(lambda x, y: x * y + jnp.sin(x))(a, b),
@@ -265,6 +282,14 @@ ERRORS = [
   lambda m: m.histogramdd(A, range=[(0, 1)]),
   lambda m: m.histogramdd(A, weights=W),
   lambda m: m.poly(A),
+  lambda m: m.frompyfunc(lambda a, b: a + b, 2, 1).reduce(A, where=A > 0),
+  lambda m: uf(m).reduce(A, where=A),
+  lambda m: m.frompyfunc(lambda a, b: a + b, 2, 1).reduce(np.zeros((0, 2))),
+  lambda m: uf(m).at(A, 0, 1.0),
+  lambda m: m.frompyfunc(lambda a: a, 1, 1).reduce(A),
+  lambda m: m.frompyfunc(lambda a, b: (a, b), 2, 2).accumulate(A),
+  lambda m: uf(m).reduceat(A, np.array([[0]])),
+  lambda m: uf(m).accumulate(A, axis=None),
 ]
 
 @pytest.mark.parametrize("call", ERRORS, ids=range(len(ERRORS)))

@@ -23,6 +23,7 @@ from tinyjax.numpy._extra import *         # noqa: F403
 from tinyjax.numpy._extra import isscalar, iterable   # noqa: F401
 from tinyjax.numpy._index_tricks import *  # noqa: F403
 from tinyjax.numpy._vectorize import vectorize   # noqa: F401
+from tinyjax.numpy._ufunc import ufunc, frompyfunc   # noqa: F401
 from tinyjax.numpy import linalg           # noqa: F401
 from tinyjax.numpy import fft              # noqa: F401
 from tinyjax.numpy import _complex
