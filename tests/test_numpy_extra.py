@@ -211,6 +211,18 @@ def test_roots():
   close(tinyjax.vmap(lambda p: jnp.roots(p, strip_zeros=False))(P), jax.vmap(lambda p: jxn.roots(p, strip_zeros=False))(P))
   with pytest.raises(tinyjax.errors.ConcretizationTypeError): tinyjax.jit(jnp.roots)(P[0])
 
+def test_sort_complex():
+  """sort_complex: by real part, then imaginary part (NaN last), as a complex array; under vmap; JAX's ComplexWarning."""
+  def close(got, want):
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)
+  for a in (np.array([1 + 2j, 1 - 1j, -3 + 0j, 1 + 0j]), np.array([2.0, np.nan, 1.0]), np.array([1, 2], np.float32),
+            np.array([[1 + 1j, np.nan, 1 - 2j], [0, 1j, -1j]]), IV):
+    close(jnp.sort_complex(a), jxn.sort_complex(a))
+  Z = rnd(3, 4) + 1j * rnd(3, 4, seed=1)
+  close(tinyjax.vmap(jnp.sort_complex)(Z), jax.vmap(jxn.sort_complex)(Z))
+  assert jnp.ComplexWarning is jxn.ComplexWarning
+
 def test_einsum_path():
   ops = (np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
   for opt in ("auto", "greedy", True, False):

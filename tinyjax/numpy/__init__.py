@@ -20,7 +20,7 @@ from tinyjax.numpy._products import *      # noqa: F403
 from tinyjax.numpy._shape import *         # noqa: F403
 from tinyjax.numpy._indexing import *      # noqa: F403
 from tinyjax.numpy._extra import *         # noqa: F403
-from tinyjax.numpy._extra import isscalar, iterable   # noqa: F401
+from tinyjax.numpy._extra import isscalar, iterable, ComplexWarning   # noqa: F401
 from tinyjax.numpy._index_tricks import *  # noqa: F403
 from tinyjax.numpy._vectorize import vectorize   # noqa: F401
 from tinyjax.numpy._ufunc import ufunc, frompyfunc   # noqa: F401

@@ -19,6 +19,7 @@ from tinyjax.numpy._shape import concatenate, broadcast_to, moveaxis, searchsort
 from tinyjax.numpy._creation import zeros, ones, full, arange, linspace, diag, tril_indices, triu_indices, indices as _indices
 from tinyjax.numpy._products import dot, matmul, convolve
 from tinyjax.numpy._indexing import _IndexUpdateHelper
+from tinyjax.numpy import _complex
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap", "modf", "cov", "corrcoef", "nanargmax", "nanargmin",
            "nanquantile", "nanpercentile", "nanmedian", "isin", "histogram_bin_edges", "histogram", "vander", "polyval",
@@ -28,8 +29,9 @@ __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap", "modf
            "put", "place", "ix_", "fromfunction", "apply_over_axes", "mask_indices", "union1d", "intersect1d", "setdiff1d",
            "setxor1d", "unique_all", "unique_counts", "unique_inverse", "unique_values", "trim_zeros", "spacing", "bitwise_invert",
            "bitwise_left_shift", "bitwise_right_shift", "polyfit", "bitwise_count", "packbits", "unpackbits", "histogramdd",
-           "histogram2d", "polydiv", "poly", "i0", "kaiser", "einsum_path", "roots"]
-# (isscalar and iterable are exported apart: they take any object, complex numbers too, and return a bool)
+           "histogram2d", "polydiv", "poly", "i0", "kaiser", "einsum_path", "roots", "sort_complex"]
+# (isscalar and iterable are exported apart: they take any object, complex numbers too, and return a bool; and
+# ComplexWarning, a class)
 
 def _along(x: Tensor, axis: int, lo: int | None, hi: int | None) -> Tensor:
   """x[..., lo:hi, ...] with the slice on `axis`."""
@@ -982,3 +984,13 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
   order = argsort((r.re == 0) & (r.im == 0))           # the zero roots last, stably
   keep = arange(m) < m - lead
   return ComplexArray(where(keep, r.re[order], math.nan), where(keep, r.im[order], math.nan))
+
+# ---- complex ordering -----------------------------------------------------------------------------------------------------------
+
+ComplexWarning = np.exceptions.ComplexWarning
+
+def sort_complex(a: Any) -> Any:
+  """a sorted along its last axis, as a complex array (jnp.sort_complex): by real part, then imaginary part."""
+  return _complex._sort(_complex.as_complex(a), -1)
+
+_complex.COMPLEX["sort_complex"] = sort_complex   # (a complex argument: the same function)
