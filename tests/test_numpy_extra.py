@@ -229,6 +229,14 @@ def test_einsum_path():
     got, want = jnp.einsum_path("ij,jk,kl->il", *ops, optimize=opt), jxn.einsum_path("ij,jk,kl->il", *ops, optimize=opt)
     assert got[0] == want[0] and str(got[1]) == str(want[1])
 
+def test_empty_results():
+  """Results with no elements, computed from data (a program's output buffer cannot have size 0: tinygrad's realize
+  computes them), eagerly and under jit."""
+  for call in (lambda m: m.diff(np.array([5.0])), lambda m: m.diff(V, n=6), lambda m: m.ediff1d(np.ones(1)),
+               lambda m: m.setdiff1d(IV, IV), lambda m: m.intersect1d(IV, IV + 10)):
+    assert_close(call(jnp), call(jxn))
+  assert_close(tinyjax.jit(lambda x: (x[1:] - x[:-1], x * 2))(np.ones(1)), jax.jit(lambda x: (x[1:] - x[:-1], x * 2))(np.ones(1)))
+
 def test_under_jit():
   f = tinyjax.jit(lambda x, xp, fp: (jnp.interp(x, xp, fp), jnp.histogram(x, 4)[0], jnp.isin(x, fp), jnp.nanmedian(x)))
   x, xp, fp = rnd(7, seed=7), XP, rnd(6, seed=9)
