@@ -257,6 +257,7 @@ ERRORS = [
   lambda m: m.histogram(V, weights=W),
   lambda m: m.histogram(V, bins="auto"),
   lambda m: m.vander(A),
+  lambda m: m.vander(BV),
   lambda m: m.polyder(V, -1),
   lambda m: m.polyint(V, 2, k=np.ones(3)),
   lambda m: m.fill_diagonal(A, 1.0),

@@ -305,6 +305,8 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Tensor:  #
   """Vandermonde matrix (jnp.vander): the columns are x's powers, decreasing unless `increasing`."""
   xt = asarray(x)
   if xt.ndim != 1: raise ValueError("x must be a one-dimensional array")
+  if xt.dtype == dtypes.bool:
+    raise TypeError("iota does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, complexfloating.")
   N = _S(xt)[0] if N is None else operator.index(N)
   if N < 0: raise ValueError("N must be nonnegative")
   k = np.arange(N) if increasing else np.arange(N - 1, -1, -1)
@@ -975,9 +977,11 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     if k < 2: return ComplexArray(zeros(0, c.dtype), zeros(0, c.dtype))
     first = (Tensor.arange(k - 1) == 0).unsqueeze(-1)   # the first row holds -c[1:]/c[0], the subdiagonal ones
     return linalg.eigvals(where(first, (-c[1:] / c[0]).unsqueeze(0), diag(ones((k - 2,), c.dtype), -1)))
+  if strip_zeros:   # (the number of leading zeros: p's values)
+    nonzero_at = np.flatnonzero(_concrete(pt, "roots(strip_zeros=True)") != 0)
+    return companion_roots(pt[int(nonzero_at[0]) if nonzero_at.size else n:])
   zero = pt == 0
   lead = where(zero.all(), n, argmin(zero))   # the number of leading zeros
-  if strip_zeros: return companion_roots(pt[int(_concrete(lead, "roots(strip_zeros=True)")):])
   pt = where(lead == n, 1.0, pt)   # (no LAPACK error for a zero polynomial)
   r = companion_roots(pt[mod(arange(n) + lead, n)])   # the leading zeros rolled to the end: zero roots
   m = _S(r.re)[0]
