@@ -977,8 +977,8 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     if k < 2: return ComplexArray(zeros(0, c.dtype), zeros(0, c.dtype))
     first = (Tensor.arange(k - 1) == 0).unsqueeze(-1)   # the first row holds -c[1:]/c[0], the subdiagonal ones
     return linalg.eigvals(where(first, (-c[1:] / c[0]).unsqueeze(0), diag(ones((k - 2,), c.dtype), -1)))
-  if strip_zeros:   # (the number of leading zeros: p's values)
-    nonzero_at = np.flatnonzero(_concrete(pt, "roots(strip_zeros=True)") != 0)
+  if strip_zeros:   # (the number of leading zeros: p's values; numpy data read as it is, not through its Tensor)
+    nonzero_at = np.flatnonzero((_concrete(pt, "roots(strip_zeros=True)") if isinstance(p, Tensor) else np.asarray(p)).reshape(-1) != 0)
     return companion_roots(pt[int(nonzero_at[0]) if nonzero_at.size else n:])
   zero = pt == 0
   lead = where(zero.all(), n, argmin(zero))   # the number of leading zeros
