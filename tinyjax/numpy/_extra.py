@@ -11,6 +11,8 @@ from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
 from tinyjax.numpy._core import asarray, array, promote, promote_inexact, as_inexact, result_type, to_dtype, default_float, \
   default_int, canonicalize_axis, canonicalize_axes, to_inexact_dtype, canonical_dtype
 from tinyjax.lax import sorting
+from tinyjax.transforms.vmap import vmap
+from tinyjax.complex_array import ComplexArray
 from tinyjax.numpy._math import where, mod, floor_divide, abs as _abs, isnan, clip, sqrt, cos, power, floor, ceil, true_divide, \
   copysign, invert, left_shift, right_shift
 from tinyjax.numpy._reductions import cumsum, argmax, argmin, average, quantile_of, all as _all, sum as _sum
@@ -19,7 +21,7 @@ from tinyjax.numpy._shape import concatenate, broadcast_to, moveaxis, searchsort
 from tinyjax.numpy._creation import zeros, ones, full, arange, linspace, diag, tril_indices, triu_indices, indices as _indices
 from tinyjax.numpy._products import dot, matmul, convolve
 from tinyjax.numpy._indexing import _IndexUpdateHelper
-from tinyjax.numpy import _complex
+from tinyjax.numpy import _complex, linalg
 
 __all__ = ["diff", "ediff1d", "gradient", "trapezoid", "interp", "unwrap", "modf", "cov", "corrcoef", "nanargmax", "nanargmin",
            "nanquantile", "nanpercentile", "nanmedian", "isin", "histogram_bin_edges", "histogram", "vander", "polyval",
@@ -474,7 +476,6 @@ def copy(a: Any, order: str | None = None) -> Tensor:
 
 def apply_along_axis(func1d: Callable, axis: int, arr: Any, *args: Any, **kwargs: Any) -> Any:
   """func1d on every 1-D slice along axis (jnp.apply_along_axis: vmap over the other axes, as JAX does)."""
-  from tinyjax import vmap
   t = asarray(arr)
   ax = canonicalize_axis(axis, t.ndim)
   func = lambda s: func1d(s, *args, **kwargs)   # noqa: E731
@@ -605,7 +606,6 @@ def ix_(*args: Any) -> tuple[Tensor, ...]:
 
 def fromfunction(function: Callable, shape: Any, *, dtype: Any = float, **kwargs: Any) -> Any:
   """function of the index grids of shape (jnp.fromfunction: vmapped over each axis, so function sees scalars)."""
-  from tinyjax import vmap
   shape = tuple(operator.index(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
   for i in range(len(shape)):
     function = vmap(function, in_axes=tuple(0 if i == j else None for j in range(len(shape)))[::-1])
@@ -752,7 +752,6 @@ def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor: return right_shift(x1, x
 
 def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False, w: Any = None, cov: Any = False) -> Any:
   """Least-squares polynomial fit (jnp.polyfit): the coefficients, highest power first; `full` and `cov` as JAX."""
-  from tinyjax.numpy import linalg
   xt, yt = asarray(x), asarray(y)
   deg = operator.index(deg)
   order = deg + 1
@@ -965,8 +964,6 @@ def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "auto") -> t
 def roots(p: Any, *, strip_zeros: bool = True) -> Any:
   """The roots of a polynomial (jnp.roots): the eigenvalues of its companion matrix, complex. strip_zeros (the default)
   drops leading zero coefficients, so p must then be concrete; with strip_zeros=False they give NaN roots last, as JAX."""
-  from tinyjax.numpy import linalg
-  from tinyjax.complex_array import ComplexArray
   pt = as_inexact(p)
   pt = pt.reshape(1) if pt.ndim == 0 else pt
   if pt.ndim != 1: raise ValueError("Input must be a rank-1 array.")

@@ -7,6 +7,8 @@ from typing import Any, Callable
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
 from tinyjax.core import canonicalize_axis
+from tinyjax.transforms.vmap import vmap
+from tinyjax.lax import fori_loop, scan
 from tinyjax.numpy._core import asarray, to_dtype
 from tinyjax.numpy._shape import moveaxis, broadcast_to, append
 from tinyjax.numpy._math import where
@@ -50,7 +52,6 @@ class ufunc:  # noqa: N801 (numpy's name)
   def reduce(self, a: Any, axis: int | None = 0, dtype: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
              where: Any = None) -> Tensor:
     """The reduction of a along axis by this binary function (numpy's ufunc.reduce), one element after another."""
-    from tinyjax.lax import fori_loop
     self._binary("reduce")
     if out is not None: raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
     arr = asarray(a)
@@ -85,7 +86,6 @@ class ufunc:  # noqa: N801 (numpy's name)
 
   def accumulate(self, a: Any, axis: int = 0, dtype: Any = None, out: None = None) -> Tensor:
     """The running reduction along axis (numpy's ufunc.accumulate)."""
-    from tinyjax.lax import scan
     self._binary("accumulate")
     if out is not None: raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
     arr = asarray(a)
@@ -104,7 +104,6 @@ class ufunc:  # noqa: N801 (numpy's name)
   def at(self, a: Any, indices: Any, b: Any = None, /, *, inplace: bool = True) -> Tensor:
     """a with func applied at indices, repeated indices applied one after another (numpy's ufunc.at): a new array,
     so `inplace=False` is required."""
-    from tinyjax.lax import scan
     if inplace: raise NotImplementedError(_AT_INPLACE)
     args: tuple[Tensor, ...] = () if b is None else (asarray(b),)
     at = asarray(a)
@@ -126,7 +125,6 @@ class ufunc:  # noqa: N801 (numpy's name)
 
   def reduceat(self, a: Any, indices: Any, axis: int = 0, dtype: Any = None, out: None = None) -> Tensor:
     """Reductions over the segments [indices[i], indices[i+1]) along axis (numpy's ufunc.reduceat)."""
-    from tinyjax.lax import fori_loop
     self._binary("reduceat")
     if out is not None: raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
     arr, ind = asarray(a), asarray(indices)
@@ -145,7 +143,6 @@ class ufunc:  # noqa: N801 (numpy's name)
 
   def outer(self, A: Any, B: Any, /) -> Tensor:  # noqa: N803
     """func of every pair of elements of A and B: shape A.shape + B.shape (numpy's ufunc.outer)."""
-    from tinyjax import vmap
     self._binary("outer")
     at, bt = asarray(A), asarray(B)
     result = vmap(vmap(self, (None, 0)), (0, None))(at.flatten(), bt.flatten())

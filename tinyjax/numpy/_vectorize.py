@@ -5,6 +5,7 @@ import functools, re
 from typing import Any, Callable, Collection, Sequence
 import numpy as np
 from tinyjax._tg import static_shape as _S
+from tinyjax.transforms.vmap import vmap
 from tinyjax.numpy._core import asarray
 from tinyjax.numpy._shape import broadcast_shapes, squeeze, expand_dims
 
@@ -69,7 +70,6 @@ def vectorize(pyfunc: Callable, *, excluded: Collection[int | str] = frozenset()
 
   @functools.wraps(pyfunc)
   def wrapped(*args_: Any, **kwargs: Any) -> Any:
-    from tinyjax import vmap
     args: Sequence[Any] = args_
     context = f"on vectorized function with excluded={excluded!r} and signature={signature!r}"
     func, args, kwargs = _apply_excluded(pyfunc, excluded, args, kwargs)
