@@ -223,6 +223,19 @@ def test_sort_complex():
   close(tinyjax.vmap(jnp.sort_complex)(Z), jax.vmap(jxn.sort_complex)(Z))
   assert jnp.ComplexWarning is jxn.ComplexWarning
 
+def test_nextafter():
+  """nextafter from the bits, every dtype: zeros of either sign, infinities, NaN, equal arguments (x2), the largest
+  float; under vmap and jit; no derivative, as JAX."""
+  x = np.array([1.0, -1.0, 0.0, -0.0, 0.0, np.inf, -np.inf, np.nan, 2.0, 1.0, 1.7976931348623157e308, 0.0, -0.0, 3.0])
+  y = np.array([2.0, 0.0, 1.0, -1.0, -1.0, 0.0, 0.0, 1.0, np.nan, 1.0, np.inf, -0.0, 0.0, -np.inf])
+  for d in (np.float64, np.float32, np.float16):
+    got, want = np.asarray(jnp.nextafter(x.astype(d), y.astype(d))), np.asarray(jxn.nextafter(x.astype(d), y.astype(d)))
+    assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want)), d
+  assert_close(jnp.nextafter(IV, 3), jxn.nextafter(IV, 3))
+  assert_close(tinyjax.vmap(jnp.nextafter)(x, y), jax.vmap(jxn.nextafter)(x, y))
+  assert_close(tinyjax.jit(jnp.nextafter)(x, y), jax.jit(jxn.nextafter)(x, y))
+  same_error(lambda: tinyjax.grad(jnp.nextafter)(1.0, 2.0), lambda: jax.grad(jxn.nextafter)(1.0, 2.0))
+
 def test_einsum_path():
   ops = (np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
   for opt in ("auto", "greedy", True, False):

@@ -7,13 +7,14 @@ import functools, math, operator
 from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
-from tinyjax._tg import Tensor, dtypes
+from tinyjax._tg import Tensor, dtypes, np_dtype
 from tinyjax.lax.special import log1p as _log1p, expm1 as _expm1
 from tinyjax.lax import special as _lax_special
 from tinyjax.lax import ops as lax_ops
-from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int
+from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int, canonical_dtype
 from tinyjax.numpy._shape import nonzero
 from tinyjax.core import composite, fill, fill_like
+from tinyjax.custom import custom_jvp
 
 __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
            "round", "around", "round_", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "real",
@@ -264,7 +265,30 @@ def lcm(x1: Any, x2: Any) -> Tensor:
   return (g == 0).where(0, a * _idiv(b, (g == 0).where(1, g)))
 
 def nextafter(x1: Any, x2: Any) -> Tensor:
-  raise NotImplementedError("jnp.nextafter is not implemented in tinyjax (see docs/porting.md)")
+  """The next float after x1 towards x2 (jnp.nextafter), from x1's bits: x2 where they are equal, NaN where either is.
+  A Python float computes in the default float (not weakly typed, as JAX's). No derivative, as in JAX. (A subnormal x1
+  is itself, where XLA's CPU flushes it to zero.)"""
+  a, b = promote_inexact(x1, x2)
+  if (dt := canonical_dtype(a.dtype)) != a.dtype: a, b = a.cast(dt), b.cast(dt)
+  shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+  return _nextafter(a.expand(shape), b.expand(shape))
+
+@custom_jvp
+def _nextafter(a: Tensor, b: Tensor) -> Tensor:
+  dt = a.dtype
+  it = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[dt.itemsize]
+  bits = a.bitcast(it)
+  mag = bits & (2 ** (8 * dt.itemsize - 1) - 1)            # |x1|'s bits: one more is the next float away from zero
+  away = (b > a) == (a > 0)
+  step = away.where(mag + 1, mag - 1).bitcast(dt)
+  r = (bits < 0).where(-step, step)                          # (x1's sign; -0.0 where a tiny negative steps to zero)
+  tiny = float(np.finfo(np_dtype(dt)).smallest_subnormal)
+  r = (a == 0).where((b < 0).where(-tiny, tiny), r)          # from zero: the smallest subnormal of x2's sign
+  return (a.isnan() | b.isnan()).where(math.nan, (a == b).where(b, r))
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+  raise NotImplementedError("Differentiation rule for 'nextafter' not implemented")
 
 # ---- rounding, predicates -------------------------------------------------------------------------------------------
 
