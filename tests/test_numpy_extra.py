@@ -236,6 +236,17 @@ def test_nextafter():
   assert_close(tinyjax.jit(jnp.nextafter)(x, y), jax.jit(jxn.nextafter)(x, y))
   same_error(lambda: tinyjax.grad(jnp.nextafter)(1.0, 2.0), lambda: jax.grad(jxn.nextafter)(1.0, 2.0))
 
+def test_complex_arguments():
+  """The linear functions on complex arrays (their parts), against JAX; the others raise NotImplementedError."""
+  z = np.array([[1 + 2j, 3 - 1j, 0.5j], [2, 1j, -1 - 1j]])
+  for call in (lambda m: m.copy(z), lambda m: m.diff(z, axis=0), lambda m: m.diff(z, prepend=1.5, append=np.ones((2, 1))),
+               lambda m: m.diff(np.ones(3), prepend=1j), lambda m: m.unstack(z, axis=1), lambda m: m.rollaxis(z, 1)):
+    got, want = call(jnp), call(jxn)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,), strict=True):
+      assert np.asarray(g).dtype == np.asarray(w).dtype
+      np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
+  with pytest.raises(NotImplementedError, match="jnp.isin of complex"): jnp.isin(z, z)
+
 def test_einsum_path():
   ops = (np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
   for opt in ("auto", "greedy", True, False):

@@ -994,4 +994,25 @@ def sort_complex(a: Any) -> Any:
   """a sorted along its last axis, as a complex array (jnp.sort_complex): by real part, then imaginary part."""
   return _complex._sort(_complex.as_complex(a), -1)
 
-_complex.COMPLEX["sort_complex"] = sort_complex   # (a complex argument: the same function)
+# the complex versions of the linear functions above: the same function on the real and imaginary parts
+
+def _c_diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+  z, *ends = _complex.promote_complex(a, *(e for e in (prepend, append) if e is not None))
+  pre = ends.pop(0) if prepend is not None else None
+  app = ends.pop(0) if append is not None else None
+  part = lambda f: diff(f(z), n, axis, None if pre is None else f(pre), None if app is None else f(app))   # noqa: E731
+  return ComplexArray(part(lambda c: c.re), part(lambda c: c.im))
+
+def _c_unstack(x: Any, /, *, axis: int = 0) -> tuple:
+  z = _complex.as_complex(x)
+  return tuple(ComplexArray(r, i) for r, i in zip(unstack(z.re, axis=axis), unstack(z.im, axis=axis), strict=True))
+
+def _c_rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+  z = _complex.as_complex(a)
+  return ComplexArray(rollaxis(z.re, axis, start), rollaxis(z.im, axis, start))
+
+_complex.COMPLEX.update({
+  "sort_complex": sort_complex,   # (a complex argument: the same function)
+  "copy": lambda a, order=None: _complex.as_complex(a),
+  "rollaxis": _c_rollaxis,
+  "diff": _c_diff, "unstack": _c_unstack})
