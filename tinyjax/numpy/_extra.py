@@ -4,7 +4,7 @@ polynomials, isin, index helpers (diag_indices, fill_diagonal, ...), small utili
 matvec, apply_along_axis) and the window functions. They run under vmap, grad and jit as the functions they compose."""
 from __future__ import annotations
 import math, operator
-from builtins import range as builtins_range
+from builtins import range as builtins_range   # (histogramdd's `range` argument hides the builtin)
 from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
@@ -366,16 +366,16 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Tensor:
 
 # ---- index helpers ----------------------------------------------------------------------------------------------------
 
-def _shape_of(name: str, arr: Any) -> tuple[int, ...]:
+def _shape_of(arr: Any) -> tuple[int, ...]:
   return tuple(arr.shape) if hasattr(arr, "shape") else _S(asarray(arr))
 
 def tril_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
-  s = _shape_of("tril_indices_from", arr)
+  s = _shape_of(arr)
   if len(s) != 2: raise ValueError("Only 2-D inputs are accepted")
   return tril_indices(s[0], k=k, m=s[1])
 
 def triu_indices_from(arr: Any, k: int = 0) -> tuple[Tensor, Tensor]:
-  s = _shape_of("triu_indices_from", arr)
+  s = _shape_of(arr)
   if len(s) != 2: raise ValueError("Only 2-D inputs are accepted")
   return triu_indices(s[0], k=k, m=s[1])
 
@@ -505,7 +505,8 @@ def hanning(M: int) -> Tensor:  # noqa: N803
 
 # ---- partial sorts ------------------------------------------------------------------------------------------------------
 
-def _partition_setup(name: str, a: Any, kth: int, axis: int) -> tuple[Tensor, int, int]:
+def _partition_setup(a: Any, kth: int, axis: int) -> tuple[Tensor, int, int]:
+  """a with `axis` last, that axis, and kth in range (JAX's error otherwise)."""
   t = asarray(a)
   ax = canonicalize_axis(axis, t.ndim)
   return t.transpose(ax, -1) if ax != t.ndim - 1 else t, ax, canonicalize_axis(kth, _S(t)[ax])
@@ -519,7 +520,7 @@ def _bottom(t: Tensor, k: int) -> tuple[Tensor, Tensor]:
 def partition(a: Any, kth: int, axis: int = -1) -> Tensor:
   """a with its kth-smallest element along axis in place, the smaller ones before it (ascending) and the others after
   (descending: JAX's order, from two top_k; numpy's is unspecified). NaNs are not treated as numpy does, as in JAX."""
-  t, ax, k = _partition_setup("partition", a, kth, axis)
+  t, ax, k = _partition_setup(a, kth, axis)
   n = _S(t)[-1]
   out = concatenate([_bottom(t, k + 1)[0].cast(t.dtype), sorting.top_k(t, n - k - 1, -1)[0]], -1)
   return out.transpose(ax, -1) if ax != t.ndim - 1 else out
@@ -527,7 +528,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Tensor:
 def argpartition(a: Any, kth: int, axis: int = -1) -> Tensor:
   """The indices that partition a (jnp.argpartition): those of the kth + 1 smallest, ascending, then the others in
   index order, as JAX's."""
-  t, ax, k = _partition_setup("argpartition", a, kth, axis)
+  t, ax, k = _partition_setup(a, kth, axis)
   n = _S(t)[-1]
   low = _bottom(t, k + 1)[1]
   # the other indices in index order: top_k of a proxy, 1 off the bottom ones (JAX's way: equal values keep index order)
@@ -875,7 +876,7 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Tensor
   m, n = _S(ut)[0] - 1, _S(vt)[0] - 1
   scale = 1.0 / vt[0]
   q = []
-  for k in builtins_range(m - n + 1):   # long division, one leading coefficient at a time
+  for k in range(m - n + 1):   # long division, one leading coefficient at a time
     d = scale * ut[k]
     q.append(d)
     ut = ut - (d * vt).pad(((k, m - n - k),))
@@ -891,7 +892,7 @@ def poly(seq_of_zeros: Any) -> Tensor:
   if z.ndim != 1: raise ValueError("input must be 1d or non-empty square 2d array.")
   if not _S(z)[0]: return ones((), z.dtype)
   a = ones((1,), z.dtype)
-  for k in builtins_range(_S(z)[0]): a = convolve(a, stack([ones((), z.dtype), -z[k]]), mode="full")
+  for k in range(_S(z)[0]): a = convolve(a, stack([ones((), z.dtype), -z[k]]), mode="full")
   return a
 
 # ---- Bessel i0 and the Kaiser window -----------------------------------------------------------------------------------------
