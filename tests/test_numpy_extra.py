@@ -248,6 +248,17 @@ def test_complex_arguments():
       np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
   with pytest.raises(NotImplementedError, match="jnp.isin of complex"): jnp.isin(z, z)
 
+def test_trim_leading_zeros():
+  """polymul and polydiv with trim_leading_zeros (concrete values, as JAX's: under jit a ConcretizationTypeError)."""
+  for call in (lambda m: m.polymul(np.array([0., 0, 1, 2]), np.array([0., 3]), trim_leading_zeros=True),
+               lambda m: m.polymul(np.array([0.]), np.array([0., 0]), trim_leading_zeros=True),
+               lambda m: m.polymul(np.array([0., 0]), np.array([1., 2]), trim_leading_zeros=True),
+               lambda m: m.polydiv(np.array([1., 3, 2]), np.array([1., 1]), trim_leading_zeros=True),
+               lambda m: m.polydiv(np.array([1., 3, 3]), np.array([1., 1]), trim_leading_zeros=True)):
+    assert_close(call(jnp), call(jxn))
+  with pytest.raises(tinyjax.errors.ConcretizationTypeError):
+    tinyjax.jit(lambda a: jnp.polymul(a, a, trim_leading_zeros=True))(V)
+
 def test_einsum_path():
   ops = (np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
   for opt in ("auto", "greedy", True, False):
@@ -372,7 +383,5 @@ def test_index_objects():
 
 def test_not_implemented():
   with pytest.raises(NotImplementedError, match="square matrix"): jnp.poly(np.eye(2))
-  with pytest.raises(NotImplementedError, match="trim_leading_zeros"): jnp.polydiv(V, W, trim_leading_zeros=True)
   with pytest.raises(NotImplementedError, match="keyword arguments"): jnp.vectorize(lambda x, y=1: x + y)(V, y=2)
-  with pytest.raises(NotImplementedError, match="trim_leading_zeros"): jnp.polymul(V, W, trim_leading_zeros=True)
   with pytest.raises(NotImplementedError, match="nanquantile"): jnp.nanquantile(V, 0.5, method="inverted_cdf")

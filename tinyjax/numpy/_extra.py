@@ -332,11 +332,16 @@ def polysub(a1: Any, a2: Any) -> Tensor:
   x, y = promote(a1, a2)
   return polyadd(x, -y)
 
+def _trim_leading(t: Tensor, tol: float, what: str) -> Tensor:
+  """t without its leading entries of magnitude below tol: its values (concrete), as JAX's trim_zeros(_tol)."""
+  small = np.abs(_concrete(t, what)) <= tol if tol == 0 else np.abs(_concrete(t, what)) < tol
+  return t[int(np.argmin(small)):] if not small.all() else t[:0]
+
 def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Tensor:
-  """Product of two polynomials (jnp.polymul), a full convolution. Not `trim_leading_zeros` (its length depends on the
-  values)."""
-  if trim_leading_zeros: raise NotImplementedError("jnp.polymul(trim_leading_zeros=True) is not supported")
+  """Product of two polynomials (jnp.polymul), a full convolution; `trim_leading_zeros` needs concrete values, as in JAX."""
   x, y = promote_inexact(a1, a2)
+  if trim_leading_zeros and (_S(x)[0] > 1 or _S(y)[0] > 1):
+    x, y = _trim_leading(x, 0, "polymul(trim_leading_zeros=True)"), _trim_leading(y, 0, "polymul(trim_leading_zeros=True)")
   if not _S(x)[0]: x = zeros(1, y.dtype)
   if not _S(y)[0]: y = zeros(1, x.dtype)
   return convolve(x, y, mode="full")
@@ -869,9 +874,8 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any 
   return hist, edges[0], edges[1]
 
 def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Tensor, Tensor]:
-  """Quotient and remainder of polynomial division (jnp.polydiv; the remainder keeps u's length). Not
-  `trim_leading_zeros` (the length would depend on the values)."""
-  if trim_leading_zeros: raise NotImplementedError("jnp.polydiv(trim_leading_zeros=True) is not supported")
+  """Quotient and remainder of polynomial division (jnp.polydiv; the remainder keeps u's length, or with
+  `trim_leading_zeros`, which needs concrete values as in JAX, loses its leading entries below sqrt(eps))."""
   ut, vt = promote_inexact(u, v)
   m, n = _S(ut)[0] - 1, _S(vt)[0] - 1
   scale = 1.0 / vt[0]
@@ -880,6 +884,7 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Tensor
     d = scale * ut[k]
     q.append(d)
     ut = ut - (d * vt).pad(((k, m - n - k),))
+  if trim_leading_zeros: ut = _trim_leading(ut, math.sqrt(float(np.finfo(np_dtype(ut.dtype)).eps)), "polydiv(trim_leading_zeros=True)")
   return (stack(q) if q else zeros(1, ut.dtype)), ut
 
 def poly(seq_of_zeros: Any) -> Tensor:
