@@ -238,10 +238,14 @@ def test_nextafter():
   same_error(lambda: tinyjax.grad(jnp.nextafter)(1.0, 2.0), lambda: jax.grad(jxn.nextafter)(1.0, 2.0))
 
 def test_complex_arguments():
-  """The linear functions on complex arrays (their parts), against JAX; the others raise NotImplementedError."""
+  """The linear functions on complex arrays (their parts) and poly's complex results, against JAX; the others raise
+  NotImplementedError."""
   z = np.array([[1 + 2j, 3 - 1j, 0.5j], [2, 1j, -1 - 1j]])
   for call in (lambda m: m.copy(z), lambda m: m.diff(z, axis=0), lambda m: m.diff(z, prepend=1.5, append=np.ones((2, 1))),
-               lambda m: m.diff(np.ones(3), prepend=1j), lambda m: m.unstack(z, axis=1), lambda m: m.rollaxis(z, 1)):
+               lambda m: m.diff(np.ones(3), prepend=1j), lambda m: m.unstack(z, axis=1), lambda m: m.rollaxis(z, 1),
+               # poly of a square matrix (its eigenvalues) and of complex zeros: complex
+               lambda m: m.poly(np.array([[1., 2], [3, 4]])), lambda m: m.poly(np.array([[0., -1], [1, 0]])),
+               lambda m: m.poly(z[0]), lambda m: m.poly(z[:, :2]), lambda m: m.poly(np.array([], complex))):
     got, want = call(jnp), call(jxn)
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,), strict=True):
       assert np.asarray(g).dtype == np.asarray(w).dtype
@@ -382,6 +386,5 @@ def test_index_objects():
   assert_close(jnp.mask_indices(3, jnp.triu, 1), jxn.mask_indices(3, jxn.triu, 1))
 
 def test_not_implemented():
-  with pytest.raises(NotImplementedError, match="square matrix"): jnp.poly(np.eye(2))
   with pytest.raises(NotImplementedError, match="keyword arguments"): jnp.vectorize(lambda x, y=1: x + y)(V, y=2)
   with pytest.raises(NotImplementedError, match="nanquantile"): jnp.nanquantile(V, 0.5, method="inverted_cdf")

@@ -887,13 +887,20 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Tensor
   if trim_leading_zeros: ut = _trim_leading(ut, math.sqrt(float(np.finfo(np_dtype(ut.dtype)).eps)), "polydiv(trim_leading_zeros=True)")
   return (stack(q) if q else zeros(1, ut.dtype)), ut
 
-def poly(seq_of_zeros: Any) -> Tensor:
-  """The coefficients of the monic polynomial with the given zeros (jnp.poly). Not of a square matrix (its
-  characteristic polynomial: the eigenvalues are complex here)."""
+def _poly_complex(z: Any) -> Any:
+  """The monic polynomial of complex zeros z (a ComplexArray, 1-D): one factor (x - z_k) at a time, on the parts."""
+  re, im = ones((1,), z.re.dtype), zeros((1,), z.re.dtype)
+  for k in range(_S(z.re)[0]):   # a * (x - z_k): a shifted up one power, minus z_k * a
+    zr, zi = z.re[k], z.im[k]
+    re, im = re.pad(((0, 1),)) - (zr * re - zi * im).pad(((1, 0),)), im.pad(((0, 1),)) - (zr * im + zi * re).pad(((1, 0),))
+  return ComplexArray(re, im)
+
+def poly(seq_of_zeros: Any) -> Any:
+  """The coefficients of the monic polynomial with the given zeros (jnp.poly); of a square matrix, its characteristic
+  polynomial (from its eigenvalues: complex, as JAX's)."""
   z = as_inexact(seq_of_zeros)
   z = z.reshape(1) if z.ndim == 0 else z
-  if z.ndim == 2 and _S(z)[0] == _S(z)[1] and _S(z)[0]:
-    raise NotImplementedError("jnp.poly of a square matrix (the polynomial of its complex eigenvalues) is not supported")
+  if z.ndim == 2 and _S(z)[0] == _S(z)[1] and _S(z)[0]: return _poly_complex(linalg.eigvals(z))
   if z.ndim != 1: raise ValueError("input must be 1d or non-empty square 2d array.")
   if not _S(z)[0]: return ones((), z.dtype)
   a = ones((1,), z.dtype)
@@ -1017,8 +1024,16 @@ def _c_rollaxis(a: Any, axis: int, start: int = 0) -> Any:
   z = _complex.as_complex(a)
   return ComplexArray(rollaxis(z.re, axis, start), rollaxis(z.im, axis, start))
 
+def _c_poly(seq_of_zeros: Any) -> Any:
+  z = _complex.as_complex(seq_of_zeros)
+  if z.ndim == 2 and _S(z.re)[0] == _S(z.re)[1] and _S(z.re)[0]: return _poly_complex(linalg.eigvals(z))
+  if z.ndim > 1: raise ValueError("input must be 1d or non-empty square 2d array.")
+  if z.re.numel() == 0: return ComplexArray(ones((), z.re.dtype), zeros((), z.re.dtype))
+  return _poly_complex(ComplexArray(z.re.reshape(-1), z.im.reshape(-1)))
+
 _complex.COMPLEX.update({
   "sort_complex": sort_complex,   # (a complex argument: the same function)
   "copy": lambda a, order=None: _complex.as_complex(a),
   "rollaxis": _c_rollaxis,
-  "diff": _c_diff, "unstack": _c_unstack})
+  "diff": _c_diff, "unstack": _c_unstack,
+  "poly": _c_poly})
