@@ -19,6 +19,7 @@ NANS = np.where(rnd(3, 5, seed=3) > 0.7, np.nan, rnd(3, 5, seed=4))
 NANS[1] = np.nan                                  # a row of NaNs only
 XP = np.sort(rnd(6, seed=5))
 PH = np.cumsum(rnd(7, seed=6) * 3)                # phases with jumps larger than pi
+C3 = rnd(3, 4, 5, seed=21)
 TIES = np.array([[2.0, 1.0, 2.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
 
 def same(name, *args, **kw):
@@ -80,6 +81,14 @@ ROWS = [
                                                keepdims=True, id="nanquantile-q1"),
   same("nanquantile", NANS, 0.7, axis=0, method="lower", id="nanquantile-lower"),
   same("nanpercentile", NANS, np.array([25.0, 50.0]), axis=1),
+  # method 'inverted_cdf' (with weights: the first sorted element whose cumulative weight reaches q of the total)
+  same("quantile", C3, np.array([0.1, 0.5, 0.93]), axis=2, method="inverted_cdf", id="quantile-inverted_cdf"),
+  same("quantile", C3, 0.4, axis=(2, 0), method="inverted_cdf", weights=np.abs(C3[:, 0, :].T) + 0.1, keepdims=True,
+       id="quantile-inverted_cdf-weights", diff_args=(0,)),
+  same("nanquantile", NANS, np.array([0.2, 0.7]), axis=1, method="inverted_cdf", weights=np.arange(1.0, 6.0),
+       id="nanquantile-inverted_cdf-weights", diff_args=(0,)),
+  same("quantile", C3, 0.5, axis=1, method="inverted_cdf", weights=np.array([1.0, -1.0, 2.0, 0.5]),
+       id="quantile-inverted_cdf-negative-weight", diff_args=(0,)),
   same("isin", IV, np.array([1, 5, 7])), same("isin", A, A[0], invert=True, id="isin-invert", diff=False),
   flat("histogram", V), flat("histogram", V, bins=3, range=(-1.0, 1.0), weights=rnd(5, seed=11) ** 2, id="histogram-weights"),
   flat("histogram", V, bins=XP, density=True, id="histogram-edges"),
@@ -387,4 +396,3 @@ def test_index_objects():
 
 def test_not_implemented():
   with pytest.raises(NotImplementedError, match="keyword arguments"): jnp.vectorize(lambda x, y=1: x + y)(V, y=2)
-  with pytest.raises(NotImplementedError, match="nanquantile"): jnp.nanquantile(V, 0.5, method="inverted_cdf")
