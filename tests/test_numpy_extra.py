@@ -272,6 +272,23 @@ def test_trim_leading_zeros():
   with pytest.raises(tinyjax.errors.ConcretizationTypeError):
     tinyjax.jit(lambda a: jnp.polymul(a, a, trim_leading_zeros=True))(V)
 
+def test_frexp_ldexp():
+  """frexp and ldexp from the bits (they went through log2 and exp2: the largest floats came out as (0, 1025)), every
+  float dtype, zeros, infinities, NaN, exponents that overflow by one or underflow; their derivatives (2**-e, 2**n).
+  Not subnormals: XLA's CPU flushes them to zero (DAZ), numpy and tinyjax do not."""
+  x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, -3.0, 2.2250738585072014e-308, 1.7976931348623157e308, 1e308, 1.0, 0.1, 3.5])
+  n = np.array([0, 1, -1, 1024, 1023, -1022, 5, -2000, 2000, -5, 0, 3])
+  for d in (np.float64, np.float32, np.float16):
+    with np.errstate(over="ignore"): xd = x.astype(d)
+    assert_close(jnp.frexp(xd), jxn.frexp(xd))
+    xn = np.where(np.isnan(xd), 0.5, xd).astype(d)
+    assert_close(jnp.ldexp(xn, n), jxn.ldexp(xn, n))
+  assert_close(jnp.ldexp(np.float32(0.5), np.int32(3)), jxn.ldexp(np.float32(0.5), np.int32(3)))
+  assert_close(tinyjax.vmap(jnp.frexp)(V), jax.vmap(jxn.frexp)(V))
+  assert_close(tinyjax.grad(lambda v: jnp.frexp(v)[0].sum())(V), jax.grad(lambda v: jxn.frexp(v)[0].sum())(V))
+  assert_close(tinyjax.grad(lambda v: jnp.ldexp(v, IV).sum())(V), jax.grad(lambda v: jxn.ldexp(v, IV).sum())(V))
+  same_error(lambda: jnp.ldexp(V, 2.0), lambda: jxn.ldexp(V, 2.0))
+
 def test_einsum_path():
   ops = (np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 5)))
   for opt in ("auto", "greedy", True, False):

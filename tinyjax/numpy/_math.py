@@ -230,15 +230,50 @@ def heaviside(x1: Any, x2: Any) -> Tensor:
   a, b = promote_inexact(x1, x2)
   return (a != a).where(a, (a < 0).where(0.0, (a == 0).where(b, 1.0)).cast(a.dtype))
 
+_FLOAT_BITS = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}
+
+def _float_layout(dt: Any) -> tuple[Any, int, int]:
+  """(the int dtype of dt's bits, mantissa bits, exponent bias)."""
+  if dt == dtypes.bfloat16: return dtypes.int16, 7, 127
+  info = np.finfo(np_dtype(dt))
+  return _FLOAT_BITS[dt.itemsize], int(info.nmant), 1 - int(info.minexp)
+
+def _pow2(k: Tensor, dt: Any) -> Tensor:
+  """2**k exactly, from its bits (k integral, as floats, in [-(bias - 1), bias + 1]: bias + 1 gives inf)."""
+  it, nmant, bias = _float_layout(dt)
+  return ((k.cast(it) + bias) * (1 << nmant)).bitcast(dt)
+
+def _exp2_exact(e: Tensor, dt: Any) -> Tensor:
+  """2**e for integral e of any size: two exact powers of two whose product rounds once (0 below the subnormals,
+  inf above the largest float), as XLA's 2**e."""
+  _, _, bias = _float_layout(dt)
+  h = (e * 0.5).floor()
+  return _pow2(h.clip(1 - bias, bias + 1), dt) * _pow2((e - h).clip(1 - bias, bias + 1), dt)
+
 def ldexp(x1: Any, x2: Any) -> Tensor:
-  a = as_inexact(x1)
-  return a * asarray(x2).cast(a.dtype).exp2()
+  """x1 * 2**x2 (jnp.ldexp), exact, as JAX's: through frexp, so no overflow for a small x1 and a large x2."""
+  a, n = as_inexact(x1), asarray(x2)
+  if dtypes.is_float(n.dtype):
+    raise ValueError(f"ldexp not supported for input types {(np_dtype(canonical_dtype(a.dtype)), np_dtype(canonical_dtype(n.dtype)))}")
+  m, e = frexp(a)
+  e = (e.cast(n.dtype) + n).cast(m.dtype)
+  m, e = (e > 0).where(m * 2, m), (e > 0).where(e - 1, e)   # (the exponent may overflow by one, the result still finite)
+  return (a.isinf() | (a == 0)).where(a, m * _exp2_exact(e, m.dtype))
 
 def frexp(x: Any) -> tuple[Tensor, Tensor]:
+  """Mantissa in [0.5, 1) and exponent, x = m * 2**e (jnp.frexp), from x's bits, subnormals too; (x, 0) for 0, inf
+  and NaN. The mantissa's derivative is 2**-e, as JAX's."""
   a = as_inexact(x)
-  e = (a.abs().log2().floor() + 1)
-  e = (a == 0).where(0, e)
-  return a / e.exp2(), e.cast(dtypes.int32)
+  dt = canonical_dtype(a.dtype)
+  t = a.cast(dt) if dt != a.dtype else a
+  it, nmant, bias = _float_layout(dt)
+  sub = t.abs() < float(2.0 ** (1 - bias))   # subnormals (and zero): scaled into the normal range first
+  bits = sub.where(t * float(1 << nmant), t).bitcast(it)
+  e = ((bits // (1 << nmant)) & ((1 << (8 * dt.itemsize - 1 - nmant)) - 1)) - (bias - 1) - sub.where(nmant, 0)
+  special = t.isinf() | t.isnan() | (t == 0)
+  e = special.where(0, e).cast(dtypes.int32)
+  m = special.where(t, t * _exp2_exact(-e.cast(dt), dt))   # (exact: a power of two; its derivative 2**-e)
+  return (m.cast(a.dtype) if m.dtype != a.dtype else m), e
 
 def _euclid_steps(bits: int) -> int:
   """Lame: Euclid needing n steps implies min(a, b) >= F(n+1), so n+1 Fibonacci numbers below 2**bits are enough
