@@ -1,7 +1,9 @@
 """tinyjax.numpy: the functions built from the other modules' ones, as JAX builds them: differences and integrals (diff,
-gradient, trapezoid, interp, unwrap), statistics (cov, corrcoef, histogram, the NaN-ignoring arg/order statistics),
-polynomials, isin, index helpers (diag_indices, fill_diagonal, ...), small utilities (astype, copy, rollaxis, unstack,
-matvec, apply_along_axis) and the window functions. They run under vmap, grad and jit as the functions they compose."""
+gradient, trapezoid, interp, unwrap), statistics (cov, corrcoef, histograms, the NaN-ignoring arg/order statistics),
+polynomials (poly*, roots), sets (isin, union1d, ...: `size=` under jit, as JAX), partial sorts, functional updates
+(put, place, put_along_axis, fill_diagonal), index helpers, bits (packbits, bitwise_count, spacing), small utilities
+(astype, copy, rollaxis, unstack, matvec, apply_along_axis, fromfunction), i0 and the window functions. They run under
+vmap, grad and jit as the functions they compose."""
 from __future__ import annotations
 import math, operator
 from builtins import range as builtins_range   # (histogramdd's `range` argument hides the builtin)
