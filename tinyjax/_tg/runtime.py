@@ -1106,6 +1106,12 @@ def realize_lazy(tensors: list[Tensor], early: bool = False, on: str | None = No
   transform starts): graphs over placeholders or unallocated buffers (a transform's pending values, linearize's
   tangents) are left as they are: tinygrad would allocate the placeholders and compute on garbage."""
   global eager_compiles
+  # a value of no elements goes through tinygrad's realize: a program's output buffer cannot have size 0 (tinygrad's
+  # allocator asserts), so `x[1:] - x[:-1]` of a 1-element x failed to read
+  if any(0 in t.shape for t in tensors):
+    if empty := [t for t in tensors if 0 in t.shape]: _realize_by_tinygrad(empty, early)
+    if rest := [t for t in tensors if 0 not in t.shape]: realize_lazy(rest, early, on)
+    return
   # (the ops present, from one walk: the writes, host data and fills below are each looked for only if there)
   ops = {u.op for u in UOp.sink(*[t.uop for t in tensors]).toposort(enter_calls=False)}
   if Ops.AFTER in ops and (held := _eager_writes(tensors, early)) is not None:

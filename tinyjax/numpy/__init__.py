@@ -6,6 +6,7 @@ and tinyjax does not raises AttributeError naming it (docs/porting.md lists what
 """
 from __future__ import annotations
 import math
+from typing import Any as _Any, Callable as _Callable
 import numpy as _np
 from tinyjax._tg import Tensor, dtypes, np_dtype as _np_dtype
 from tinyjax.errors import missing_names
@@ -18,11 +19,16 @@ from tinyjax.numpy._reductions import *    # noqa: F403
 from tinyjax.numpy._products import *      # noqa: F403
 from tinyjax.numpy._shape import *         # noqa: F403
 from tinyjax.numpy._indexing import *      # noqa: F403
+from tinyjax.numpy._extra import *         # noqa: F403
+from tinyjax.numpy._extra import isscalar, iterable, ComplexWarning   # noqa: F401
+from tinyjax.numpy._index_tricks import *  # noqa: F403
+from tinyjax.numpy._vectorize import vectorize   # noqa: F401
+from tinyjax.numpy._ufunc import ufunc, frompyfunc   # noqa: F401
 from tinyjax.numpy import linalg           # noqa: F401
 from tinyjax.numpy import fft              # noqa: F401
 from tinyjax.numpy import _complex
 from tinyjax.numpy._complex import angle, iscomplexobj, isrealobj, iscomplex, isreal   # noqa: F401
-from tinyjax.numpy import _creation, _math, _reductions, _products, _shape, _indexing
+from tinyjax.numpy import _creation, _math, _reductions, _products, _shape, _indexing, _extra
 from tinyjax.dtypes import complex64 as _c64, complex128 as _c128
 import functools as _functools, builtins as _builtins
 
@@ -36,6 +42,9 @@ float16, float32, float64 = (ScalarType(f"float{b}", getattr(dtypes, f"float{b}"
 bfloat16 = ScalarType("bfloat16", dtypes.bfloat16)
 complex64, complex128 = ScalarType("complex64", _c64), ScalarType("complex128", _c128)
 complex_, csingle, cdouble = complex128, complex64, complex128
+bool = bool_  # noqa: A001   (JAX's alias: inside this module the builtin is _builtins.bool)
+float_, int_, uint = float64, int64, uint64
+object_, character, flexible = _np.object_, _np.character, _np.flexible
 half, single, double = float16, float32, float64
 # the abstract scalar types, for jnp.issubdtype(x.dtype, jnp.floating)
 generic, number, inexact, floating, integer, signedinteger, unsignedinteger, complexfloating = \
@@ -51,7 +60,7 @@ def _np_like(d):
   if isinstance(d, (Tensor, _complex.C)): d = d.dtype
   return dtype(d)
 
-def issubdtype(arg1, arg2) -> bool:
+def issubdtype(arg1, arg2) -> _builtins.bool:
   if is_key_dtype(arg1) or is_key_dtype(arg2):   # typed PRNG keys' dtype: under prng_key and extended only
     sub = arg1.type if isinstance(arg1, KeyTy) else arg1
     return (isinstance(arg1, KeyTy) and arg1 == arg2) or (isinstance(sub, type) and isinstance(arg2, type) and issubclass(sub, arg2))
@@ -60,7 +69,28 @@ def issubdtype(arg1, arg2) -> bool:
 
 def finfo(d): return _np.finfo(_np_like(d))
 def iinfo(d): return _np.iinfo(_np_like(d))
-def can_cast(from_, to, casting="safe") -> bool: return bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
+def can_cast(from_, to, casting="safe") -> _builtins.bool: return _builtins.bool(_np.can_cast(_np_like(from_), _np_like(to), casting))
+
+_KINDS: dict[str, _Callable[[_Any], _Any]] = {
+  "bool": lambda d: d == dtypes.bool, "signed integer": lambda d: dtypes.is_int(d) and not dtypes.is_unsigned(d),
+  "unsigned integer": dtypes.is_unsigned, "integral": dtypes.is_int, "real floating": dtypes.is_float,
+  "complex floating": lambda d: isinstance(d, type(_c64)), "numeric": lambda d: d != dtypes.bool}
+
+def isdtype(dtype, kind) -> _builtins.bool:
+  """Whether dtype is of `kind` (jnp.isdtype, the array API's): a kind name ('integral', 'real floating', ...), a dtype,
+  or a tuple of them."""
+  dt = dtype_of(dtype)
+  for k in kind if isinstance(kind, tuple) else (kind,):
+    if isinstance(k, str) and k in _KINDS:
+      if _KINDS[k](dt): return True
+      continue
+    try: kd = dtype_of(k)
+    except (TypeError, ValueError) as e:
+      if isinstance(k, str):
+        raise ValueError(f"Unrecognized kind={k!r} expected one of {list(_KINDS)}, or a compatible input for jnp.dtype()") from None
+      raise TypeError(f"Expected kind to be a dtype, string, or tuple; got kind={k!r}") from e
+    if kd == dt: return True
+  return False
 
 # ---- constants ------------------------------------------------------------------------------------------------------
 pi, e, euler_gamma, inf, nan = math.pi, math.e, 0.5772156649015329, math.inf, math.nan
@@ -82,7 +112,7 @@ def _with_complex(name: str, fn):
   return f
 
 for _name in ["asarray", "array", *_creation.__all__, *_math.__all__, *_reductions.__all__, *_products.__all__, *_shape.__all__,
-              *_indexing.__all__]:
+              *_indexing.__all__, *_extra.__all__]:
   if callable(_fn := globals()[_name]) and not isinstance(_fn, type): globals()[_name] = _with_complex(_name, _fn)
 
 __getattr__ = missing_names("tinyjax.numpy", "jax.numpy")

@@ -7,13 +7,14 @@ import functools, math, operator
 from typing import Any, Callable
 import numpy as np
 from tinyjax import _tg
-from tinyjax._tg import Tensor, dtypes
+from tinyjax._tg import Tensor, dtypes, np_dtype
 from tinyjax.lax.special import log1p as _log1p, expm1 as _expm1
 from tinyjax.lax import special as _lax_special
 from tinyjax.lax import ops as lax_ops
-from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int
+from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int, canonical_dtype
 from tinyjax.numpy._shape import nonzero
 from tinyjax.core import composite, fill, fill_like
+from tinyjax.custom import custom_jvp
 
 __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
            "round", "around", "round_", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "real",
@@ -229,15 +230,50 @@ def heaviside(x1: Any, x2: Any) -> Tensor:
   a, b = promote_inexact(x1, x2)
   return (a != a).where(a, (a < 0).where(0.0, (a == 0).where(b, 1.0)).cast(a.dtype))
 
+_FLOAT_BITS = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}
+
+def _float_layout(dt: Any) -> tuple[Any, int, int]:
+  """(the int dtype of dt's bits, mantissa bits, exponent bias)."""
+  if dt == dtypes.bfloat16: return dtypes.int16, 7, 127
+  info = np.finfo(np_dtype(dt))
+  return _FLOAT_BITS[dt.itemsize], int(info.nmant), 1 - int(info.minexp)
+
+def _pow2(k: Tensor, dt: Any) -> Tensor:
+  """2**k exactly, from its bits (k integral, as floats, in [-(bias - 1), bias + 1]: bias + 1 gives inf)."""
+  it, nmant, bias = _float_layout(dt)
+  return ((k.cast(it) + bias) * (1 << nmant)).bitcast(dt)
+
+def _exp2_exact(e: Tensor, dt: Any) -> Tensor:
+  """2**e for integral e of any size: two exact powers of two whose product rounds once (0 below the subnormals,
+  inf above the largest float), as XLA's 2**e."""
+  _, _, bias = _float_layout(dt)
+  h = (e * 0.5).floor()
+  return _pow2(h.clip(1 - bias, bias + 1), dt) * _pow2((e - h).clip(1 - bias, bias + 1), dt)
+
 def ldexp(x1: Any, x2: Any) -> Tensor:
-  a = as_inexact(x1)
-  return a * asarray(x2).cast(a.dtype).exp2()
+  """x1 * 2**x2 (jnp.ldexp), exact, as JAX's: through frexp, so no overflow for a small x1 and a large x2."""
+  a, n = as_inexact(x1), asarray(x2)
+  if dtypes.is_float(n.dtype):
+    raise ValueError(f"ldexp not supported for input types {(np_dtype(canonical_dtype(a.dtype)), np_dtype(canonical_dtype(n.dtype)))}")
+  m, e = frexp(a)
+  e = (e.cast(n.dtype) + n).cast(m.dtype)
+  m, e = (e > 0).where(m * 2, m), (e > 0).where(e - 1, e)   # (the exponent may overflow by one, the result still finite)
+  return (a.isinf() | (a == 0)).where(a, m * _exp2_exact(e, m.dtype))
 
 def frexp(x: Any) -> tuple[Tensor, Tensor]:
+  """Mantissa in [0.5, 1) and exponent, x = m * 2**e (jnp.frexp), from x's bits, subnormals too; (x, 0) for 0, inf
+  and NaN. The mantissa's derivative is 2**-e, as JAX's."""
   a = as_inexact(x)
-  e = (a.abs().log2().floor() + 1)
-  e = (a == 0).where(0, e)
-  return a / e.exp2(), e.cast(dtypes.int32)
+  dt = canonical_dtype(a.dtype)
+  t = a.cast(dt) if dt != a.dtype else a
+  it, nmant, bias = _float_layout(dt)
+  sub = t.abs() < float(2.0 ** (1 - bias))   # subnormals (and zero): scaled into the normal range first
+  bits = sub.where(t * float(1 << nmant), t).bitcast(it)
+  e = ((bits // (1 << nmant)) & ((1 << (8 * dt.itemsize - 1 - nmant)) - 1)) - (bias - 1) - sub.where(nmant, 0)
+  special = t.isinf() | t.isnan() | (t == 0)
+  e = special.where(0, e).cast(dtypes.int32)
+  m = special.where(t, t * _exp2_exact(-e.cast(dt), dt))   # (exact: a power of two; its derivative 2**-e)
+  return (m.cast(a.dtype) if m.dtype != a.dtype else m), e
 
 def _euclid_steps(bits: int) -> int:
   """Lame: Euclid needing n steps implies min(a, b) >= F(n+1), so n+1 Fibonacci numbers below 2**bits are enough
@@ -264,7 +300,30 @@ def lcm(x1: Any, x2: Any) -> Tensor:
   return (g == 0).where(0, a * _idiv(b, (g == 0).where(1, g)))
 
 def nextafter(x1: Any, x2: Any) -> Tensor:
-  raise NotImplementedError("jnp.nextafter is not implemented in tinyjax (see docs/porting.md)")
+  """The next float after x1 towards x2 (jnp.nextafter), from x1's bits: x2 where they are equal, NaN where either is.
+  A Python float computes in the default float (not weakly typed, as JAX's). No derivative, as in JAX. (A subnormal x1
+  is itself, where XLA's CPU flushes it to zero.)"""
+  a, b = promote_inexact(x1, x2)
+  if (dt := canonical_dtype(a.dtype)) != a.dtype: a, b = a.cast(dt), b.cast(dt)
+  shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+  return _nextafter(a.expand(shape), b.expand(shape))
+
+@custom_jvp
+def _nextafter(a: Tensor, b: Tensor) -> Tensor:
+  dt = a.dtype
+  it = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[dt.itemsize]
+  bits = a.bitcast(it)
+  mag = bits & (2 ** (8 * dt.itemsize - 1) - 1)            # |x1|'s bits: one more is the next float away from zero
+  away = (b > a) == (a > 0)
+  step = away.where(mag + 1, mag - 1).bitcast(dt)
+  r = (bits < 0).where(-step, step)                          # (x1's sign; -0.0 where a tiny negative steps to zero)
+  tiny = float(np.finfo(np_dtype(dt)).smallest_subnormal)
+  r = (a == 0).where((b < 0).where(-tiny, tiny), r)          # from zero: the smallest subnormal of x2's sign
+  return (a.isnan() | b.isnan()).where(math.nan, (a == b).where(b, r))
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+  raise NotImplementedError("Differentiation rule for 'nextafter' not implemented")
 
 # ---- rounding, predicates -------------------------------------------------------------------------------------------
 

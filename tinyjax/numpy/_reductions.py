@@ -315,15 +315,52 @@ def _order_stat(x: Tensor, k: Tensor) -> Tensor:
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
-@composite
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:
-  """q-th quantiles (jnp.quantile; q a scalar or 1-D). Not 'inverted_cdf' nor `weights`. A slice holding a NaN gives NaN."""
-  if overwrite_input or out is not None:
-    raise ValueError("jax.numpy.quantile does not support overwrite_input=True or out != None")
-  if method == "inverted_cdf" or weights is not None:
-    raise NotImplementedError(f"jnp.quantile(method={method!r}, weights=...): only {', '.join(_METHODS)} without weights")
-  if method not in _METHODS:
+def quantile_of(name: str, a, q, axis, method: str, keepdims: bool, weights, nan: bool) -> Tensor:
+  """quantile, or with `nan` nanquantile (the quantiles of the non-NaN elements of each slice)."""
+  if method not in (*_METHODS, "inverted_cdf"):
     raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
+  if weights is not None and method != "inverted_cdf":
+    raise NotImplementedError(f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights.")
+  if method == "inverted_cdf": return _inverted_cdf(a, q, axis, keepdims, weights, nan)
+  return _quantile(a, q, axis, method, keepdims, nan)
+
+def _inverted_cdf(a, q, axis, keepdims: bool, weights, nan: bool) -> Tensor:
+  """JAX's method 'inverted_cdf': the first element (in sorted order) whose cumulative weight reaches q times the
+  total; NaN where a weight is negative or NaN, or where the slice holds a NaN (nanquantile: holds only NaNs)."""
+  if weights is None: x, w = as_inexact(a), None
+  else: x, w = promote_inexact(a, weights)
+  if w is not None and w.shape != x.shape:
+    if axis is None: raise ValueError("Weights shape must match 'a' shape when axis is None.")
+    given = canonicalize_axes(axis, x.ndim)
+    if tuple(w.shape) != tuple(x.shape[i] for i in given):
+      raise ValueError(f"Weights shape {tuple(w.shape)} must match reduction axes {tuple(x.shape[i] for i in given)}")
+    # (JAX's broadcast_in_dim: w's axes are the given ones, in their order)
+    order = sorted(range(len(given)), key=lambda i: given[i])
+    w = w.permute(*order).reshape(tuple(x.shape[i] if i in given else 1 for i in range(x.ndim))).expand(x.shape)
+  if w is None: w = x.ones_like()
+  qt = asarray(q)
+  if qt.ndim > 1: raise ValueError(f"q must be have rank <= 1, got shape {qt.shape}")
+  axes = tuple(sorted(canonicalize_axes(axis, x.ndim, repeated="repeated axis")))
+  keep = [i for i in range(x.ndim) if i not in axes]
+  def last(t: Tensor) -> Tensor: return t.permute(*keep, *axes).reshape(*[x.shape[i] for i in keep], -1) if axes else t.unsqueeze(-1)
+  xs, ws = sorting.sort([last(x), last(w)], -1)   # (by x: JAX's sort_key_val, NaNs last)
+  n = int(xs.shape[-1])
+  bad, nan_data = (ws < 0) | ws.isnan(), xs.isnan()
+  cum = (bad | nan_data).where(0, ws).cumsum(-1)
+  target = qt.cast(x.dtype).reshape(qt.shape + (1,) * (len(keep) + 1)) * cum[..., -1:]
+  valid = nan_data.logical_not().sum(-1, dtype=default_int()) if nan else None
+  idx = (cum < target).cast(default_int()).sum(-1)   # (shape q + kept)
+  limit: Tensor | int = valid - 1 if valid is not None else n - 1
+  idx = idx.minimum(limit).maximum(0)
+  xb = xs.reshape((1,) * qt.ndim + tuple(xs.shape)).expand(qt.shape + tuple(xs.shape))
+  r = xb.gather(-1, idx.unsqueeze(-1).cast(dtypes.int32)).squeeze(-1)
+  force = bad.any(-1) | ((valid == 0) if valid is not None else nan_data.any(-1))
+  r = force.where(math.nan, r)
+  if keepdims: r = r.reshape(qt.shape + tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+  return r.cast(x.dtype) if r.dtype != x.dtype else r
+
+@composite
+def _quantile(a, q, axis, method: str, keepdims: bool, nan: bool) -> Tensor:
   x = as_inexact(a)
   qt = asarray(q)
   if qt.ndim > 1: raise ValueError(f"q must be have rank <= 1, got shape {qt.shape}")
@@ -332,18 +369,30 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
   xs = x.permute(*keep, *axes).reshape(*[x.shape[i] for i in keep], -1) if axes else x.unsqueeze(-1)
   n = xs.shape[-1]
   qf = qt.cast(x.dtype).reshape(qt.shape + (1,) * len(keep))
-  pos = qf * (int(n) - 1)
-  low, high = pos.floor().clip(0, n - 1), pos.ceil().clip(0, n - 1)
-  hw = pos - low
+  # nanquantile: the positions among the slice's non-NaN elements, which sort first (JAX's order puts NaNs last); its
+  # NaNs are constants, as in JAX (an all-NaN slice's NaN result has no derivative)
+  if nan: xs = xs.isnan().where(math.nan, xs)
+  last = xs.isnan().logical_not().sum(-1, dtype=x.dtype) - 1 if nan else int(n) - 1
+  pos = qf * last
+  low, high = pos.floor(), pos.ceil()
+  low, high = (low.minimum(last).maximum(0), high.minimum(last).maximum(0)) if nan else (low.clip(0, n - 1), high.clip(0, n - 1))
+  hw = pos - pos.floor()
   lo, hi = _order_stat(xs, low.cast(dtypes.int32)), _order_stat(xs, high.cast(dtypes.int32))
   if method == "linear": r = lo * (1 - hw) + hi * hw
   elif method == "lower": r = lo
   elif method == "higher": r = hi
   elif method == "nearest": r = (hw <= 0.5).where(lo, hi)
   else: r = (lo + hi) * 0.5
-  r = xs.isnan().any(-1).where(math.nan, r)   # JAX sorts NaNs last and returns NaN for a slice holding one
+  if not nan: r = xs.isnan().any(-1).where(math.nan, r)   # JAX sorts NaNs last and returns NaN for a slice holding one
   if keepdims: r = r.reshape(qt.shape + tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
   return r.cast(x.dtype) if r.dtype != x.dtype else r
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:
+  """q-th quantiles (jnp.quantile; q a scalar or 1-D; `weights` with method 'inverted_cdf' only, as JAX). A slice
+  holding a NaN gives NaN."""
+  if overwrite_input or out is not None:
+    raise ValueError("jax.numpy.quantile does not support overwrite_input=True or out != None")
+  return quantile_of("quantile", a, q, axis, method, keepdims, weights, nan=False)
 
 @composite
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None) -> Tensor:

@@ -502,13 +502,16 @@ def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Tens
 @composite
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False, axis: int | None = None,
            *, equal_nan: bool = True, size: int | None = None, fill_value: Any = None, sorted: bool = True) -> Any:  # noqa: A002
-  """jnp.unique of the flattened array (axis=None only); without `size` the input must be concrete."""
+  """jnp.unique of the flattened array (axis=None only); without `size` the input must be concrete. With `equal_nan`
+  (the default) the NaNs are one value."""
   if axis is not None: raise NotImplementedError("jnp.unique(axis=...): only axis=None")
   t = ravel(ar)
   n = _S(t)[0]
   perm = argsort(t)
   s = t.gather(0, perm) if n else t
-  first = Tensor.ones(1, dtype=dtypes.bool, device=t.device).cat(s[1:] != s[:-1]) if n else s.cast(dtypes.bool)
+  new = s[1:] != s[:-1]
+  if equal_nan and dtypes.is_float(t.dtype): new = new & (s[1:].isnan() & s[:-1].isnan()).logical_not()   # NaNs: one value
+  first = Tensor.ones(1, dtype=dtypes.bool, device=t.device).cat(new) if n else s.cast(dtypes.bool)
   if size is None: size = int(_concrete(first, "unique").sum())
   pos = _nonzero_flat(first, size, -1) if n else Tensor.full((size,), -1, dtype=default_int())
   valid = pos >= 0
@@ -517,14 +520,15 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
   fill = s[0] if fill_value is None and n else fill_value if fill_value is not None else 0
   vals = valid.where(vals, fill) if size else vals
   out = [vals.cast(t.dtype)]
-  if return_index: out.append(valid.where(perm[safe], 0).cast(default_int()) if n else safe)
+  if return_index: out.append(perm[safe].cast(default_int()) if n else safe)   # (a padding slot: perm[0], as JAX)
   if return_inverse:
     group = first.cast(default_int()).cumsum(0) - 1                # the unique-value slot of each sorted element
     inv = Tensor.zeros(n, dtype=default_int(), device=t.device) if not n else \
       (perm.unsqueeze(0) == Tensor.arange(n).unsqueeze(-1)).where(group.unsqueeze(0), 0).sum(-1, dtype=default_int())
     out.append(inv.reshape(asarray(ar).shape) if asarray(ar).ndim != 1 else inv)
   if return_counts:
-    nxt = pos[1:].cat(Tensor([n], dtype=pos.dtype, device=t.device)) if size else pos
+    # each group ends where the next starts: the next start past the `size` kept too, when there are more groups
+    nxt = _nonzero_flat(first, size + 1, -1)[1:] if n else pos
     nxt = (nxt >= 0).where(nxt, n)
     out.append(valid.where(nxt - safe, 0).cast(default_int()))
   return out[0] if len(out) == 1 else tuple(out)
