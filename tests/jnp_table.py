@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
 import jax
+import jax.numpy as jxn
 import tinyjax
+import tinyjax.numpy as jnp
 from tinygrad import Tensor
 from conftest import assert_close, RTOL, ATOL
 
@@ -135,3 +137,15 @@ def x64_off():
       tinyjax.config.update("jax_enable_x64", True)
   return ctx()
 
+def same(name, *args, **kw):
+  """A row calling jnp.name / jxn.name with the same positional arrays and keywords."""
+  rid = kw.pop("id", None) or name
+  opts = {k: kw.pop(k) for k in ("vmap", "diff", "diff_args", "batch_args", "rtol", "atol") if k in kw}
+  jx = eager(getattr(jxn, name)) if opts.get("vmap") is False else getattr(jxn, name)
+  return Row(name, lambda *a: getattr(jnp, name)(*a, **kw), lambda *a: jx(*a, **kw), args, id=rid, **opts)
+
+def eager(f):
+  """JAX's function evaluated at once even under the harness's jax.jit (its output shape depends on the data)."""
+  def g(*a, **kw):
+    with jax.ensure_compile_time_eval(): return f(*a, **kw)
+  return g

@@ -63,3 +63,12 @@ def test_jit_reads_a_closed_over_index_buffer():
   assert f(x).tolist() == [1., 2.]
   idx.assign(jnp.asarray(np.array([2, 2], np.int32))).realize()
   assert f(x).tolist() == [3., 3.]
+
+def test_a_composite_whose_function_reads_a_value_is_called_as_it_is():
+  """jnp.repeat with per-element repeats given as an array reads them (the output's shape depends on them). Eagerly it
+  is a composite, built on placeholders, where that read gave a placeholder's unwritten buffer: every repeat 0, an
+  empty result, silently. A read in a composite's build now makes the call run the function as it is: JAX's numbers."""
+  from tinygrad import Tensor
+  x = rnd(3, 4)
+  for r, axis in ((np.array([1, 0, 3], np.int32), 0), (np.array([2, 2, 0, 1]), 1), (np.arange(12) % 3, None)):
+    for _ in range(2): assert_close(jnp.repeat(Tensor(x), Tensor(r), axis=axis), jxn.repeat(x, r, axis=axis))

@@ -8,7 +8,7 @@ import jax.numpy as jxn
 import tinyjax
 import tinyjax.numpy as jnp
 from conftest import rnd, assert_close, same_error
-from jnp_table import Row, params, run
+from jnp_table import Row, params, run, same
 
 pytestmark = pytest.mark.usefixtures("compile_in_process")
 
@@ -21,19 +21,6 @@ XP = np.sort(rnd(6, seed=5))
 PH = np.cumsum(rnd(7, seed=6) * 3)                # phases with jumps larger than pi
 C3 = rnd(3, 4, 5, seed=21)
 TIES = np.array([[2.0, 1.0, 2.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
-
-def same(name, *args, **kw):
-  """A row calling jnp.name / jxn.name with the same positional arrays and keywords."""
-  rid = kw.pop("id", None) or name
-  opts = {k: kw.pop(k) for k in ("vmap", "diff", "diff_args", "batch_args", "rtol", "atol") if k in kw}
-  jx = eager(getattr(jxn, name)) if opts.get("vmap") is False else getattr(jxn, name)
-  return Row(name, lambda *a: getattr(jnp, name)(*a, **kw), lambda *a: jx(*a, **kw), args, id=rid, **opts)
-
-def eager(f):
-  """JAX's function evaluated at once even under the harness's jax.jit (its output shape depends on the data)."""
-  def g(*a, **kw):
-    with jax.ensure_compile_time_eval(): return f(*a, **kw)
-  return g
 
 def uf(m):
   """A ufunc made with frompyfunc (not associative: its reductions' order shows)."""

@@ -2,12 +2,11 @@
 tile/repeat, sorting and searching, and the data-dependent ones (unique, nonzero, ...) with concrete inputs or size=."""
 import numpy as np
 import pytest
-import jax
 import jax.numpy as jxn
 import tinyjax
 import tinyjax.numpy as jnp
 from conftest import rnd, assert_close, same_error, kernel_count
-from jnp_table import Row, params, run, x64_off
+from jnp_table import Row, params, run, same, eager, x64_off
 
 pytestmark = pytest.mark.usefixtures("compile_in_process")
 
@@ -17,19 +16,6 @@ TIES = np.array([3., 1., 2., 1., 3., 0.])
 NANS = np.array([3., np.nan, 1., np.inf, np.nan, 1., -np.inf])   # JAX sorts NaNs last
 SORTED = np.sort(rnd(6, seed=5))
 IV = np.array([0, 3, 1, 3, 2], np.int64)
-
-def same(name, *args, **kw):
-  """A row calling jnp.name / jxn.name with the same positional arrays and keywords."""
-  rid = kw.pop("id", None) or name
-  opts = {k: kw.pop(k) for k in ("vmap", "diff", "diff_args", "batch_args", "rtol", "atol") if k in kw}
-  jx = eager(getattr(jxn, name)) if opts.get("vmap") is False else getattr(jxn, name)
-  return Row(name, lambda *a: getattr(jnp, name)(*a, **kw), lambda *a: jx(*a, **kw), args, id=rid, **opts)
-
-def eager(f):
-  """JAX's function evaluated at once even under the harness's jax.jit (its output shape depends on the data)."""
-  def g(*a, **kw):
-    with jax.ensure_compile_time_eval(): return f(*a, **kw)
-  return g
 
 def flat(name, *args, **kw):
   """`same` for a function returning several arrays: compared raveled and concatenated (grad takes one output)."""

@@ -141,6 +141,10 @@ def traced_by(t: Tensor) -> str | None:
 def _check_read(method: str, tensors: Sequence[Tensor]) -> list[Tensor]:
   """Raise for a read of a traced value. `realize` of a value traced by jit's abstract trace is no read: it has no data
   yet and needs none (an optimizer's step realizes the parameters it updates); those are returned, to be left alone."""
+  # a composite's body is built on placeholders, which have no data: a function that reads a value is called as it is
+  # (its read there gave the placeholder's unwritten buffer: `jnp.repeat(x, Tensor(r))` repeated by zeros, silently)
+  if composite._building and method != "realize":
+    raise ConcretizationTypeError("composite", method, tensors[0] if tensors else None)
   active = trace_state().active
   # jit's abstract trace realizes nothing: a realize there would run the function's side effects for real (an
   # optimizer's step count), which the trace then undoes in the graphs but not in the buffers (also when the function
