@@ -226,3 +226,21 @@ def test_inf_and_nan_propagate_through_x_minus_x_and_friends():
     for g, w in zip(got, want, strict=True): np.testing.assert_array_equal(to_np(g), np.asarray(w))
   g = tinyjax.grad(lambda a: jnp.log(1 + jnp.exp(a)).sum())(jnp.asarray(np.array([1000.0, 1.0])))
   np.testing.assert_array_equal(to_np(g), np.asarray(jax.grad(lambda a: jxn.log(1 + jxn.exp(a)).sum())(np.array([1000.0, 1.0]))))
+
+@pytest.mark.parametrize("name", ["abs", "absolute", "fabs"])
+def test_abs_clears_the_sign_of_zero(name):
+  """abs(-0.) is +0. as XLA's (the sign bit cleared; tinygrad's x * sign(x) kept -0., so 1 / abs(-0.) was -inf), for
+  every float width, eagerly and jitted; the derivative is JAX's (1 at both zeros) at every order, under vmap."""
+  import tinyjax
+  f, g = getattr(jnp, name), getattr(jxn, name)
+  xs = np.array([-0.0, 0.0, -2.5, 3.0, np.nan, -np.inf, np.inf])
+  for dt in (np.float16, np.float32, np.float64):
+    for fn in (f, tinyjax.jit(f)):
+      got, want = to_np(fn(Tensor(xs.astype(dt)))), np.asarray(g(xs.astype(dt)))
+      assert got.dtype == want.dtype and (np.signbit(got) == np.signbit(want)).all() and np.array_equal(got, want, equal_nan=True)
+  assert to_np(tlax.abs(Tensor(np.array([-0.0])))).tolist() == [0.0] and not np.signbit(to_np(tlax.abs(Tensor(np.array([-0.0])))))
+  z = np.array([-0.0, 0.0, -2.0, 3.0])
+  def loss(m): return lambda x: (getattr(m, name)(x) ** 3).sum() + getattr(m, name)(x).sum()
+  for tj, jx in ((tinyjax.grad(loss(jnp)), jax.grad(loss(jxn))), (tinyjax.hessian(loss(jnp)), jax.hessian(loss(jxn))),
+                 (tinyjax.vmap(tinyjax.grad(f)), jax.vmap(jax.grad(g))), (tinyjax.jit(tinyjax.grad(loss(jnp))), jax.grad(loss(jxn)))):
+    assert_close(tj(Tensor(z)), jx(z))

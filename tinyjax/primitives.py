@@ -65,7 +65,15 @@ def _horner(z: Tensor, coefficients: tuple[float, ...]) -> Tensor:
   for c in coefficients[2:]: out = out * z + c
   return out
 
+def exact_abs(x: Tensor) -> Tensor:
+  """|x| as XLA's abs: a float's sign bit cleared, so |-0.| is +0. (tinygrad's x * sign(x) keeps -0, and its symbolic
+  rewrites fold away every arithmetic way of clearing it: 1 / abs(-0.) was -inf, JAX's +inf.)"""
+  if not dtypes.is_float(x.dtype) or x.dtype in dtypes.weaks: return x.abs()
+  bits = {2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[x.dtype.itemsize]
+  return (x.bitcast(bits) & ((1 << (8 * x.dtype.itemsize - 1)) - 1)).bitcast(x.dtype)
+
 SIGMOID = Primitive("sigmoid", Tensor.sigmoid, lambda ops, out: [out * (1 - out)])
+ABS = Primitive("abs", exact_abs, lambda ops, out: [(ops[0] >= 0).where(1.0, -1.0)])   # JAX's: select(x >= 0, g, -g)
 TANH = Primitive("tanh", Tensor.tanh, lambda ops, out: [(1 + out) * (1 - out)])
 ACCURATE_TANH = Primitive("tanh", accurate_tanh, TANH.partials)   # jnp.tanh
 ERF = Primitive("erf", Tensor.erf, lambda ops, out: [2 / math.sqrt(math.pi) * (-(ops[0] * ops[0])).exp()])
@@ -129,8 +137,11 @@ def _on_mul(u: UOp) -> Iterator[Candidate]:
 def _on_where(u: UOp) -> Iterator[Candidate]:
   if _at(u, (2, Ops.WHERE)) is not None: yield ACCURATE_TANH, [u.src[1]], ()
 
+def _on_bitcast(u: UOp) -> Iterator[Candidate]:
+  if (x := _at(u, (0, Ops.AND), (0, Ops.BITCAST), (0, None))) is not None: yield ABS, [x], ()
+
 RECOGNISERS: dict[Ops, Callable[[UOp], Iterator[Candidate]]] = {
-  Ops.WHERE: _on_where,
+  Ops.WHERE: _on_where, Ops.BITCAST: _on_bitcast,
   Ops.RECIPROCAL: _on_reciprocal, Ops.ADD: _on_add, Ops.MUL: _on_mul, Ops.POW: lambda u: iter([(POW, list(u.src), ())])}
 
 

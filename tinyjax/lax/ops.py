@@ -11,7 +11,7 @@ import numpy as np
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape as _S, tensor_method, dtype_supported
 from tinyjax.core import as_tensor, canonicalize_axis, fill, fill_like, composite
 from tinyjax.dtypes import type_str
-from tinyjax.primitives import accurate_tanh
+from tinyjax.primitives import accurate_tanh, exact_abs
 from tinyjax.lax import sorting, special
 from tinyjax.pytree import tree_map
 from tinyjax.complex_array import ComplexArray, is_complex_data, from_data
@@ -203,7 +203,7 @@ gt = _binary("gt", (lambda a, b: a > b), None)
 ge = _binary("ge", greater_equal, None)
 neg = _unary("neg", Tensor.neg, NUMBER)
 sign = _unary("sign", sign, NUMBER)
-abs = _unary("abs", Tensor.abs, SIGNED)  # noqa: A001
+abs = _unary("abs", exact_abs, SIGNED)  # noqa: A001
 square = _unary("square", lambda x: x * x, NUMBER)
 exp = _unary("exp", Tensor.exp, FLOAT)
 log = _unary("log", Tensor.log, FLOAT)

@@ -11,6 +11,7 @@ from tinyjax._tg import Tensor, dtypes, np_dtype
 from tinyjax.lax.special import log1p as _log1p, expm1 as _expm1
 from tinyjax.lax import special as _lax_special
 from tinyjax.lax import ops as lax_ops
+from tinyjax.primitives import exact_abs
 from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int, canonical_dtype
 from tinyjax.numpy._shape import nonzero
 from tinyjax.core import composite, fill, fill_like
@@ -84,9 +85,9 @@ reciprocal = _unary("reciprocal", Tensor.reciprocal, True)
 square = _unary("square", _square, False)
 negative = _unary("negative", Tensor.neg, False)
 positive = _unary("positive", lambda x: x, False)
-abs = _unary("abs", Tensor.abs, False)  # noqa: A001
-absolute = _unary("absolute", Tensor.abs, False)
-fabs = _unary("fabs", Tensor.abs, True)
+abs = _unary("abs", exact_abs, False)  # noqa: A001
+absolute = _unary("absolute", exact_abs, False)
+fabs = _unary("fabs", exact_abs, True)
 sign = _unary("sign", lax_ops.sign, False)
 floor = _unary("floor", Tensor.floor, False)
 ceil = _unary("ceil", Tensor.ceil, False)
