@@ -143,7 +143,7 @@ def _check_read(method: str, tensors: Sequence[Tensor]) -> list[Tensor]:
   yet and needs none (an optimizer's step realizes the parameters it updates); those are returned, to be left alone."""
   # a composite's body is built on placeholders, which have no data: a function that reads a value is called as it is
   # (its read there gave the placeholder's unwritten buffer: `jnp.repeat(x, Tensor(r))` repeated by zeros, silently)
-  if composite._building and method != "realize":
+  if composite._on_placeholders and method != "realize":
     raise ConcretizationTypeError("composite", method, tensors[0] if tensors else None)
   active = trace_state().active
   # jit's abstract trace realizes nothing: a realize there would run the function's side effects for real (an
@@ -278,6 +278,7 @@ class composite:
   static (part of the signature); a Python float is an argument, as jit takes it (weakly typed: JAX's Python scalar),
   so a new value is no new body; any other leaf calls fn as it is."""
   _building = False
+  _on_placeholders = False   # its function runs on the placeholders now (`_build`): a read of data raises
   def __init__(self, fn: Callable):
     functools.update_wrapper(self, fn)
     self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
@@ -316,10 +317,10 @@ class composite:
       out, box["tree"] = tu.tree_flatten(self.fn(*a, **k))
       return out if all(isinstance(o, Tensor) for o in out) else []
     like = ts + [placeholder((), weak_storage_dtype(dtypes.weakfloat), ts[0].device)] * n_floats
-    composite._building = True
+    composite._building = composite._on_placeholders = True
     try: body = _tg.function_body(flat, like)
     except Exception: body = None   # (fn cannot run on placeholders: called as it is, it raises its own error)
-    finally: composite._building = False
+    finally: composite._building = composite._on_placeholders = False
     return None if body is None or not body.src else (body, box["tree"])
 
 

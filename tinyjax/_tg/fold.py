@@ -126,6 +126,10 @@ def _fold(u: UOp) -> np.ndarray | None:
         out = flat[0]
         for row in flat[1:]: out = np.frompyfunc(pair, 2, 1)(out, row)
         vals[x] = np.asarray(np.frompyfunc(x.dtype.const, 1, 1)(out), dtype=object)
+      elif x.op is Ops.BITCAST:   # the same bytes read as another dtype of their width (abs clears a float's sign bit)
+        if (a := vals[x.src[0]]) is _SHAPE or (src_t := np_dtype(x.src[0].dtype)) is None or (out_t := np_dtype(x.dtype)) is None or \
+           np.dtype(src_t).itemsize != np.dtype(out_t).itemsize: return None
+        vals[x] = np.asarray(a.astype(src_t).view(out_t).tolist(), dtype=object).reshape(a.shape)
       elif (x.op is Ops.CAST or (x.op in GroupOp.ALU and x.op is not Ops.THREEFRY and x.op in _ops.python_alu)):
         q = _quotient(x)
         srcs = [vals[s] for s in (x.src if q is None else q)]
