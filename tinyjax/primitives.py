@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, broadcast_to, param_like, unfilled, const_value
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
+from tinyjax.dtypes import weak_storage_dtype
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,7 +69,8 @@ def _horner(z: Tensor, coefficients: tuple[float, ...]) -> Tensor:
 def exact_abs(x: Tensor) -> Tensor:
   """|x| as XLA's abs: a float's sign bit cleared, so |-0.| is +0. (tinygrad's x * sign(x) keeps -0, and its symbolic
   rewrites fold away every arithmetic way of clearing it: 1 / abs(-0.) was -inf, JAX's +inf.)"""
-  if not dtypes.is_float(x.dtype) or x.dtype in dtypes.weaks: return x.abs()
+  if not dtypes.is_float(x.dtype): return x.abs()
+  if x.dtype in dtypes.weaks: return exact_abs(x.cast(weak_storage_dtype(x.dtype))).cast(x.dtype)   # (a Python float)
   bits = {2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[x.dtype.itemsize]
   return (x.bitcast(bits) & ((1 << (8 * x.dtype.itemsize - 1)) - 1)).bitcast(x.dtype)
 
