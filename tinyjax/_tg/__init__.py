@@ -22,7 +22,7 @@ from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, 
 from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, captured_nbytes, replay_buffers, \
   host_copies_filled, \
   jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \
-  add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, reusable, scratch_of, with_fresh_scratch, separate_calls, in_read, \
+  add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, reusable, scratch_of, with_fresh_scratch, in_read, \
   canonical_key, closed_buffers, rebound_capture, Step, run_steps, makes_rows, making_rows, row_or_run, switch_row, Replay, \
   scratch_like, constant_array, filled_buffer, copy_buffer, read_scalar, realize_lazy, \
   live_tensors, is_lazy, GraphMemo
@@ -44,7 +44,7 @@ __all__ = ["set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes
            "jit_kernel_names", "jit_captured",
            "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read",
            "add_concrete_stand_in", "concrete_stand_in", "host_call", "holds_host_call", "reusable", "scratch_of",
-           "with_fresh_scratch", "separate_calls", "in_read",
+           "with_fresh_scratch", "in_read",
            "canonical_key", "closed_buffers", "rebound_capture", "Step", "run_steps", "makes_rows", "making_rows", "row_or_run",
            "switch_row", "Replay",
            "scratch_like", "constant_array", "filled_buffer", "copy_buffer", "read_scalar",

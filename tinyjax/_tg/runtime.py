@@ -284,21 +284,6 @@ def with_fresh_scratch(outs: list[UOp], scratch: Scratch) -> list[UOp]:
   return [new.get(o, o) for o in outs]
 
 
-def separate_calls(outs: list[UOp]) -> list[UOp]:
-  """These graphs with each call whose body is a build's own (a host call; a custom call holding one) given a body of
-  its own where several calls of the graphs share one body on different arguments: a transform that rebuilds a call's
-  arguments (jax_conventions, a substitution) keeps its body, and one schedule running both would write the body's
-  buffers twice (tinygrad's "cycle detected in assign graph"). Each computes its own values then; calls whose body
-  writes data or runs effects are left as they are."""
-  calls: dict[UOp, list[UOp]] = {}
-  for u in UOp.sink(*outs).toposort(enter_calls=False):
-    if u.op is Ops.FUNCTION and not _reusable_body(u.src[0]): calls.setdefault(u.src[0], []).append(u)
-  subs: dict[UOp, UOp] = {}
-  for body, fs in calls.items():
-    if len(fs) < 2 or (scratch := scratch_of([body])) is None: continue
-    for f in fs[1:]: subs[f] = f.replace(src=(with_fresh_scratch([body], scratch)[0], *f.src[1:]))
-  return list(UOp.sink(*outs).substitute(subs).src) if subs else outs
-
 _BUFFER_ARGS = frozenset({Ops.BUFFER, Ops.AFTER, Ops.MSELECT, Ops.MSTACK})
 
 

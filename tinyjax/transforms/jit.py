@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, OutputBuffers, assign_into, stored_once, sharding, placeholder_like, host_buffer, host_dtype, host_input, jit_input, default_device, \
-  Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer_key, preserved_tensors, separate_calls, is_lazy, canonical_key, \
+  Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer_key, preserved_tensors, holds_host_call, is_lazy, canonical_key, \
   closed_buffers, rebound_capture, host_copies_filled, stored_data
 from tinyjax.core import serialized, realize_pending, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype, weak_dtype_of
@@ -103,10 +103,11 @@ class _Entry:
                       for o in outs]
     self.filled = [0 not in spec[0] for spec in self.out_specs]   # an empty output is a new empty Tensor, no buffer
     self.out_buffers = OutputBuffers(self.out_specs, self.out_weak)
-    # (a trace holding host calls is substituted into too: `separate_calls` gives each host call whose body the trace's
-    # rewrites left to several calls a body of its own, which made tinygrad's scheduler find a cycle in its assign
-    # graph; such traces were run again, and a read of a constant in them raised tinygrad's JitError)
-    self.rerun = call if self.state else None
+    # and one whose trace holds a host call (a loop, LAPACK) runs again too: substituted into, such a trace can make
+    # tinygrad's scheduler find a cycle in its assign graph (research_lagrangian_dblpend: pinv's svd under a jitted
+    # hessian; cause not found). (The first reason for this, a static fori_loop's counter stuck at 0, was the jit
+    # trace's skipped realizes: fixed in core._check_read.)
+    self.rerun = call if self.state or holds_host_call([o.uop for o in outs]) else None
     if self.rerun is None: outs = _host_data_taken(outs)
     # else the traced graphs, held as Tensors until the capture (realizing what they read rebinds them to its buffers)
     self.traced: tuple | None = None if self.rerun else ([p.uop for p in phs], [o for o, f in zip(outs, self.filled, strict=True) if f])
@@ -136,7 +137,7 @@ class _Entry:
     if self.rerun is None:
       assert self.traced is not None, "tinyjax.jit: the traced graphs are gone after the capture"
       phs, outs = self.traced
-      done = separate_calls(substitute([o.uop for o in outs], {ph: b.uop for ph, b in zip(phs, bufs[:n], strict=True)}))
+      done = substitute([o.uop for o in outs], {ph: b.uop for ph, b in zip(phs, bufs[:n], strict=True)})
       return tuple(stored_once([Tensor(o) for o in done], lambda i, o: assign_into(bufs[n + i], o)))
     self.inputs = frozenset(b.uop for b in bufs[:n])   # this run's inputs, for functions that close over them (vjp's pullback)
     outs = [_out_tensor(l) for l, f in zip(tu.tree_leaves(self.rerun(self._inputs(bufs[:n]))), self.filled, strict=True) if f]
