@@ -140,3 +140,10 @@ def test_kernel_counts():
   assert kernel_count(lambda: jnp.sum(x, axis=1).realize()) == kernel_count(lambda: x.sum(axis=1).realize())
   assert kernel_count(lambda: jnp.mean(x ** 2).realize()) == kernel_count(lambda: (x ** 2).mean().realize())
   assert kernel_count(lambda: jnp.max(x, axis=0).realize()) == kernel_count(lambda: x.max(axis=0).realize())
+
+@pytest.mark.parametrize("name,args", [("sum", ([1.0, 2.0],)), ("mean", ((1.0, 2.0),)), ("var", ([1.0],)), ("argmax", ([1, 2],)),
+                                       ("nansum", ([1.0],)), ("all", ([True],)), ("sin", ([1.0],)), ("power", ([1.0, 2.0], 1.5)),
+                                       ("maximum", (1.0, (2.0, 3.0))), ("add", (np.ones(2), [1.0, 2.0]))])
+def test_lists_are_not_arrays(name, args):
+  """jnp's elementwise functions and reductions take arrays and scalars, not lists or tuples: JAX's TypeError."""
+  same_error(lambda: getattr(jnp, name)(*args), lambda: getattr(jxn, name)(*args))

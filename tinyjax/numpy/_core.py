@@ -22,6 +22,12 @@ class ScalarType(DTypeName):
   a 0-d array."""
   def __call__(self, x: Any = 0) -> Tensor: return asarray(x, dtype=self)
 
+def check_arraylike(name: str, *args: Any) -> None:
+  """JAX's check of a jnp function's array arguments: a list or tuple is not an array (jnp.asarray makes one)."""
+  for pos, a in enumerate(args):
+    if isinstance(a, (list, tuple)):
+      raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(a)} at position {pos}.")
+
 def promote(*args: Any) -> list[Tensor]:
   """The arguments as Tensors of their common dtype (`result_type`): what jnp's binary functions compute in."""
   dt = result_type(*args)

@@ -12,7 +12,7 @@ from tinyjax.lax.special import log1p as _log1p, expm1 as _expm1
 from tinyjax.lax import special as _lax_special
 from tinyjax.lax import ops as lax_ops
 from tinyjax.primitives import exact_abs
-from tinyjax.numpy._core import asarray, promote, promote_inexact, as_inexact, default_float, default_int, canonical_dtype
+from tinyjax.numpy._core import asarray, check_arraylike, promote, promote_inexact, as_inexact, default_float, default_int, canonical_dtype
 from tinyjax.numpy._shape import nonzero
 from tinyjax.core import composite, fill, fill_like
 from tinyjax.custom import custom_jvp
@@ -45,6 +45,7 @@ def _square(x: Tensor) -> Tensor: return x.cast(default_int()).square() if x.dty
 
 def _unary(name: str, fn: Callable[[Tensor], Tensor], inexact: bool) -> Callable:
   def f(x: Any) -> Tensor:
+    check_arraylike(name, x)
     t = as_inexact(x) if inexact else asarray(x)
     if not inexact and name in ("floor", "ceil", "trunc", "fix") and not dtypes.is_float(t.dtype): return t
     if name in ("sign", "abs", "absolute") and t.dtype == dtypes.bool: return t if name != "sign" else t
@@ -107,6 +108,7 @@ invert = _unary("invert", lambda x: x.bitwise_not(), False)
 
 def _binary(name: str, fn: Callable[[Tensor, Tensor], Tensor], inexact: bool = False, out_bool: bool = False) -> Callable:
   def f(x1: Any, x2: Any) -> Tensor:
+    check_arraylike(name, x1, x2)
     a, b = promote_inexact(x1, x2) if inexact else promote(x1, x2)
     return fn(a, b)
   f.__name__ = f.__qualname__ = name

@@ -5,8 +5,8 @@ from typing import Any
 from tinyjax import _tg
 from tinyjax._tg import Tensor, DType, dtypes
 from tinyjax.core import fill_like, composite
-from tinyjax.numpy._core import asarray, as_inexact, promote_inexact, to_dtype, dtype_of, default_int, canonical_dtype, canonicalize_axis, \
-  canonicalize_axes, to_inexact_dtype
+from tinyjax.numpy._core import asarray, check_arraylike, as_inexact, promote_inexact, to_dtype, dtype_of, default_int, canonical_dtype, \
+  canonicalize_axis, canonicalize_axes, to_inexact_dtype
 from tinyjax.lax import sorting
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "ptp", "argmax", "argmin", "all", "any",
@@ -51,6 +51,7 @@ def _reduce(name: str, op: str, a: Any, axis: Any, dtype: Any, out: Any, keepdim
             promote_integers: bool = False) -> Tensor:
   """What every jnp reduction does (JAX's `_reduction`): dtype, where-mask, initial, keepdims."""
   _no_out(name, out)
+  check_arraylike(name, a)
   x, mask = asarray(a), _where_mask(name, where)
   axes = canonicalize_axes(axis, x.ndim)
   has_identity = op in ("sum", "prod")
@@ -105,10 +106,12 @@ amax, amin = max, min
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noqa: A001
   """Whether all elements are true (jnp.all)."""
+  check_arraylike("all", a)
   return _reduce("all", "prod", asarray(a).cast(dtypes.bool), axis, None, out, keepdims, None, where)
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None) -> Tensor:  # noqa: A001
   """Whether any element is true (jnp.any)."""
+  check_arraylike("any", a)
   return _reduce("any", "sum", asarray(a).cast(dtypes.bool), axis, None, out, keepdims, None, where)
 
 @composite
@@ -124,6 +127,7 @@ def count_nonzero(a, axis=None, keepdims=False) -> Tensor:
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None) -> Tensor:
   """Arithmetic mean (jnp.mean): integers and bools average in the default float."""
   _no_out("mean", out)
+  check_arraylike("mean", a)
   x, mask = asarray(a), _where_mask("mean", where)
   axes = canonicalize_axes(axis, x.ndim, IndexError)   # JAX raises IndexError here (it looks the axis up in the shape first)
   out_dt = to_dtype(dtype) or to_inexact_dtype(x.dtype)
@@ -138,6 +142,7 @@ def _var(name: str, a, axis, dtype, out, ddof, keepdims, where, mean_, correctio
   _no_out(name, out)
   if correction is None: correction = ddof
   elif ddof != 0: raise ValueError("ddof and correction can't be provided simultaneously.")
+  check_arraylike(name, a)
   x, mask = asarray(a), _where_mask(name, where)
   axes = canonicalize_axes(axis, x.ndim, IndexError)
   out_dt = to_dtype(dtype) or to_inexact_dtype(x.dtype)
@@ -182,6 +187,7 @@ def _first(x: Tensor, name: str, ax: int, keepdims: bool) -> Tensor:
 @composite   # (eagerly built once per signature: ~10-30 ops)
 def _arg(name: str, a, axis, out, keepdims) -> Tensor:
   _no_out(name, out)
+  check_arraylike(name, a)
   x = asarray(a)
   if axis is None:
     if x.numel() == 0: raise ValueError(f"attempt to get {name} of an empty sequence")
@@ -203,6 +209,7 @@ def argmin(a, axis=None, out=None, keepdims=None) -> Tensor:
 
 def _nan_reduce(name: str, fn, a, axis, keepdims, where, fill: float, nan_if_all_nan: bool, **kw) -> Tensor:
   """fn over the non-NaN elements (JAX's _nan_reduction): NaNs are replaced by `fill` (fn's identity)."""
+  check_arraylike(name, a)
   x = asarray(a)
   if not dtypes.is_float(x.dtype): return fn(x, axis=axis, keepdims=keepdims, where=where, **kw)
   isnan = x.isnan()
