@@ -143,7 +143,11 @@ def test_kernel_counts():
 
 @pytest.mark.parametrize("name,args", [("sum", ([1.0, 2.0],)), ("mean", ((1.0, 2.0),)), ("var", ([1.0],)), ("argmax", ([1, 2],)),
                                        ("nansum", ([1.0],)), ("all", ([True],)), ("sin", ([1.0],)), ("power", ([1.0, 2.0], 1.5)),
-                                       ("maximum", (1.0, (2.0, 3.0))), ("add", (np.ones(2), [1.0, 2.0]))])
+                                       ("maximum", (1.0, (2.0, 3.0))), ("add", (np.ones(2), [1.0, 2.0])), ("cumsum", ([1.0],)),
+                                       ("reshape", ([1.0, 2.0], (2,))), ("transpose", ([[1.0]],)), ("sort", ([2.0, 1.0],)),
+                                       ("argsort", ([2.0, 1.0],)), ("where", ([True], 1.0, 2.0)), ("clip", ([1.0], 0.0, 1.0)),
+                                       ("dot", ([1.0], np.ones(1))), ("matmul", (np.ones((1, 1)), [[1.0]]))])
 def test_lists_are_not_arrays(name, args):
-  """jnp's elementwise functions and reductions take arrays and scalars, not lists or tuples: JAX's TypeError."""
+  """jnp's elementwise functions, reductions, products and the common shape functions take arrays and scalars, not
+  lists or tuples: JAX's TypeError."""
   same_error(lambda: getattr(jnp, name)(*args), lambda: getattr(jxn, name)(*args))

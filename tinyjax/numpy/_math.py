@@ -379,12 +379,14 @@ def where(condition: Any, x: Any = None, y: Any = None, *, size: int | None = No
   if x is None and y is None:
     return nonzero(condition, size=size, fill_value=fill_value)
   if x is None or y is None: raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where")
+  check_arraylike("where", condition, x, y)
   c = asarray(condition)
   a, b = promote(x, y)
   return (c if c.dtype == dtypes.bool else c != 0).where(a, b)
 
 def clip(arr: Any = None, min: Any = None, max: Any = None, *, a: Any = None, a_min: Any = None, a_max: Any = None) -> Tensor:  # noqa: A002
   """jnp.clip: min(max(x, lo), hi) (JAX's derivative at the bounds; nan stays nan)."""
+  check_arraylike("clip", arr if arr is not None else a)
   return _clip(asarray(arr if arr is not None else a), min if min is not None else a_min, max if max is not None else a_max)
 
 @composite   # (eagerly: 0.44 -> ~0.15 ms)

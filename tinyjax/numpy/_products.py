@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from tinyjax._tg import Tensor, static_shape
 from tinyjax.core import composite, fill_like
 from tinyjax.lax.ops import conv_general_dilated
-from tinyjax.numpy._core import asarray, promote, promote_inexact, to_dtype, canonicalize_axis
+from tinyjax.numpy._core import asarray, check_arraylike, promote, promote_inexact, to_dtype, canonicalize_axis
 from tinyjax.numpy._reductions import sum as _sum
 
 __all__ = ["dot", "vdot", "vecdot", "matmul", "inner", "outer", "tensordot", "einsum", "kron", "cross", "trace",
@@ -44,6 +44,7 @@ def _acc(p: Tensor, axes, dt) -> Tensor:
 
 def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None) -> Tensor:
   """numpy's dot (jnp.dot): for N-D b, contracts a's last axis with b's second to last. `precision` is ignored."""
+  check_arraylike("dot", a, b)
   x, y, dt = _operands(a, b, preferred_element_type)
   if x.ndim == 0 or y.ndim == 0: return (x * y).cast(dt)
   if x.shape[-1] != y.shape[-1 if y.ndim == 1 else -2]:
@@ -59,6 +60,7 @@ def _matmul(x: Tensor, y: Tensor, dt) -> Tensor:
 
 def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None) -> Tensor:
   """Matrix product with broadcast batch dimensions (jnp.matmul, `@`). `precision` is ignored."""
+  check_arraylike("matmul", a, b)
   x, y, dt = _operands(a, b, preferred_element_type)
   for i, t in enumerate((x, y)):
     if t.ndim < 1: raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has ndim {t.ndim}")

@@ -256,6 +256,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 def _cumulative(name: str, op: str, a, axis, dtype, out, promote: bool = False, nan_fill: float | None = None) -> Tensor:
   """JAX's _cumulative_reduction: axis=None flattens; bools (and with `promote` narrow ints) accumulate in the default int."""
   _no_out(name, out)
+  check_arraylike(name, a)
   x = asarray(a)
   if axis is None or x.ndim == 0: x, axis = x.flatten(), 0
   ax = canonicalize_axis(axis, x.ndim)

@@ -9,7 +9,7 @@ from tinyjax.core import traced_by, shape_ints, fill_like, composite
 from tinyjax.errors import ConcretizationTypeError
 from tinyjax.dtypes import short_type
 from tinyjax.lax import sorting
-from tinyjax.numpy._core import asarray, promote, result_type, default_int, default_float, to_dtype, canonicalize_axes
+from tinyjax.numpy._core import asarray, check_arraylike, promote, result_type, default_int, default_float, to_dtype, canonicalize_axes
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "matrix_transpose", "moveaxis", "swapaxes", "expand_dims", "squeeze",
            "atleast_1d", "atleast_2d", "atleast_3d", "concatenate", "concat", "stack", "vstack", "hstack", "dstack", "column_stack",
@@ -76,6 +76,7 @@ def reshape(a: Any, shape: Sequence[int] | int | None = None, order: str = "C", 
   """jnp.reshape (order='C' only)."""
   if order != "C": raise NotImplementedError(f"reshape(order={order!r}): only order='C'")
   if shape is None: shape = newshape
+  check_arraylike("reshape", a)
   return asarray(a).reshape(shape_ints(shape))
 
 def ravel(a: Any, order: str = "C") -> Tensor:
@@ -84,6 +85,7 @@ def ravel(a: Any, order: str = "C") -> Tensor:
   return asarray(a).flatten()
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Tensor:
+  check_arraylike("transpose", a)
   t = asarray(a)
   perm = tuple(range(t.ndim))[::-1] if axes is None else canonicalize_axes(axes, t.ndim)
   if len(perm) != t.ndim: raise ValueError(f"axes {axes} don't match array of dimension {t.ndim}")
@@ -404,6 +406,7 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
   """jnp.argsort: stable (ties keep their order, also with descending=True), NaNs sorted last (first with descending),
   -0.0 equal to 0.0, as JAX's (`tinyjax.lax.sorting`)."""
   _no_order("argsort", kind, order)
+  check_arraylike("argsort", a)
   t = asarray(a)
   if axis is None: t, axis = t.flatten(), 0
   if t.ndim == 0: return Tensor(np.zeros((), np_dtype(default_int())), device=t.device)
@@ -415,6 +418,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None, 
   reversed, as in JAX (ties in reverse order, NaNs first). The values are gathered by the permutation, so each
   output's derivative is its source element's."""
   _no_order("sort", kind, order)
+  check_arraylike("sort", a)
   t = asarray(a)
   if axis is None: t, axis = t.flatten(), 0
   if t.ndim == 0: return t
