@@ -37,7 +37,7 @@ from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels, load_programs, save_programs, schedule_from_disk
 import tinyjax._tg.compile as _compile
 from tinyjax._tg import gemm as _gemm
-from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, _host_names, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
+from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, executor_node, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early, old_data_readers, holds_host_call
 
 APPLIED: dict[str, str] = {}   # "owner.name" -> why, filled by install()
@@ -177,9 +177,7 @@ def _constant_arguments(call: UOp) -> UOp | None:
     if not filled: filled.update((i, filled_buffer(v, device)) for i, v in consts.items())
     rest = iter(bufs)
     run([filled[i] if i in consts else next(rest) for i in range(len(args))])
-  fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
-  _host_executors[fn] = with_constants
-  return call.replace(src=(fn, *(x for i, x in enumerate(args) if i not in consts)))
+  return call.replace(src=(executor_node(with_constants), *(x for i, x in enumerate(args) if i not in consts)))
 
 
 # tinygrad's lower_and_compile swaps each compiled program into its CALL with a graph rewrite of the kernel's AST, at

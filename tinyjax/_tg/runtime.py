@@ -205,13 +205,18 @@ _host_names = itertools.count()
 _row_calls: weakref.WeakSet[UOp] = weakref.WeakSet()   # host calls whose executor can be a command row (`makes_rows`)
 
 
+def executor_node(run: Callable[[list[UOp]], None], rows: bool = False) -> UOp:
+  """A new CUSTOM_FUNCTION node that tinygrad executes by calling run(buffers); `rows`: run can be a command row."""
+  fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
+  _host_executors[fn] = run
+  if rows: _row_calls.add(fn)
+  return fn
+
 def host_call(run: Callable[[list[UOp]], None], outs: list[tuple[tuple[int, ...], DType]], ins: list[UOp], device) -> list[UOp]:
   """The outputs of one CALL that tinygrad executes by calling run(buffers): buffers are the UOps of the outputs' new
   buffers, then of the inputs' (realized contiguous first). Shapes must not be empty."""
   if not isinstance(device, str): raise NotImplementedError(f"tinyjax.lax control flow on multi-device (sharded) arrays, on {device}")
-  fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
-  _host_executors[fn] = run
-  if getattr(run, "makes_rows", False): _row_calls.add(fn)
+  fn = executor_node(run, getattr(run, "makes_rows", False))
   bufs = [UOp.new_buffer(device, max(1, _prod(s)), d) for s, d in outs]
   call = fn.call(*bufs, *[_stored(i) for i in ins])
   return [b.after(call).reshape(s) for b, (s, _) in zip(bufs, outs, strict=True)]
@@ -276,10 +281,7 @@ def with_fresh_scratch(outs: list[UOp], scratch: Scratch) -> list[UOp]:
   new one (`scratch`, taken at the build): a use of a structural custom function's build computes into buffers of its
   own, as a new build would, shared within its graphs as that build shared them."""
   new: dict[UOp, UOp] = {b: _fresh(b) for b in scratch.buffers}
-  for u in scratch.hosts:
-    new[u] = fn = UOp(Ops.CUSTOM_FUNCTION, arg=f"tinyjax_host_{next(_host_names)}")
-    _host_executors[fn] = _host_executors[u]
-    if u in _row_calls: _row_calls.add(fn)
+  for u in scratch.hosts: new[u] = executor_node(_host_executors[u], u in _row_calls)
   for u in scratch.above: new[u] = u.replace(src=tuple(new.get(x, x) for x in u.src))
   return [new.get(o, o) for o in outs]
 
@@ -820,8 +822,9 @@ def _result_calls(out: list[UOp], hosts: list[UOp]) -> _Calls | None:
       elif is_host_call(u) and getattr(u.arg.aux, "forward_of", None) is None: calls.made.append(u)
       else: return None
     elif u.op is Ops.CUSTOM_FUNCTION or (u.op is Ops.STORE and not _constant_value(u.src[1])): return None
-  if calls.made and (scratch := scratch_of([u.src[0] for u in calls.made])) is None: return None
-  if calls.made: calls.scratch = scratch
+  if calls.made:
+    if (scratch := scratch_of([u.src[0] for u in calls.made])) is None: return None
+    calls.scratch = scratch
   return calls
 
 def _renewing(calls: _Calls, hosts: list[UOp]) -> dict[UOp, UOp]:
@@ -1108,8 +1111,8 @@ def realize_lazy(tensors: list[Tensor], early: bool = False, on: str | None = No
   global eager_compiles
   # a value of no elements goes through tinygrad's realize: a program's output buffer cannot have size 0 (tinygrad's
   # allocator asserts), so `x[1:] - x[:-1]` of a 1-element x failed to read
-  if any(0 in t.shape for t in tensors):
-    if empty := [t for t in tensors if 0 in t.shape]: _realize_by_tinygrad(empty, early)
+  if empty := [t for t in tensors if 0 in t.shape]:
+    _realize_by_tinygrad(empty, early)
     if rest := [t for t in tensors if 0 not in t.shape]: realize_lazy(rest, early, on)
     return
   # (the ops present, from one walk: the writes, host data and fills below are each looked for only if there)

@@ -19,7 +19,7 @@ from tinyjax.numpy._math import where, mod, floor_divide, abs as _abs, isnan, cl
   copysign, invert, left_shift, right_shift
 from tinyjax.numpy._reductions import cumsum, argmax, argmin, average, quantile_of, all as _all, sum as _sum
 from tinyjax.numpy._shape import concatenate, broadcast_to, moveaxis, searchsorted, argsort, tile, ravel, \
-  broadcast_shapes, unique, nonzero, unravel_index, _concrete, _nonzero_flat, stack, ravel_multi_index, bincount
+  broadcast_shapes, unique, nonzero, unravel_index, _concrete, _nonzero_flat, stack, ravel_multi_index, bincount, _2d
 from tinyjax.numpy._creation import zeros, ones, full, arange, linspace, diag, tril_indices, triu_indices, indices as _indices
 from tinyjax.numpy._products import dot, matmul, convolve
 from tinyjax.numpy._indexing import _IndexUpdateHelper
@@ -166,7 +166,6 @@ def modf(x: Any, /, out: None = None) -> tuple[Tensor, Tensor]:
 
 # ---- statistics -------------------------------------------------------------------------------------------------------
 
-def _2d(t: Tensor) -> Tensor: return t.reshape((1,) * (2 - t.ndim) + _S(t)) if t.ndim < 2 else t   # (atleast_2d)
 
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None, fweights: Any = None,
         aweights: Any = None, dtype: Any = None) -> Tensor:
@@ -336,7 +335,8 @@ def polysub(a1: Any, a2: Any) -> Tensor:
 
 def _trim_leading(t: Tensor, tol: float, what: str) -> Tensor:
   """t without its leading entries of magnitude below tol: its values (concrete), as JAX's trim_zeros(_tol)."""
-  small = np.abs(_concrete(t, what)) <= tol if tol == 0 else np.abs(_concrete(t, what)) < tol
+  size = np.abs(_concrete(t, what))
+  small = size <= tol if tol == 0 else size < tol
   return t[int(np.argmin(small)):] if not small.all() else t[:0]
 
 def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Tensor:

@@ -133,7 +133,8 @@ def _atleast(arys: tuple, n: int, fix: Callable[[Tensor], Tensor]) -> Tensor | l
   return out[0] if len(out) == 1 else out
 
 def atleast_1d(*arys: Any) -> Tensor | list[Tensor]: return _atleast(arys, 1, lambda t: t.reshape(1))
-def atleast_2d(*arys: Any) -> Tensor | list[Tensor]: return _atleast(arys, 2, lambda t: t.reshape((1,) * (2 - t.ndim) + _S(t)))
+def _2d(t: Tensor) -> Tensor: return t.reshape((1,) * (2 - t.ndim) + _S(t)) if t.ndim < 2 else t   # (one array's atleast_2d)
+def atleast_2d(*arys: Any) -> Tensor | list[Tensor]: return _atleast(arys, 2, _2d)
 def atleast_3d(*arys: Any) -> Tensor | list[Tensor]:
   return _atleast(arys, 3, lambda t: t.reshape((1, 1, 1) if t.ndim == 0 else (1, _S(t)[0], 1) if t.ndim == 1 else (*_S(t), 1)))
 
