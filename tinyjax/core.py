@@ -276,15 +276,21 @@ class composite:
   numbers are those of the ops. Under a trace or a jit the ops are built as they are (a jit traces once). The
   arguments and results are pytrees of Tensors (ComplexArrays: their parts); ints, bools, strings and dtypes are
   static (part of the signature); a Python float is an argument, as jit takes it (weakly typed: JAX's Python scalar),
-  so a new value is no new body; any other leaf calls fn as it is."""
+  so a new value is no new body; any other leaf calls fn as it is.
+  A composite that is the lowering of a unary `primitive` (tanh, erf) is that primitive's call under a trace: the node
+  jax_conventions would put in place of the ops."""
   _building = False
   _on_placeholders = False   # its function runs on the placeholders now (`_build`): a read of data raises
-  def __init__(self, fn: Callable):
+  def __init__(self, fn: Callable, primitive: primitives.Primitive | None = None):
     functools.update_wrapper(self, fn)
     self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
+    self.primitive = primitive
 
   def __call__(self, *args, **kwargs):
-    if composite._building or not at_top_level(): return self.fn(*args, **kwargs)
+    if composite._building or not at_top_level():
+      if self.primitive is not None and not composite._building and len(args) == 1 and not kwargs and \
+         isinstance(args[0], Tensor) and (out := primitives.bind(self.primitive, args[0])) is not None: return out
+      return self.fn(*args, **kwargs)
     # (a list is data, whose ints would be static: a body and a program per value; numpy data goes through asarray)
     if any(isinstance(a, (list, np.ndarray)) for a in (*args, *kwargs.values())): return self.fn(*args, **kwargs)
     leaves, tree = tu.tree_flatten((args, kwargs))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools, math, operator
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
-from tinyjax._tg import Tensor, UOp, Ops, DType, dtypes, broadcast_to, param_like, unfilled, const_value
+from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, dtypes, broadcast_to, param_like, unfilled, const_value
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
 from tinyjax.dtypes import weak_storage_dtype
 
@@ -150,6 +150,21 @@ RECOGNISERS: dict[Ops, Callable[[UOp], Iterator[Candidate]]] = {
 def _stored(weak) -> DType:
   """The dtype tinygrad realizes a weakly typed value in (its default float or int)."""
   return dtypes.default_float if dtypes.is_float(weak) else dtypes.default_int
+
+def bind(prim: Primitive, x: Tensor) -> Tensor | None:
+  """The call of a unary primitive on x, as `recognise` would put it in place of prim's lowering: how jnp.tanh and erf
+  are traced (JAX binds tanh_p), so that a trace builds one node where the lowering is tens of tinygrad ops (~1 ms for
+  accurate_tanh, twice: built, then rebuilt by the recogniser). None for a constant x (the lowering folds) or a dtype
+  the call does not take: the caller builds the lowering."""
+  if not dtypes.is_float(x.dtype) or x.dtype in dtypes.weaks or _is_constant(x.uop, {}): return None
+  return Tensor(_rule(prim, (), (None,)).call_node([x]).gettuple(0))
+
+def _is_constant(u: UOp, known: dict[UOp, bool]) -> bool:
+  """u is a constant written in the program (as core._is_literal; this one walks only as far as it needs)."""
+  if (v := known.get(u)) is None:
+    v = known[u] = u.op is Ops.CONST or (u.op in (Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) or u.op in GroupOp.ALU) \
+      and all(_is_constant(s, known) for s in u.src)
+  return v
 
 def recognise(u: UOp, literal: Callable[[UOp], bool]) -> UOp | None:
   """A primitive call with u's value if u is the lowering of a primitive, else None. Operands for which `literal` holds
