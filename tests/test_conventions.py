@@ -257,6 +257,66 @@ def test_vmap_of_derivatives_of_a_binary_primitive(in_axes):
   for g, w in zip(got, want, strict=True): np.testing.assert_allclose(g, w, rtol=1e-9)
 
 
+# ---- jax.numpy functions that tinyjax lowers itself, traced as JAX's primitives ----------------------------------------
+# jnp.tanh, arctan2, log1p... are tinyjax's own lowerings (Cephes, Kahan, Lanczos); under a trace each is one primitive
+# call differentiated by JAX's rule (`primitives.bind`). Their derivatives were the lowerings' derivatives before: nan
+# at 0 for log1p, expm1 and arcsinh, at the domain's ends for arccos and arccosh, at inf for arctan, and for digamma at
+# every integer and half-integer (so gammaln's second derivative).
+import tinyjax.numpy as tnp, tinyjax.scipy.special as tsp, jax.scipy.special as jsp   # noqa: E402
+
+JNP_UNARY = {
+  "tanh": (tnp.tanh, jnp.tanh, [0.0, -0.3, 0.7, 20.0, -1000.0]),
+  "arctan": (tnp.arctan, jnp.arctan, [0.0, 0.5, -3.0, 1e10, np.inf]),
+  "arcsin": (tnp.arcsin, jnp.arcsin, [0.0, 0.5, -0.9, 1.0]),
+  "arccos": (tnp.arccos, jnp.arccos, [0.0, 0.3, -0.9, 1.0]),
+  "arcsinh": (tnp.arcsinh, jnp.arcsinh, [0.0, 0.5, -3.0, 1e200]),
+  "arccosh": (tnp.arccosh, jnp.arccosh, [1.0, 2.0, 30.0, 1e200]),
+  "log1p": (tnp.log1p, jnp.log1p, [-1.0, 0.0, 1e-20, -0.5, 3.0, 1e300]),
+  "expm1": (tnp.expm1, jnp.expm1, [0.0, 1e-20, -50.0, 2.0, 700.0]),
+  "sinh": (tnp.sinh, jnp.sinh, [0.0, -3.0, 20.0]),
+  "cosh": (tnp.cosh, jnp.cosh, [0.0, -3.0, 20.0]),
+  "gammaln": (tsp.gammaln, jsp.gammaln, [0.5, 1.0, 2.0, 3.7, 1e-30, -0.5]),
+  "digamma": (tsp.digamma, jsp.digamma, [0.5, 1.0, 2.0, 6.0, 3.7, -0.5, 30.0]),
+}
+
+@pytest.mark.parametrize("name", list(JNP_UNARY))
+def test_jnp_functions_have_jax_derivatives(name):
+  # rtol 1e-12: the values are tinyjax's lowerings (within a few ulps of XLA's; digamma's within 1e-14), and the
+  # derivatives are made of them
+  f_tj, f_jx, xs = JNP_UNARY[name]
+  x = np.array(xs)
+  def comps(L, f, ones): return {"grad": _rev(L, f, 1), "grad^2": _rev(L, f, 2), "jvp": _fwd(L, f, 1, ones)}
+  got = run_tinyjax(comps(tinyjax, f_tj, tnp.ones_like), x)
+  want = run_jax(comps(jax, f_jx, jnp.ones_like), x)
+  bad = [m for k in got for m in check(k, got[k], want[k], 1e-12, 0.0, xs)]
+  assert not bad, "\n".join(bad)
+
+def test_arctan2_has_jax_derivatives():
+  pts = [(0.0, 0.0), (0.0, 1.0), (1e-200, 1e-200), (-0.0, -1.0), (2.0, -1.0), (-3.0, 0.5), (np.inf, 1.0)]
+  a, b = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
+  def comps(L, f, ones):
+    return {k: c for k, c in binary_compositions(L, f, ones).items() if k.count("x") + k.count("y") <= 2 and k != "value"}
+  got = run_tinyjax(comps(tinyjax, tnp.arctan2, tnp.ones_like), a, b)
+  want = run_jax(comps(jax, jnp.arctan2, jnp.ones_like), a, b)
+  bad = [m for k in got for m in check(k, got[k], want[k], 1e-12, 0.0, pts)]
+  assert not bad, "\n".join(bad)
+
+def test_a_trace_holds_the_primitive_call_not_the_lowering():
+  # one call node per jnp.tanh in the traced graph (what makes an eager grad through it cheap), with the lowering's
+  # values bit for bit
+  x = np.linspace(-3, 3, 7)
+  graphs = []
+  def f(t):
+    y = tnp.tanh(t)
+    graphs.append(y.uop)
+    return y.sum()
+  g = tinyjax.grad(f)(Tensor(x))
+  assert custom_rule_of(graphs[0].src[0]) is not None
+  assert sum(custom_rule_of(u) is not None for u in graphs[0].toposort(enter_calls=False)) == 1
+  np.testing.assert_allclose(to_np(g), 1 - np.tanh(x) ** 2, rtol=1e-13)
+  np.testing.assert_array_equal(to_np(tinyjax.jit(tnp.tanh)(Tensor(x))), to_np(tnp.tanh(Tensor(x))))
+
+
 # ---- float32, where the issue was seen (exp overflows at 88.7, so tanh's Hessian was nan below -44.4) ------------------
 
 F32 = {"tanh": (Tensor.tanh, jnp.tanh), "sigmoid": (Tensor.sigmoid, jax.nn.sigmoid), "silu": (Tensor.silu, jax.nn.silu),

@@ -277,8 +277,8 @@ class composite:
   arguments and results are pytrees of Tensors (ComplexArrays: their parts); ints, bools, strings and dtypes are
   static (part of the signature); a Python float is an argument, as jit takes it (weakly typed: JAX's Python scalar),
   so a new value is no new body; any other leaf calls fn as it is.
-  A composite that is the lowering of a unary `primitive` (tanh, erf) is that primitive's call under a trace: the node
-  jax_conventions would put in place of the ops."""
+  A composite that is the lowering of an elementwise `primitive` (tanh, erf, atan2, log1p...) is that primitive's call
+  under a trace (`primitives.bind`), as JAX binds its primitives."""
   _building = False
   _on_placeholders = False   # its function runs on the placeholders now (`_build`): a read of data raises
   def __init__(self, fn: Callable, primitive: primitives.Primitive | None = None):
@@ -288,8 +288,8 @@ class composite:
 
   def __call__(self, *args, **kwargs):
     if composite._building or not at_top_level():
-      if self.primitive is not None and not composite._building and len(args) == 1 and not kwargs and \
-         isinstance(args[0], Tensor) and (out := primitives.bind(self.primitive, args[0])) is not None: return out
+      if self.primitive is not None and not composite._building and not kwargs and \
+         all(isinstance(a, Tensor) for a in args) and (out := primitives.bind(self.primitive, *args)) is not None: return out
       return self.fn(*args, **kwargs)
     # (a list is data, whose ints would be static: a body and a program per value; numpy data goes through asarray)
     if any(isinstance(a, (list, np.ndarray)) for a in (*args, *kwargs.values())): return self.fn(*args, **kwargs)

@@ -12,6 +12,7 @@ primitives again, so that every order follows JAX. One row per primitive below, 
 """
 from __future__ import annotations
 import functools, math, operator
+import numpy as np
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, dtypes, broadcast_to, param_like, unfilled, const_value
@@ -96,6 +97,16 @@ LOGADDEXP = Primitive("logaddexp", Tensor.logaddexp,
                       lambda ops, out: [(_replace_inf(o) - _replace_inf(out)).exp() for o in ops])
 POW = Primitive("pow", Tensor.pow, _pow_partials)
 
+# JAX's rules of primitives that tinyjax lowers itself (lax.special, lax.ops: `composite(fn, Primitive(name, fn, rule))`)
+def atan2_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
+  d = ops[0] * ops[0] + ops[1] * ops[1]   # JAX's atan2(x, y): y / (x^2 + y^2) and -x / (x^2 + y^2)
+  return [ops[1] / d, -ops[0] / d]
+def acos_partials(ops, out): return [-(1 - ops[0] * ops[0]).rsqrt()]
+def log1p_partials(ops, out): return [(ops[0] + 1).reciprocal()]
+def expm1_partials(ops, out): return [out + 1]
+def sinh_partials(ops, out): return [ops[0].cosh()]
+def cosh_partials(ops, out): return [ops[0].sinh()]
+
 
 # ---- recognisers: root op -> candidates (primitive, operands, params), each checked by rebuilding -----------------------
 
@@ -151,13 +162,22 @@ def _stored(weak) -> DType:
   """The dtype tinygrad realizes a weakly typed value in (its default float or int)."""
   return dtypes.default_float if dtypes.is_float(weak) else dtypes.default_int
 
-def bind(prim: Primitive, x: Tensor) -> Tensor | None:
-  """The call of a unary primitive on x, as `recognise` would put it in place of prim's lowering: how jnp.tanh and erf
-  are traced (JAX binds tanh_p), so that a trace builds one node where the lowering is tens of tinygrad ops (~1 ms for
-  accurate_tanh, twice: built, then rebuilt by the recogniser). None for a constant x (the lowering folds) or a dtype
-  the call does not take: the caller builds the lowering."""
-  if not dtypes.is_float(x.dtype) or x.dtype in dtypes.weaks or _is_constant(x.uop, {}): return None
-  return Tensor(_rule(prim, (), (None,)).call_node([x]).gettuple(0))
+_lowering = False   # a primitive's body is being built: composites inside it are their ops (no nested calls)
+
+def bind(prim: Primitive, *xs: Tensor) -> Tensor | None:
+  """The call of an elementwise primitive on xs, as `recognise` puts it in place of prim's lowering: how jnp.tanh,
+  arctan2, log1p... are traced (JAX binds tanh_p), so that a trace builds one node where the lowering is tens of
+  tinygrad ops (~1 ms for accurate_tanh, twice: built, then rebuilt by the recogniser), and differentiates it by JAX's
+  rule. None where the caller builds the lowering instead: constant operands only (the lowering folds), operands that
+  are no float Tensors of one concrete dtype, or inside another primitive's body."""
+  if _lowering or not all(isinstance(x, Tensor) and dtypes.is_float(x.dtype) and x.dtype not in dtypes.weaks for x in xs) \
+     or len({x.dtype for x in xs}) != 1: return None
+  known: dict[UOp, bool] = {}
+  fixed = tuple(x.uop if _is_constant(x.uop, known) else None for x in xs)
+  if all(f is not None for f in fixed): return None
+  shape = tuple(np.broadcast_shapes(*[x.shape for x in xs]))
+  args = [x if x.shape == shape else Tensor(broadcast_to(x.uop, shape)) for x, f in zip(xs, fixed, strict=True) if f is None]
+  return Tensor(_rule(prim, (), fixed).call_node(args).gettuple(0))
 
 def _is_constant(u: UOp, known: dict[UOp, bool]) -> bool:
   """u is a constant written in the program (as core._is_literal; this one walks only as far as it needs)."""
@@ -213,7 +233,10 @@ class PrimitiveRule(CallRule):
     transform)."""
     params = tuple(param_like(a, i) for i, a in enumerate(args))
     if (body := self._bodies.get(params)) is None:
-      body = self._bodies[params] = self.prim.lower(*self._operands([Tensor(p) for p in params]), *self.params).uop
+      global _lowering
+      outer, _lowering = _lowering, True
+      try: body = self._bodies[params] = self.prim.lower(*self._operands([Tensor(p) for p in params]), *self.params).uop
+      finally: _lowering = outer
     return body
 
   def partials(self, xs: list[Tensor]) -> list[Tensor]:

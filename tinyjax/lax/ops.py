@@ -212,7 +212,9 @@ log = _unary("log", Tensor.log, FLOAT)
 # 64x32 array: jnp.tanh 1.19 -> 0.13 ms, erf 1.12 -> 0.13 ms); under a trace or a jit tanh and erf are their primitives'
 # calls (`primitives.bind`), the others the ops themselves. numpy, scipy and nn use them too.
 tanh_kernel, erf_kernel = composite(accurate_tanh, primitives.ACCURATE_TANH), composite(Tensor.erf, primitives.ERF)
-sinh_kernel, cosh_kernel, softplus_kernel = (composite(f) for f in (Tensor.sinh, Tensor.cosh, Tensor.softplus))
+sinh_kernel, cosh_kernel = (composite(f, primitives.Primitive(f.__name__, f, rule))
+                            for f, rule in ((Tensor.sinh, primitives.sinh_partials), (Tensor.cosh, primitives.cosh_partials)))
+softplus_kernel = composite(Tensor.softplus)
 tanh = _unary("tanh", tanh_kernel, FLOAT)
 logistic = _unary("logistic", Tensor.sigmoid, FLOAT)
 sqrt = _unary("sqrt", Tensor.sqrt, FLOAT)

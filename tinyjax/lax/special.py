@@ -9,21 +9,27 @@ from __future__ import annotations
 import math
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.core import composite, fill_like
+from tinyjax import primitives as P
 from tinyjax.custom import custom_jvp, structural
 
 __all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "asinh", "acosh", "negative_sign",
            "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
 
+def primitive(name: str, partials):
+  """A composite that is JAX's primitive `name`: under a trace one call node (`primitives.bind`), differentiated by
+  JAX's rule `partials` (ops, out) -> d out / d operand_i."""
+  return lambda fn: composite(fn, P.Primitive(name, fn, partials))
+
 # ---- log1p, expm1 -----------------------------------------------------------------------------------------------------
 
-@composite
+@primitive("log1p", P.log1p_partials)
 def log1p(x: Tensor) -> Tensor:
   """log(1 + x), exact to rounding for small x, where log(1 + x) loses the digits: log(u) * x / (u - 1), u = 1 + x;
   log(u) itself where u is 1 + x exactly (one rounding, as XLA's log(1 + x) for large x) and at inf."""
   u = x + 1
   return (u == 1).where(x, ((u - 1 == x) | (u == math.inf)).where(u.log(), u.log() * x / (u - 1)))
 
-@composite
+@primitive("expm1", P.expm1_partials)
 def expm1(x: Tensor) -> Tensor:
   """exp(x) - 1, accurate for small x (Kahan's (u - 1) * x / log(u), u = exp(x))."""
   u = x.exp()
@@ -52,7 +58,7 @@ def _polyval(coeffs: tuple[float, ...], z: Tensor) -> Tensor:
   for c in coeffs[1:]: out = out * z + c
   return out
 
-@composite
+@primitive("atan", P.ATAN.partials)
 def atan(x: Tensor) -> Tensor:
   a = x.abs()
   big, mid = a > 2.414213562373095, (a > 0.66) & (a <= 2.414213562373095)
@@ -67,7 +73,7 @@ def negative_sign(x: Tensor) -> Tensor:
   """x < 0, -0.0 included."""
   return (x < 0) | ((x == 0) & (x.reciprocal() < 0))
 
-@composite
+@primitive("atan2", P.atan2_partials)
 def atan2(y: Tensor, x: Tensor) -> Tensor:
   """numpy's atan2, signed zeros and infinities included."""
   both_inf = (y.abs() == math.inf) & (x.abs() == math.inf)
@@ -78,12 +84,12 @@ def atan2(y: Tensor, x: Tensor) -> Tensor:
   a = ((x == 0) & (y != 0)).where(sign_y * (math.pi / 2), a)
   return ((x == 0) & (y == 0)).where(x_neg.where(y_neg.where(-math.pi, math.pi), y), a)
 
-@composite
+@primitive("asin", P.ASIN.partials)
 def asin(x: Tensor) -> Tensor: return atan2(x, ((1 - x) * (1 + x)).sqrt())
-@composite
+@primitive("acos", P.acos_partials)
 def acos(x: Tensor) -> Tensor: return 2 * atan(((1 - x) / (1 + x)).sqrt())
 
-@composite
+@primitive("asinh", P.ASINH.partials)
 def asinh(x: Tensor) -> Tensor:
   # odd, on |x|: log1p(a + a^2 / (1 + sqrt(1 + a^2))) (exact for tiny a), log(a) + log(2) where a^2 would overflow
   a = x.abs()
@@ -93,7 +99,7 @@ def asinh(x: Tensor) -> Tensor:
   out = huge.where(a.log() + math.log(2), small)
   return (x < 0).where(-out, out)
 
-@composite
+@primitive("acosh", P.ACOSH.partials)
 def acosh(x: Tensor) -> Tensor:
   huge = x > 1e150 if x.dtype == dtypes.float64 else x > 1e18
   s = huge.where(2.0, x)
@@ -173,7 +179,7 @@ _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
             12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 
-@composite
+@primitive("lgamma", lambda ops, out: [_digamma(ops[0])])   # JAX: g * digamma(x)
 def lgamma(t: Tensor) -> Tensor:
   """log|Gamma(t)| (Lanczos, with the reflection formula for t < 0.5); inf at the poles (0, -1, -2, ...)."""
   refl = t < 0.5
@@ -188,19 +194,25 @@ def lgamma(t: Tensor) -> Tensor:
 
 @composite
 def digamma(t: Tensor) -> Tensor:
-  """psi(t): recurrence up to t >= 6, then the asymptotic series; the reflection formula for t < 0.5; nan at the poles."""
+  """psi(t): recurrence up to t >= 10 (the series' first omitted term is then ~2e-14 of it: from 6, 1e-11 of JAX's),
+  then the asymptotic series; the reflection formula for t < 0.5 (pi cot(pi t) as cos / sin: tinygrad's tan gave a nan
+  derivative at half-integers); nan at the poles. The reflection is taken at 1/4 where it is not used: at an integer t
+  cot is infinite, and so was its derivative, which made the derivative nan."""
   refl = t < 0.5
   z = refl.where(1 - t, t)
   acc = fill_like(z, 0)
-  for _ in range(6):
-    small = z < 6
+  for _ in range(10):
+    small = z < 10
     acc = acc - small.where(1 / z, 0.0)
     z = small.where(z + 1, z)
   inv2 = 1 / (z * z)
   series = z.log() - 0.5 / z - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
   out = acc + series
-  out = refl.where(out - math.pi / (math.pi * t).tan(), out)
+  pt = math.pi * refl.where(t, 0.25)
+  out = refl.where(out - math.pi * pt.cos() / pt.sin(), out)
   return ((t <= 0) & (t == t.floor())).where(math.nan, out)
+
+def _digamma(t: Tensor) -> Tensor: return digamma(t)
 
 # ---- logsumexp, softmax -----------------------------------------------------------------------------------------------
 

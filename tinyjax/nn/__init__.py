@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 from typing import Any
 import numpy as np
-from tinyjax.primitives import accurate_tanh
 from tinyjax.lax import ops as lax_ops
 from tinyjax.core import composite
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
@@ -28,10 +27,10 @@ def gelu(x: Any, approximate: bool = True) -> Tensor:
   return (_gelu_tanh if approximate else _gelu_erf)(as_inexact(x))
 
 @composite   # (eagerly: its ops built once per signature, 0.45 -> ~0.14 ms a call)
-def _gelu_tanh(t: Tensor) -> Tensor: return 0.5 * t * (1 + accurate_tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * t * t * t)))
+def _gelu_tanh(t: Tensor) -> Tensor: return 0.5 * t * (1 + lax_ops.tanh_kernel(math.sqrt(2 / math.pi) * (t + 0.044715 * t * t * t)))
 
 @composite
-def _gelu_erf(t: Tensor) -> Tensor: return 0.5 * t * (1 + (t / math.sqrt(2)).erf())
+def _gelu_erf(t: Tensor) -> Tensor: return 0.5 * t * (1 + lax_ops.erf_kernel(t / math.sqrt(2)))
 def sigmoid(x: Any) -> Tensor: return as_inexact(x).sigmoid()
 def silu(x: Any) -> Tensor:
   t = as_inexact(x)
