@@ -291,14 +291,25 @@ def test_jnp_functions_have_jax_derivatives(name):
   bad = [m for k in got for m in check(k, got[k], want[k], 1e-12, 0.0, xs)]
   assert not bad, "\n".join(bad)
 
-def test_arctan2_has_jax_derivatives():
-  pts = [(0.0, 0.0), (0.0, 1.0), (1e-200, 1e-200), (-0.0, -1.0), (2.0, -1.0), (-3.0, 0.5), (np.inf, 1.0)]
+LAE = [(0.0, 0.0), (1.0, -2.0), (1000.0, -1000.0), (-np.inf, 1.0), (np.inf, 1.0), (-np.inf, -np.inf), (30.0, 30.0)]
+JNP_BINARY = {   # name: (tinyjax, JAX, points, (rtol, atol))
+  "arctan2": (tnp.arctan2, jnp.arctan2, [(0.0, 0.0), (0.0, 1.0), (1e-200, 1e-200), (-0.0, -1.0), (2.0, -1.0), (-3.0, 0.5),
+                                         (np.inf, 1.0)], (1e-12, 0.0)),
+  # the values are tinygrad's log(1 + e^x) (see "logaddexp" in BINARY): the second derivative exp(x - out)(1 - exp(x -
+  # out)) is 5e-14 where JAX's out is exact and it is 0
+  "logaddexp": (tnp.logaddexp, jnp.logaddexp, LAE, (1e-7, 1e-13)),
+  "logaddexp2": (tnp.logaddexp2, jnp.logaddexp2, LAE, (1e-7, 1e-13)),
+}
+
+@pytest.mark.parametrize("name", list(JNP_BINARY))
+def test_jnp_binary_functions_have_jax_derivatives(name):
+  f_tj, f_jx, pts, tol = JNP_BINARY[name]
   a, b = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
   def comps(L, f, ones):
     return {k: c for k, c in binary_compositions(L, f, ones).items() if k.count("x") + k.count("y") <= 2 and k != "value"}
-  got = run_tinyjax(comps(tinyjax, tnp.arctan2, tnp.ones_like), a, b)
-  want = run_jax(comps(jax, jnp.arctan2, jnp.ones_like), a, b)
-  bad = [m for k in got for m in check(k, got[k], want[k], 1e-12, 0.0, pts)]
+  got = run_tinyjax(comps(tinyjax, f_tj, tnp.ones_like), a, b)
+  want = run_jax(comps(jax, f_jx, jnp.ones_like), a, b)
+  bad = [m for k in got for m in check(k, got[k], want[k], *tol, pts)]
   assert not bad, "\n".join(bad)
 
 def test_a_trace_holds_the_primitive_call_not_the_lowering():

@@ -101,6 +101,7 @@ POW = Primitive("pow", Tensor.pow, _pow_partials)
 def atan2_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
   d = ops[0] * ops[0] + ops[1] * ops[1]   # JAX's atan2(x, y): y / (x^2 + y^2) and -x / (x^2 + y^2)
   return [ops[1] / d, -ops[0] / d]
+def logaddexp2_partials(ops, out): return [(_replace_inf(o) - _replace_inf(out)).exp2() for o in ops]
 def acos_partials(ops, out): return [-(1 - ops[0] * ops[0]).rsqrt()]
 def log1p_partials(ops, out): return [(ops[0] + 1).reciprocal()]
 def expm1_partials(ops, out): return [out + 1]
