@@ -277,6 +277,10 @@ JNP_UNARY = {
   "cosh": (tnp.cosh, jnp.cosh, [0.0, -3.0, 20.0]),
   "gammaln": (tsp.gammaln, jsp.gammaln, [0.5, 1.0, 2.0, 3.7, 1e-30, -0.5]),
   "digamma": (tsp.digamma, jsp.digamma, [0.5, 1.0, 2.0, 6.0, 3.7, -0.5, 30.0]),
+  "power_2.5": (lambda x: tnp.power(x, 2.5), lambda x: jnp.power(x, 2.5), [0.0, 0.5, 2.0, -1.0, np.inf]),
+  "power_-1.5": (lambda x: tnp.power(x, -1.5), lambda x: jnp.power(x, -1.5), [0.0, 0.5, 2.0, -1.0]),
+  "round": (lambda x: tnp.round(3 * x) * x, lambda x: jnp.round(3 * x) * x, [0.5, -0.5, 1 / 6, 0.0, 2.2]),
+  "lax.round": (lambda x: tinyjax.lax.round(3 * x) * x, lambda x: lax.round(3 * x) * x, [0.5, -0.5, 1 / 6, 0.0, 2.2]),
 }
 
 @pytest.mark.parametrize("name", list(JNP_UNARY))
@@ -297,6 +301,8 @@ JNP_BINARY = {   # name: (tinyjax, JAX, points, (rtol, atol))
                                          (np.inf, 1.0)], (1e-12, 0.0)),
   # the values are tinygrad's log(1 + e^x) (see "logaddexp" in BINARY): the second derivative exp(x - out)(1 - exp(x -
   # out)) is 5e-14 where JAX's out is exact and it is 0
+  "power": (tnp.power, jnp.power, [(0.0, 2.5), (0.0, 0.0), (2.0, 0.5), (-2.0, 3.0), (0.5, np.inf), (2.0, -np.inf),
+                                   (1.0, np.inf), (-1.0, np.inf), (3.0, 1e300)], (1e-12, 0.0)),
   "logaddexp": (tnp.logaddexp, jnp.logaddexp, LAE, (1e-7, 1e-13)),
   "logaddexp2": (tnp.logaddexp2, jnp.logaddexp2, LAE, (1e-7, 1e-13)),
 }

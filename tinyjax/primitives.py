@@ -37,12 +37,13 @@ def _elu_slope(x: Tensor, alpha) -> Tensor:
   # clip rewrite leaves this where alone.
   return (x > 0).where(1.0, alpha * (x <= 0).where(x, 0.0).exp())
 
-def _pow_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
+def pow_partials(ops: list[Tensor], out: Tensor, pow: Callable = Tensor.pow) -> list[Tensor]:  # noqa: A002
+  """JAX's pow rule, its x^(y - 1) computed by `pow` (the primitive's own lowering)."""
   x, y = ops
-  if (c := _const_value(y)) is None: dx = y * x.pow(y - 1)   # JAX's pow: nan at x = y = 0
+  if (c := _const_value(y)) is None: dx = y * pow(x, y - 1)   # JAX's pow: nan at x = y = 0
   elif float(c).is_integer():   # a literal integer exponent: JAX's integer_pow (x ** 0 has derivative 0)
-    dx = x.zeros_like(buffer=False) if c == 0 else x.ones_like(buffer=False) if c == 1 else 2 * x if c == 2 else c * x.pow(c - 1)
-  else: dx = c * x.pow(c - 1)   # c - 1 computed here: a literal again
+    dx = x.zeros_like(buffer=False) if c == 0 else x.ones_like(buffer=False) if c == 1 else 2 * x if c == 2 else c * pow(x, c - 1)
+  else: dx = c * pow(x, c - 1)   # c - 1 computed here: a literal again
   if (b := _const_value(x)) is None: dy = _replace_zero(x).log() * out
   elif (lb := math.log(b) if b > 0 else math.nan if b < 0 else 0.0) != 0: dy = lb * out
   else: dy = (out.isinf() | out.isnan()).where(math.nan, 0.0)   # JAX's 0 * out, which tinygrad would fold to 0
@@ -95,7 +96,7 @@ BAND = Primitive("relu_band", lambda y, c: y.relu() - (y - c).relu(),
                  lambda ops, out, c: [((ops[0] > 0) & (ops[0] < c)).where(1.0, 0.0).cast(ops[0].dtype)])   # where: no AND derivative
 LOGADDEXP = Primitive("logaddexp", Tensor.logaddexp,
                       lambda ops, out: [(_replace_inf(o) - _replace_inf(out)).exp() for o in ops])
-POW = Primitive("pow", Tensor.pow, _pow_partials)
+POW = Primitive("pow", Tensor.pow, pow_partials)
 
 # JAX's rules of primitives that tinyjax lowers itself (lax.special, lax.ops: `composite(fn, Primitive(name, fn, rule))`)
 def atan2_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:

@@ -113,6 +113,14 @@ def power(a: Tensor, b: Tensor) -> Tensor:
       acc = ((b & 1) != 0).where(acc * a, acc)
       a, b = a * a, tensor_method("__rshift__")(b.bitcast(_UNSIGNED[b.dtype.itemsize]), 1).bitcast(b.dtype)
     return acc
+  return _float_power(a, b)
+
+def _pow_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
+  # (a literal exponent's c - 1 is a Python float: a constant of x's dtype for the lowering)
+  return primitives.pow_partials(ops, out, lambda a, b: _float_power(a, b if isinstance(b, Tensor) else fill_like(a, b)))
+
+@special.primitive("pow", _pow_partials)   # JAX's pow_p
+def _float_power(a: Tensor, b: Tensor) -> Tensor:
   out = a.pow(b)
   # C's pow where tinygrad's gives nan for a negative base: an infinite exponent, and exponents so large that they are
   # even integers (tinygrad's parity test fails there)
@@ -258,10 +266,16 @@ def round(x, rounding_method: int = 0) -> Tensor:  # noqa: A001
   even (1, TO_NEAREST_EVEN). Derivative zero."""
   if int(rounding_method) not in (0, 1): raise ValueError(f"{rounding_method} is not a valid RoundingMethod")
   t = _accept("round", _operand(x), REAL)
-  if int(rounding_method) == 1: return round_half_even(t)
+  return round_half_even(t) if int(rounding_method) == 1 else _round_away(t)
+
+def _zero(ops: list[Tensor], out: Tensor) -> list[Tensor]: return [ops[0].zeros_like()]   # JAX's defjvp_zero
+
+@special.primitive("round", _zero)
+def _round_away(t: Tensor) -> Tensor:
   tr = t.trunc()   # exact: x - trunc(x) is representable, so the comparison with 0.5 is too (floor(x + 0.5) is not)
   return _zero_signed_as(((t - tr).abs() >= 0.5).where(tr + t.sign(), tr), t)
 
+@special.primitive("round", _zero)
 def round_half_even(t: Tensor) -> Tensor:
   """A float array rounded half to even, a zero with t's sign (-0.4 -> -0.0, 0.3 -> 0.0), as XLA's: tinygrad's round
   gives +0 for -0.3 and -0 for 0.3."""
