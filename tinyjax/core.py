@@ -284,13 +284,14 @@ class composite:
   def __init__(self, fn: Callable, primitive: primitives.Primitive | None = None):
     functools.update_wrapper(self, fn)
     self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
-    self.primitive = primitive
+    self.primitive, self.traced = primitive, dict[tuple, Any]()
 
   def __call__(self, *args, **kwargs):
     if composite._building or not at_top_level():
-      if self.primitive is not None and not composite._building and not kwargs and \
+      if composite._building: return self.fn(*args, **kwargs)
+      if self.primitive is not None and not kwargs and \
          all(isinstance(a, Tensor) for a in args) and (out := primitives.bind(self.primitive, *args)) is not None: return out
-      return self.fn(*args, **kwargs)
+      return self._traced_call(args, kwargs)
     # (a list is data, whose ints would be static: a body and a program per value; numpy data goes through asarray)
     if any(isinstance(a, (list, np.ndarray)) for a in (*args, *kwargs.values())): return self.fn(*args, **kwargs)
     leaves, tree = tu.tree_flatten((args, kwargs))
@@ -314,6 +315,26 @@ class composite:
     # (a float is a constant argument: realize_lazy compiles it in, and makes it an input of the program once it changes)
     return tu.tree_unflatten(out_tree, _tg.call_body(body, ts + [Tensor(f).cast(stored) for f in floats], self.name))
 
+  def _traced_call(self, args: tuple, kwargs: dict):
+    """Under a trace or a jit: one call of a structural custom_jvp whose rule is the function's own jvp
+    (`custom.structural`: built once per argument types and transforms), so that neither the function's ops nor
+    their derivatives are built again at every trace (an eager grad of jnp.hypot 3.3 -> 1.4 ms). The arguments it
+    takes are float Tensors on a device and static leaves; anything else calls fn as it is."""
+    leaves, tree = tu.tree_flatten((args, kwargs))
+    if not all(isinstance(x, Tensor) and dtypes.is_float(x.dtype) and x.dtype not in dtypes.weaks and _on_device(x) or
+               isinstance(x, Tensor) and x.device is None or   # (a device-less constant: static, as in a body)
+               type(x) in (int, bool, str) or isinstance(x, DType) or x is None for x in leaves) or \
+       not any(_on_device(x) for x in leaves): return self.fn(*args, **kwargs)
+    key = (tree, weak_storage_dtype(dtypes.weakfloat),
+           *[None if _on_device(x) else x.uop if isinstance(x, Tensor) else (type(x), x) for x in leaves])
+    if (fn := self.traced.get(key, _NEW)) is _NEW:
+      if len(self.traced) >= 256: self.traced.clear()
+      fn = self.traced[key] = _custom_of(self.fn, tree, leaves, self.name)
+    if fn is not None:
+      try: return fn(*[x for x in leaves if _on_device(x)])
+      except Exception: self.traced[key] = None   # (fn reads a value, or raises: called as it is, it raises its own error)
+    return self.fn(*args, **kwargs)
+
   def _build(self, tree, leaves: list, ts: list[Tensor], n_floats: int) -> tuple[UOp, Any] | None:
     box: dict[str, Any] = {}
     def flat(*phs):
@@ -329,6 +350,21 @@ class composite:
     finally: composite._building = composite._on_placeholders = False
     return None if body is None or not body.src else (body, box["tree"])
 
+
+_NEW = object()
+
+def _custom_of(fn: Callable, tree, leaves: list, name: str):
+  """fn on its Tensor leaves (the static ones baked in) as a structural custom_jvp differentiated by its own jvp."""
+  from tinyjax.custom import custom_jvp, structural   # (custom is built on this module)
+  from tinyjax.transforms.jvp import jvp
+  def flat(*ts):
+    it = iter(ts)
+    a, k = tu.tree_unflatten(tree, [next(it) if _on_device(x) else x for x in leaves])
+    return fn(*a, **k)
+  flat.__name__ = flat.__qualname__ = name
+  cf = structural(custom_jvp(flat))
+  cf.defjvp(lambda primals, tangents: jvp(flat, primals, tangents))
+  return cf
 
 def _exact_weak(ts: list[Tensor], stored: DType) -> bool:
   """A Python float stored at the weak width `stored` and cast to these arguments' float dtypes is the float cast once
