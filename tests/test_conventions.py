@@ -279,6 +279,9 @@ JNP_UNARY = {
   "digamma": (tsp.digamma, jsp.digamma, [0.5, 1.0, 2.0, 6.0, 3.7, -0.5, 30.0]),
   "power_2.5": (lambda x: tnp.power(x, 2.5), lambda x: jnp.power(x, 2.5), [0.0, 0.5, 2.0, -1.0, np.inf]),
   "power_-1.5": (lambda x: tnp.power(x, -1.5), lambda x: jnp.power(x, -1.5), [0.0, 0.5, 2.0, -1.0]),
+  # a float base with an integer array exponent (JAX's lax.pow with an integer y: derivative 0 where y is 0)
+  "power_int_array": (lambda x: tnp.power(x, np.array([0, 1, 2, 3, 0])), lambda x: jnp.power(x, np.array([0, 1, 2, 3, 0])),
+                      [0.0, 0.0, 0.0, -1.0, 3.0]),
   "round": (lambda x: tnp.round(3 * x) * x, lambda x: jnp.round(3 * x) * x, [0.5, -0.5, 1 / 6, 0.0, 2.2]),
   "lax.round": (lambda x: tinyjax.lax.round(3 * x) * x, lambda x: lax.round(3 * x) * x, [0.5, -0.5, 1 / 6, 0.0, 2.2]),
 }

@@ -281,6 +281,10 @@ class composite:
   under a trace (`primitives.bind`), as JAX binds its primitives."""
   _building = False
   _on_placeholders = False   # its function runs on the placeholders now (`_build`): a read of data raises
+  # (fn, tree, leaves (ARG: a Tensor argument, else static), name) -> the function a trace calls: `tinyjax.custom` sets
+  # it (a structural custom_jvp; that layer is built on this one)
+  ARG = object()
+  traced_function: Callable[..., Any] = staticmethod(lambda fn, tree, static, name: None)
   def __init__(self, fn: Callable, primitive: primitives.Primitive | None = None):
     functools.update_wrapper(self, fn)
     self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
@@ -329,7 +333,7 @@ class composite:
            *[None if _on_device(x) else x.uop if isinstance(x, Tensor) else (type(x), x) for x in leaves])
     if (fn := self.traced.get(key, _NEW)) is _NEW:
       if len(self.traced) >= 256: self.traced.clear()
-      fn = self.traced[key] = _custom_of(self.fn, tree, leaves, self.name)
+      fn = self.traced[key] = composite.traced_function(self.fn, tree, [composite.ARG if _on_device(x) else x for x in leaves], self.name)
     if fn is not None:
       try: return fn(*[x for x in leaves if _on_device(x)])
       except Exception: self.traced[key] = None   # (fn reads a value, or raises: called as it is, it raises its own error)
@@ -352,19 +356,6 @@ class composite:
 
 
 _NEW = object()
-
-def _custom_of(fn: Callable, tree, leaves: list, name: str):
-  """fn on its Tensor leaves (the static ones baked in) as a structural custom_jvp differentiated by its own jvp."""
-  from tinyjax.custom import custom_jvp, structural   # (custom is built on this module)
-  from tinyjax.transforms.jvp import jvp
-  def flat(*ts):
-    it = iter(ts)
-    a, k = tu.tree_unflatten(tree, [next(it) if _on_device(x) else x for x in leaves])
-    return fn(*a, **k)
-  flat.__name__ = flat.__qualname__ = name
-  cf = structural(custom_jvp(flat))
-  cf.defjvp(lambda primals, tangents: jvp(flat, primals, tangents))
-  return cf
 
 def _exact_weak(ts: list[Tensor], stored: DType) -> bool:
   """A Python float stored at the weak width `stored` and cast to these arguments' float dtypes is the float cast once

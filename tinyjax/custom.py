@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data, reusable, scratch_of, with_fresh_scratch
 from tinyjax.call_rule import CallRule
-from tinyjax.core import traced_by, is_tracing, trace_scope, trace_state, pending, substitute, TracedMarker, perturbed
+from tinyjax.core import composite, traced_by, is_tracing, trace_scope, trace_state, pending, substitute, TracedMarker, perturbed
 from tinyjax.errors import UnexpectedTracerError
 from tinyjax.config import config
 from tinyjax.dtypes import type_str, short_type, weak_storage_dtype
 from tinyjax.transforms.vmap import vmap
 from tinyjax.transforms.vjp import vjp
+from tinyjax.transforms.jvp import jvp
 from tinyjax import pytree as tu
 
 DIFFERENTIATING = ("jvp", "vjp")   # transforms whose traced values carry derivatives (grad, jacfwd... trace with these)
@@ -91,6 +92,14 @@ def _differentiating_level(vals: list[UOp]) -> tuple | None:
       if any(v in pert for v in seen): return entry
   return None
 
+def _differentiated(vals: list[UOp], level: tuple) -> list[bool]:
+  """Which of these values the transform `level` (a trace-state entry) differentiates."""
+  for entry, seen in _outward(vals):
+    if entry is level:
+      pert = perturbed(seen, set(entry[1]))
+      return [v in pert for v in seen]
+  return [True] * len(vals)
+
 def _outward(vals: list[UOp]):
   """Each active trace-state entry, innermost first, with the values as it sees them (followed outward through what
   each scope's placeholders stand for)."""
@@ -151,6 +160,9 @@ class CustomRule(CallRule):
   jvp_pair: Callable[[list, list], tuple[list, list]] | None = None   # the user's jvp rule: (primal outs, tangent outs)
   structural: bool = False   # tinyjax's own function (`structural`): graphs holding its calls may be memoised
   build: tuple | None = None   # a structural call's (function, key among its builds): its uses compute the same graphs
+  # the jvp rule gets a constant zero (a symbolic zero: `is_zero`) for an argument its transform does not differentiate,
+  # as code that JAX inlines does; a custom_jvp's rule gets zeros it computes with (JAX instantiates them)
+  symbolic_zeros: bool = False
 
   @property
   def kind(self) -> str: return "jvp" if self.jvp_fun is not None else "vjp"
@@ -177,7 +189,8 @@ class CustomRule(CallRule):
       traced: list[UOp] = []
       made: Callable[[list[UOp]], CustomRule] = functools.partial(_same, self)
       if level is None: outs = [o.uop for o in self.fun([Tensor(t) for t in tmp])]
-      else: outs, traced, made = self._rule_traced(tmp, level)
+      else: outs, traced, made = self._rule_traced(tmp, level, _differentiated([x.uop for x in xs], level)
+                                                    if self.symbolic_zeros else [True] * len(xs))
     hidden = closure(outs + traced, set(tmp))
     args = [x.uop for x in xs] + hidden
     params = [param_like(a, i) for i, a in enumerate(args)]
@@ -192,27 +205,28 @@ class CustomRule(CallRule):
       return new[:len(body)], make(new[:len(body)], new[len(body):])
     return body, make(body, outs + traced), args, traced, again
 
-  def _rule_traced(self, tmp: list[UOp], level: tuple) -> tuple[list[UOp], list[UOp], Callable[[list[UOp]], "CustomRule"]]:
+  def _rule_traced(self, tmp: list[UOp], level: tuple, diff: list[bool]) -> tuple[list[UOp], list[UOp], Callable[[list[UOp]], "CustomRule"]]:
     """A call whose arguments a transform differentiates: as JAX's tracer applies the rule there and never runs the
     function, the rule runs now, once, instead of the function (whose outputs it gives: JAX's primal output is the
     rule's), and is kept as the graphs it traced, which the transforms substitute into. Returns (the primal outputs,
     the graphs the rule keeps, made): made(outputs + graphs) is the rule on those graphs, or on the same renamed
     (`built`'s again). Custom calls made by the rule are differentiated by the transforms outside `level` only (its
-    primals are those transforms' values, as in JAX)."""
+    primals are those transforms' values, as in JAX). `diff`: which arguments get a tangent (the others a zero)."""
     ps = [Tensor(t) for t in tmp]
     token = _rule_levels.set(_rule_levels.get() | _inner_levels(level))
     try:
       if self.jvp_pair is not None:
-        tans = [param_like(t, new_slot()) for t in tmp if dtypes.is_float(t.dtype)]
+        moved = [dtypes.is_float(t.dtype) and d for t, d in zip(tmp, diff, strict=True)]
+        tans = [param_like(t, new_slot()) for t, m in zip(tmp, moved, strict=True) if m]
         it = iter(tans)
-        ts = [Tensor(next(it)) if dtypes.is_float(t.dtype) else Tensor(t).zeros_like() for t in tmp]
+        ts = [Tensor(next(it)) if m else Tensor(t).zeros_like(buffer=False) for t, m in zip(tmp, moved, strict=True)]
         with trace_scope(f"custom_{self.kind}", tans):   # tangents: traced values with no concrete value
           p_out, t_out = self.jvp_pair(ps, ts)
         outs, touts = [o.uop for o in p_out], [t.uop for t in t_out]
         def made_jvp(graphs: list[UOp]) -> CustomRule:
           outs, touts = graphs[:len(p_out)], graphs[len(p_out):]
           def jvp_fun(xs: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
-            subs = {**_subs(tmp, xs), **_subs(tans, [t for t, x in zip(ts, xs, strict=True) if dtypes.is_float(x.dtype)])}
+            subs = {**_subs(tmp, xs), **_subs(tans, [t for t, m in zip(ts, moved, strict=True) if m])}
             return [Tensor(u) for u in substitute(touts, subs)]
           return dataclasses.replace(self, fun=_substituting(tmp, outs), jvp_fun=jvp_fun, jvp_pair=None)
         return outs, touts, made_jvp
@@ -448,6 +462,7 @@ class _CustomFunction:
       nums |= {names.index(a) for a in nondiff_argnames}
     self.nondiff_argnums = tuple(sorted(nums))
     self.structural = False   # `structural`: tinyjax's own function, its calls built once per argument types
+    self.symbolic_zeros = False   # (CustomRule.symbolic_zeros)
     # key -> (box, body, rule, hidden, None or a use's own (body, rule): `built`'s again with fresh host calls)
     self._built: dict[tuple, tuple[dict, list[UOp], CustomRule, list[UOp], Callable[[], tuple[list[UOp], CustomRule]] | None]] = {}
 
@@ -572,7 +587,7 @@ class custom_jvp(_CustomFunction):
       p_out = self._check_primal(f"JVP rule {jname}", name, pair[0], box)
       return p_out, _check_tangents(p_out, [_as_leaf(t) for t in t_leaves])
     return CustomRule(name, fun, jvp_fun=lambda ps, ts: jvp_pair(ps, ts)[1], user_rules=True, jvp_pair=jvp_pair,
-                      structural=self.structural)
+                      structural=self.structural, symbolic_zeros=self.symbolic_zeros)
 
 
 def _check_tangents(ps: list[Tensor], ts: list[Tensor]) -> list[Tensor]:
@@ -664,3 +679,20 @@ def _bwd_cotangents(g, call: _FlatCall) -> list[Tensor | None]:
                        f"corresponding to an input of type {type_str(x)}, so {', and '.join(why)}")
     out.append(ct if ct.dtype == x.dtype else ct.cast(x.dtype))
   return out
+
+
+def _traced_composite(fn: Callable, tree, static: list, name: str) -> _CustomFunction:
+  """A composite under a trace (`core.composite`): fn on its Tensor leaves (the static ones baked in) as a structural
+  custom_jvp differentiated by its own jvp, so that a trace builds one call and its derivative is built once per
+  argument types."""
+  def flat(*ts):
+    it = iter(ts)
+    a, k = tu.tree_unflatten(tree, [next(it) if x is composite.ARG else x for x in static])
+    return fn(*a, **k)
+  flat.__name__ = flat.__qualname__ = name
+  cf = structural(custom_jvp(flat))
+  cf.symbolic_zeros = True   # (JAX inlines such code: an argument that is not differentiated has no tangent)
+  cf.defjvp(lambda primals, tangents: jvp(flat, primals, tangents))
+  return cf
+
+composite.traced_function = staticmethod(_traced_composite)

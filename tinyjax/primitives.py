@@ -27,7 +27,7 @@ class Primitive:
   partials: Callable[..., list[Tensor]]  # (operands, out, *params) -> d out / d operand_i: JAX's rule
 
 def _replace_inf(v: Tensor) -> Tensor: return v.eq(math.inf).where(0.0, v)   # as JAX's logaddexp jvp
-def _replace_zero(v: Tensor) -> Tensor: return v.eq(0).where(1.0, v)         # as JAX's pow jvp
+def replace_zero(v: Tensor) -> Tensor: return v.eq(0).where(1.0, v)         # as JAX's pow jvp
 def _balanced(a: Tensor, b) -> Tensor:
   """d max(a, b) / da as JAX: 1/2 at ties (written with eq and a where on constants: its own derivative is zero)."""
   return (a > b).where(1.0, a.eq(b).where(0.5, 0.0))
@@ -44,7 +44,7 @@ def pow_partials(ops: list[Tensor], out: Tensor, pow: Callable = Tensor.pow) -> 
   elif float(c).is_integer():   # a literal integer exponent: JAX's integer_pow (x ** 0 has derivative 0)
     dx = x.zeros_like(buffer=False) if c == 0 else x.ones_like(buffer=False) if c == 1 else 2 * x if c == 2 else c * pow(x, c - 1)
   else: dx = c * pow(x, c - 1)   # c - 1 computed here: a literal again
-  if (b := _const_value(x)) is None: dy = _replace_zero(x).log() * out
+  if (b := _const_value(x)) is None: dy = replace_zero(x).log() * out
   elif (lb := math.log(b) if b > 0 else math.nan if b < 0 else 0.0) != 0: dy = lb * out
   else: dy = (out.isinf() | out.isnan()).where(math.nan, 0.0)   # JAX's 0 * out, which tinygrad would fold to 0
   return [dx, dy]

@@ -113,7 +113,16 @@ def power(a: Tensor, b: Tensor) -> Tensor:
       acc = ((b & 1) != 0).where(acc * a, acc)
       a, b = a * a, tensor_method("__rshift__")(b.bitcast(_UNSIGNED[b.dtype.itemsize]), 1).bitcast(b.dtype)
     return acc
+  if not dtypes.is_float(b.dtype): return _integer_exponent_power(a, b.cast(a.dtype))
   return _float_power(a, b)
+
+def _integer_exponent_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
+  # JAX's pow rule for an integer exponent: 0 where it is 0 (x^-1 * 0 would be nan at x = 0); y has no derivative
+  x, y = ops
+  return [(y == 0).where(0.0, primitives.replace_zero(y) * _float_power(x, y - 1)), y.zeros_like()]
+
+@special.primitive("pow", _integer_exponent_partials)   # JAX's pow_p with an integer y (given as x's dtype)
+def _integer_exponent_power(a: Tensor, b: Tensor) -> Tensor: return _float_power(a, b)
 
 def _pow_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
   # (a literal exponent's c - 1 is a Python float: a constant of x's dtype for the lowering)

@@ -187,13 +187,21 @@ remainder = _binary("remainder", _mod, False)
 fmod = composite(_binary("fmod", lax_ops.fmod, False))
 # (eagerly composites: pow is ~20 ops, 1.5 -> ~0.2 ms for x ** 3.5 on a 64x32 array; a float exponent is an argument)
 _power = composite(_binary("power", lax_ops.power, False))
+_float_base_integer_power = composite(lax_ops.power)
 
 def power(x1: Any, x2: Any) -> Tensor:
   """jnp.power. A static integer exponent (a Python or numpy int) is JAX's integer_pow: repeated multiplication in the
   base's own dtype (int32 ** np.int64(2) stays int32), exact where pow's exp2(log2) rounds."""
   try: n = operator.index(x2) if isinstance(x2, (int, np.integer)) else None
   except TypeError: n = None
-  if n is None: return _power(x1, x2)
+  if n is None:
+    # JAX's float base with an integer array exponent: lax.pow without promotion, whose derivative is 0 where y = 0
+    if isinstance(x1, (Tensor, np.ndarray)) and isinstance(x2, (Tensor, np.ndarray)):
+      check_arraylike("power", x1, x2)
+      a, b = asarray(x1), asarray(x2)
+      if dtypes.is_float(a.dtype) and a.dtype not in dtypes.weaks and dtypes.is_int(b.dtype) and b.dtype not in dtypes.weaks:
+        return _float_base_integer_power(a, b)
+    return _power(x1, x2)
   t = asarray(x1)
   return lax_ops.integer_pow(t if t.dtype != dtypes.bool else t.cast(default_int()), n)
 
