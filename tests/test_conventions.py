@@ -10,6 +10,7 @@ Tolerances for derivatives are JAX's (rtol 1e-9) unless JAX itself is ill-condit
 of values tinygrad computes differently (its erf and asin are polynomial approximations, its sin loses digits on large
 arguments): `value` tolerances say how far tinygrad's values are from JAX's (they are tinygrad's, and not changed).
 """
+import functools
 from dataclasses import dataclass
 from typing import Callable
 import numpy as np
@@ -335,6 +336,19 @@ def test_a_trace_holds_the_primitive_call_not_the_lowering():
   assert sum(custom_rule_of(u) is not None for u in graphs[0].toposort(enter_calls=False)) == 1
   np.testing.assert_allclose(to_np(g), 1 - np.tanh(x) ** 2, rtol=1e-13)
   np.testing.assert_array_equal(to_np(tinyjax.jit(tnp.tanh)(Tensor(x))), to_np(tnp.tanh(Tensor(x))))
+
+
+def test_a_jit_defined_again_over_a_primitive_with_composites_inside():
+  # arctan2's body (a primitive's) holds atan and negative_sign, composites: inside a body they are its ops. As calls of
+  # their own there, a jit defined again (a port's warm run) read another graph's schedule: IndexError in tinygrad
+  def f(m, rp, x):
+    th = 2 * m.arctan2(-x[0] + m.sqrt(x[1] ** 2), 2 * x[1])
+    return m.arctan2(x[1] - rp["l1"] * m.sin(th), x[0] - rp["l2"] * m.cos(th))
+  x = np.array([0.35, 1.15])
+  want = np.asarray(jax.jit(functools.partial(f, jnp))({"l1": 1.0, "l2": 0.8}, x))
+  for _ in range(3):
+    got = tinyjax.jit(functools.partial(f, tnp))({"l1": tnp.array(1.0), "l2": tnp.array(0.8)}, Tensor(x))
+    np.testing.assert_allclose(to_np(got), want, rtol=1e-12)
 
 
 # ---- float32, where the issue was seen (exp overflows at 88.7, so tanh's Hessian was nan below -44.4) ------------------

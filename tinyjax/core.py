@@ -292,7 +292,8 @@ class composite:
 
   def __call__(self, *args, **kwargs):
     if composite._building or not at_top_level():
-      if composite._building: return self.fn(*args, **kwargs)
+      # (inside a body being built, a primitive's or an eager composite's, it is its ops: no nested calls)
+      if composite._building or primitives.lowering(): return self.fn(*args, **kwargs)
       if self.primitive is not None and not kwargs and \
          all(isinstance(a, Tensor) for a in args) and (out := primitives.bind(self.primitive, *args)) is not None: return out
       return self._traced_call(args, kwargs)

@@ -166,6 +166,8 @@ def _stored(weak) -> DType:
 
 _lowering = False   # a primitive's body is being built: composites inside it are their ops (no nested calls)
 
+def lowering() -> bool: return _lowering
+
 def bind(prim: Primitive, *xs: Tensor) -> Tensor | None:
   """The call of an elementwise primitive on xs, as `recognise` puts it in place of prim's lowering: how jnp.tanh,
   arctan2, log1p... are traced (JAX binds tanh_p), so that a trace builds one node where the lowering is tens of
