@@ -758,3 +758,4 @@ def test_memoised_gradients_through_host_calls_renew_the_calls_they_made():
   want = f(jax, jnp)(*mats)
   for fn in (f(tinyjax, tnp), tinyjax.jit(f(tinyjax, tnp))):
     for _ in range(2): assert_close(fn(*map(Tensor, mats)), want)
+

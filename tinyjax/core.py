@@ -7,7 +7,7 @@ over the traced graph in which only the nodes that depend on the transform's sou
 puts the real inputs in place of the placeholders.
 """
 from __future__ import annotations
-import functools, operator, weakref
+import collections, functools, operator, weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -170,16 +170,23 @@ def _check_read(method: str, tensors: Sequence[Tensor]) -> list[Tensor]:
 _tg.add_read_check(_check_read)
 
 def perturbed(roots: list[UOp], seeds: set[UOp]) -> set[UOp]:
-  """The nodes under roots with a derivative with respect to seeds, as the jvp interpreter sees them (zero-derivative
-  ops, DETACH and non-float values end it)."""
-  out: set[UOp] = set()
-  for u in UOp.sink(*roots).toposort(enter_calls=False):
-    if u in seeds: out.add(u)
+  """The roots with a derivative with respect to seeds, as the jvp interpreter sees them (zero-derivative ops, DETACH
+  and non-float values end it). Memoised per seed set (the nodes are immutable): a trace asks this at every custom call
+  about its arguments' graphs, which grow with the trace (a walk of each was quadratic in a deep circuit's trace)."""
+  key = frozenset(seeds)
+  if (memo := _perturbation.get(key)) is None:
+    memo = _perturbation[key] = weakref.WeakKeyDictionary()
+    if len(_perturbation) > 8: _perturbation.popitem(last=False)
+  else: _perturbation.move_to_end(key)
+  for u in UOp.sink(*roots).toposort(gate=lambda x: x not in memo, enter_calls=False):
+    if u in seeds: memo[u] = True
     elif u.op is Ops.FUNCTION:
       args = u.src[1:] if (rule := _tg.custom_rule_of(u)) is None else rule.derivative_args(u)
-      if any(s in out for s in args): out.add(u)
-    elif dtypes.is_float(u.dtype) and u.op not in ZERO_DERIVATIVE and any(s in out for s in operands(u)): out.add(u)
-  return out
+      memo[u] = any(memo.get(s, False) for s in args)
+    else: memo[u] = dtypes.is_float(u.dtype) and u.op not in ZERO_DERIVATIVE and any(memo.get(s, False) for s in operands(u))
+  return {r for r in roots if memo.get(r, False)}
+
+_perturbation: collections.OrderedDict[frozenset, weakref.WeakKeyDictionary[UOp, bool]] = collections.OrderedDict()
 
 def _concrete(method: str, t: Tensor) -> tuple[UOp | None, str | None]:
   """(t's graph computed from concrete inputs, or None; the transform that keeps it abstract, if that is an enclosing
@@ -278,22 +285,23 @@ class composite:
   static (part of the signature); a Python float is an argument, as jit takes it (weakly typed: JAX's Python scalar),
   so a new value is no new body; any other leaf calls fn as it is.
   A composite that is the lowering of an elementwise `primitive` (tanh, erf, atan2, log1p...) is that primitive's call
-  under a trace (`primitives.bind`), as JAX binds its primitives."""
+  under a trace (`primitives.bind`), as JAX binds its primitives; any other one call of a custom function built once
+  (`_traced_call`), unless `inline` (JAX's jit(inline=True)): a few ops, cheaper built than called (a contraction)."""
   _building = False
   _on_placeholders = False   # its function runs on the placeholders now (`_build`): a read of data raises
   # (fn, tree, leaves (ARG: a Tensor argument, else static), name) -> the function a trace calls: `tinyjax.custom` sets
   # it (a structural custom_jvp; that layer is built on this one)
   ARG = object()
   traced_function: Callable[..., Any] = staticmethod(lambda fn, tree, static, name: None)
-  def __init__(self, fn: Callable, primitive: primitives.Primitive | None = None):
+  def __init__(self, fn: Callable, primitive: primitives.Primitive | None = None, inline: bool = False):
     functools.update_wrapper(self, fn)
     self.fn, self.name, self.bodies = fn, getattr(fn, "__name__", "composite"), dict[tuple, tuple[UOp, Any] | None]()
-    self.primitive, self.traced = primitive, dict[tuple, Any]()
+    self.primitive, self.inline, self.traced = primitive, inline, dict[tuple, Any]()
 
   def __call__(self, *args, **kwargs):
     if composite._building or not at_top_level():
       # (inside a body being built, a primitive's or an eager composite's, it is its ops: no nested calls)
-      if composite._building or primitives.lowering(): return self.fn(*args, **kwargs)
+      if composite._building or primitives.lowering() or self.inline: return self.fn(*args, **kwargs)
       if self.primitive is not None and not kwargs and \
          all(isinstance(a, Tensor) for a in args) and (out := primitives.bind(self.primitive, *args)) is not None: return out
       return self._traced_call(args, kwargs)

@@ -104,9 +104,11 @@ def _outward(vals: list[UOp]):
   """Each active trace-state entry, innermost first, with the values as it sees them (followed outward through what
   each scope's placeholders stand for)."""
   s = trace_state()
-  for entry in reversed(s.active):
+  entries = list(reversed(s.active))
+  for i, entry in enumerate(entries):
     yield entry, vals
-    if subs := {p: s.values[p] for p in entry[1] if p in s.values}: vals = substitute(vals, subs)
+    # (not past the outermost: a substitution of the values' whole graphs, per custom call)
+    if i + 1 < len(entries) and (subs := {p: s.values[p] for p in entry[1] if p in s.values}): vals = substitute(vals, subs)
 
 def _context_key(vals: list[UOp]) -> tuple:
   """What a structural custom call's graphs depend on beyond its arguments' types: the active transforms, innermost
@@ -568,13 +570,13 @@ class custom_jvp(_CustomFunction):
     call.nd = tu.tree_map(lambda l: l.detach() if isinstance(l, Tensor) and traced_by(l) is not None else l, call.nd)
 
   def _rule(self, name: str, call: _FlatCall, box: dict, fun: Callable) -> CustomRule:
-    # non-Tensor arguments (Python numbers) are constants: their tangent is zero, as in JAX
-    zeros = [type(l)(0) if isinstance(l, (int, float)) and not isinstance(l, bool) else l for l in call.leaves]
     jvp = self.jvp
     assert jvp is not None
     jname = _fun_name(jvp)
     def jvp_pair(ps, ts):
-      full_t = list(zeros)
+      # non-Tensor arguments (Python numbers) are constants: their tangent is zero, as in JAX (made here: a list made
+      # once would keep the call's Tensors alive in the rule, which a structural function's cache keeps)
+      full_t = [type(l)(0) if isinstance(l, (int, float)) and not isinstance(l, bool) else l for l in call.leaves]
       for i, t in zip(call.pos, ts, strict=True): full_t[i] = t
       pair = jvp(*call.nd, call.diff_args(call.rebuild(ps)), tu.tree_unflatten(call.tree, full_t))
       if not isinstance(pair, (list, tuple)) or len(pair) != 2:

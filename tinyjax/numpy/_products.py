@@ -5,6 +5,7 @@ convolve and correlate.
 are full float32, as JAX's "highest"). `preferred_element_type=` is the result dtype, as in JAX.
 """
 from __future__ import annotations
+import functools
 import operator
 from typing import Any, Sequence
 from tinyjax._tg import Tensor, static_shape
@@ -22,7 +23,7 @@ def _operands(a: Any, b: Any, preferred_element_type: Any) -> tuple[Tensor, Tens
   x, y = promote(a, b)
   return x, y, x.dtype
 
-@composite
+@functools.partial(composite, inline=True)   # (a reshape, a product and a sum under a trace: JAX's dot_general)
 def _contract(x: Tensor, y: Tensor, cx: Sequence[int], cy: Sequence[int], dt) -> Tensor:
   """dot_general without batch dimensions: x's free axes, then y's, summing x's axes cx against y's axes cy."""
   for i, j in zip(cx, cy, strict=True):
