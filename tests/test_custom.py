@@ -759,3 +759,23 @@ def test_memoised_gradients_through_host_calls_renew_the_calls_they_made():
   for fn in (f(tinyjax, tnp), tinyjax.jit(f(tinyjax, tnp))):
     for _ in range(2): assert_close(fn(*map(Tensor, mats)), want)
 
+
+def test_cached_builds_leave_no_traced_value():
+  # structural builds (tinyjax's own custom functions, composites under a trace) stay in caches: the placeholders their
+  # graphs hold were traced values, and any traced value left alive takes every later eager read off `traced_by`'s
+  # fast path (a walk of each value's graph: an eager Adam iteration 10 -> 17 ms after many such builds)
+  import gc
+  import tinyjax.numpy as tnp
+  import tinyjax.scipy.special as tsp
+  from tinyjax.core import traced_nodes
+  gc.collect()
+  before = set(traced_nodes)
+  x = Tensor(np.linspace(0.1, 1.0, 8)).reshape(2, 4)
+  for f in (lambda t: tnp.hypot(t, 2.0 * t), lambda t: tnp.cumsum(t, axis=1), lambda t: tsp.xlogy(t, t + 1.0),
+            lambda t: tnp.sort(-t, axis=1) * t):
+    g = tinyjax.grad(lambda t, f=f: f(t).sum())(x)
+    h = tinyjax.jit(tinyjax.grad(lambda t, f=f: f(t).sum()))(x)
+    np.testing.assert_allclose(g.numpy(), h.numpy(), rtol=1e-12)
+  del g, h
+  gc.collect()
+  assert set(traced_nodes) <= before

@@ -11,13 +11,14 @@ a traced Tensor among custom_jvp's nondiff_argnums) become extra, hidden argumen
 sees them. As in JAX, the custom rule says nothing about them: differentiating with respect to one is an error.
 """
 from __future__ import annotations
-import contextlib, dataclasses, functools, inspect, itertools
+import contextlib, dataclasses, functools, inspect, itertools, weakref
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data, reusable, scratch_of, with_fresh_scratch
 from tinyjax.call_rule import CallRule
-from tinyjax.core import composite, traced_by, is_tracing, trace_scope, trace_state, pending, substitute, TracedMarker, perturbed
+from tinyjax.core import composite, forget_traced, traced_nodes, traced_by, is_tracing, trace_scope, trace_state, pending, substitute, \
+  TracedMarker, perturbed
 from tinyjax.errors import UnexpectedTracerError
 from tinyjax.config import config
 from tinyjax.dtypes import type_str, short_type, weak_storage_dtype
@@ -193,6 +194,7 @@ class CustomRule(CallRule):
       if level is None: outs = [o.uop for o in self.fun([Tensor(t) for t in tmp])]
       else: outs, traced, made = self._rule_traced(tmp, level, _differentiated([x.uop for x in xs], level)
                                                     if self.symbolic_zeros else [True] * len(xs))
+    if self.structural: forget_traced(tmp)   # (tinyjax's own: its graphs are substituted before any use)
     hidden = closure(outs + traced, set(tmp))
     args = [x.uop for x in xs] + hidden
     params = [param_like(a, i) for i, a in enumerate(args)]
@@ -224,6 +226,7 @@ class CustomRule(CallRule):
         ts = [Tensor(next(it)) if m else Tensor(t).zeros_like(buffer=False) for t, m in zip(tmp, moved, strict=True)]
         with trace_scope(f"custom_{self.kind}", tans):   # tangents: traced values with no concrete value
           p_out, t_out = self.jvp_pair(ps, ts)
+        if self.structural: forget_traced(tans)
         outs, touts = [o.uop for o in p_out], [t.uop for t in t_out]
         def made_jvp(graphs: list[UOp]) -> CustomRule:
           outs, touts = graphs[:len(p_out)], graphs[len(p_out):]
@@ -270,7 +273,9 @@ class CustomRule(CallRule):
     """The rule of one custom-call node: its functions take all the node's arguments, `hidden` last. fun inlines the
     traced body; the user's rules still close over `hidden`, which is replaced in what they return by the values passed
     for it (the same values when a transform runs them on this node; vmap passes new ones)."""
-    n, context = len(params) - len(hidden), _traced_now()
+    # (the traced values now, weakly: a cached rule holding them kept them traced nodes, and every later eager read
+    # walked its graph in `traced_by`)
+    n, context = len(params) - len(hidden), weakref.WeakSet(_traced_now())
     def closed(f: Callable, vals: list[Tensor], *a):
       token = _rule_closure.set(_rule_closure.get() | set(hidden))
       try: out = f(*a)
@@ -329,7 +334,7 @@ class CustomRule(CallRule):
     return list(pullback(cts)) + [None] * len(rest)
 
 
-def _replace(tree, subs: dict[UOp, UOp], context: set[UOp], inputs, rule: CustomRule):
+def _replace(tree, subs: dict[UOp, UOp], context: weakref.WeakSet[UOp], inputs, rule: CustomRule):
   """tree with the Tensor leaves' closed-over values replaced per `subs`. A value that was traced when the node was
   built, is no longer traced and is still in there without coming from the rule's `inputs` (its arguments and the
   node's closed-over values), was closed over by the rule but not by the function: it is not an argument of the node, so
@@ -339,7 +344,7 @@ def _replace(tree, subs: dict[UOp, UOp], context: set[UOp], inputs, rule: Custom
   if not pos: return tree
   uops = substitute([leaves[i].uop for i in pos], subs)
   # (bodies of nested custom calls too: one the rule makes after the transform ended could not hoist such a value)
-  if (stale := context - _traced_now()) and not stale.isdisjoint(out := UOp.sink(*uops).toposort()):
+  if (stale := set(context) - _traced_now()) and not stale.isdisjoint(out := UOp.sink(*uops).toposort()):
     given = UOp.sink(*[t.uop for t in tu.tree_leaves(inputs) if isinstance(t, Tensor)]).toposort(enter_calls=False)
     if any(u in out and u not in given for u in stale):
       raise NotImplementedError(f"tinyjax.custom_{rule.kind}: a rule of {rule.name} closes over a traced value that the "
@@ -506,6 +511,7 @@ class _CustomFunction:
       # (closed-over constants the function made are kept with its graphs, traced ones differ between calls; the host
       # calls and the buffers the build made are given anew to each later use: `again`)
       if key is not None and all(is_data(h) for h in hidden) and (scratch := scratch_of(body + graphs)) is not None:
+        forget_traced([u for u in UOp.sink(*body, *graphs).toposort() if u in traced_nodes])   # (the build's own)
         if len(self._built) >= 64: self._built.clear()
         fresh: Callable[[], tuple[list[UOp], CustomRule]] | None = None
         if not reusable(body + graphs): fresh = functools.partial(again, functools.partial(with_fresh_scratch, scratch=scratch))
