@@ -308,9 +308,10 @@ class composite:
     self.primitive, self.inline, self.traced = primitive, inline, dict[tuple, Any]()
 
   def __call__(self, *args, **kwargs):
-    if composite._building or not at_top_level():
-      # (inside a body being built, a primitive's or an eager composite's, it is its ops: no nested calls)
-      if composite._building or primitives.lowering() or self.inline: return self.fn(*args, **kwargs)
+    # (inside a body being built, a primitive's or an eager composite's, it is its ops: no nested calls)
+    if composite._building or primitives.lowering(): return self.fn(*args, **kwargs)
+    if not at_top_level():
+      if self.inline: return self.fn(*args, **kwargs)
       if self.primitive is not None and not kwargs and \
          all(isinstance(a, Tensor) for a in args) and (out := primitives.bind(self.primitive, *args)) is not None: return out
       return self._traced_call(args, kwargs)
@@ -377,6 +378,11 @@ class composite:
 
 
 _NEW = object()
+
+def primitive_kernel(name: str, partials: Callable) -> Callable[[Callable], composite]:
+  """A composite that is the lowering of JAX's elementwise primitive `name`: under a trace one call node
+  (`primitives.bind`), differentiated by JAX's rule `partials` (ops, out) -> d out / d operand_i."""
+  return lambda fn: composite(fn, primitives.Primitive(name, fn, partials))
 
 def _exact_weak(ts: list[Tensor], stored: DType) -> bool:
   """A Python float stored at the weak width `stored` and cast to these arguments' float dtypes is the float cast once
@@ -507,8 +513,7 @@ def _is_sign_of(s: UOp, x: UOp) -> bool:
 def _is_literal(u: UOp, known: dict[UOp, bool]) -> bool:
   """A constant written in the program (CONSTs, possibly broadcast, cast or combined, as -6 is 6 * -1): no data, no
   inputs. `known` holds the answers for u's sources (jax_conventions walks sources first: one pass over the graph)."""
-  return (u.op in (Ops.CONST, Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) or u.op in _tg.GroupOp.ALU) and \
-    all(known.get(s, False) for s in u.src)
+  return primitives.literal_op(u) and all(known.get(s, False) for s in u.src)
 
 def _product_tree(u: UOp) -> UOp:
   """prod over the leading k axes as a tree of pairwise products: the same value, and derivatives of every order that

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 from tinyjax._tg import Tensor, UOp, Ops, dtypes, param_like, is_data, reusable, scratch_of, with_fresh_scratch
 from tinyjax.call_rule import CallRule
-from tinyjax.core import composite, forget_traced, traced_nodes, traced_by, is_tracing, trace_scope, trace_state, pending, substitute, \
-  TracedMarker, perturbed
+from tinyjax.core import composite, forget_traced, traced_by, is_tracing, trace_scope, trace_state, pending, substitute, TracedMarker, \
+  perturbed
 from tinyjax.errors import UnexpectedTracerError
 from tinyjax.config import config
 from tinyjax.dtypes import type_str, short_type, weak_storage_dtype
@@ -511,7 +511,6 @@ class _CustomFunction:
       # (closed-over constants the function made are kept with its graphs, traced ones differ between calls; the host
       # calls and the buffers the build made are given anew to each later use: `again`)
       if key is not None and all(is_data(h) for h in hidden) and (scratch := scratch_of(body + graphs)) is not None:
-        forget_traced([u for u in UOp.sink(*body, *graphs).toposort() if u in traced_nodes])   # (the build's own)
         if len(self._built) >= 64: self._built.clear()
         fresh: Callable[[], tuple[list[UOp], CustomRule]] | None = None
         if not reusable(body + graphs): fresh = functools.partial(again, functools.partial(with_fresh_scratch, scratch=scratch))

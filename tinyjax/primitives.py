@@ -98,7 +98,7 @@ LOGADDEXP = Primitive("logaddexp", Tensor.logaddexp,
                       lambda ops, out: [(_replace_inf(o) - _replace_inf(out)).exp() for o in ops])
 POW = Primitive("pow", Tensor.pow, pow_partials)
 
-# JAX's rules of primitives that tinyjax lowers itself (lax.special, lax.ops: `composite(fn, Primitive(name, fn, rule))`)
+# JAX's rules of primitives that tinyjax lowers itself (lax.special, lax.ops, numpy: `core.primitive_kernel(name, rule)`)
 def atan2_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
   d = ops[0] * ops[0] + ops[1] * ops[1]   # JAX's atan2(x, y): y / (x^2 + y^2) and -x / (x^2 + y^2)
   return [ops[1] / d, -ops[0] / d]
@@ -183,11 +183,15 @@ def bind(prim: Primitive, *xs: Tensor) -> Tensor | None:
   args = [x if x.shape == shape else Tensor(broadcast_to(x.uop, shape)) for x, f in zip(xs, fixed, strict=True) if f is None]
   return Tensor(_rule(prim, (), fixed).call_node(args).gettuple(0))
 
+def literal_op(u: UOp) -> bool:
+  """u's op keeps a constant written in the program one (CONSTs, possibly broadcast, cast or combined, as -6 is 6 * -1)
+  when its sources are."""
+  return u.op in (Ops.CONST, Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) or u.op in GroupOp.ALU
+
 def _is_constant(u: UOp, known: dict[UOp, bool]) -> bool:
-  """u is a constant written in the program (as core._is_literal; this one walks only as far as it needs)."""
-  if (v := known.get(u)) is None:
-    v = known[u] = u.op is Ops.CONST or (u.op in (Ops.RESHAPE, Ops.EXPAND, Ops.STACK, Ops.CAST) or u.op in GroupOp.ALU) \
-      and all(_is_constant(s, known) for s in u.src)
+  """u is a constant written in the program (as core._is_literal, which walks a whole graph; this one only as far as
+  it needs)."""
+  if (v := known.get(u)) is None: v = known[u] = literal_op(u) and all(_is_constant(s, known) for s in u.src)
   return v
 
 def recognise(u: UOp, literal: Callable[[UOp], bool]) -> UOp | None:

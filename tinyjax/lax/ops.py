@@ -9,7 +9,7 @@ import builtins, itertools, math
 from typing import Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape as _S, tensor_method, dtype_supported
-from tinyjax.core import as_tensor, canonicalize_axis, fill, fill_like, composite
+from tinyjax.core import as_tensor, canonicalize_axis, fill, fill_like, composite, primitive_kernel
 from tinyjax.dtypes import type_str
 from tinyjax import primitives
 from tinyjax.primitives import accurate_tanh, exact_abs
@@ -121,14 +121,14 @@ def _integer_exponent_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
   x, y = ops
   return [(y == 0).where(0.0, primitives.replace_zero(y) * _float_power(x, y - 1)), y.zeros_like()]
 
-@special.primitive("pow", _integer_exponent_partials)   # JAX's pow_p with an integer y (given as x's dtype)
+@primitive_kernel("pow", _integer_exponent_partials)   # JAX's pow_p with an integer y (given as x's dtype)
 def _integer_exponent_power(a: Tensor, b: Tensor) -> Tensor: return _float_power(a, b)
 
 def _pow_partials(ops: list[Tensor], out: Tensor) -> list[Tensor]:
   # (a literal exponent's c - 1 is a Python float: a constant of x's dtype for the lowering)
   return primitives.pow_partials(ops, out, lambda a, b: _float_power(a, b if isinstance(b, Tensor) else fill_like(a, b)))
 
-@special.primitive("pow", _pow_partials)   # JAX's pow_p
+@primitive_kernel("pow", _pow_partials)   # JAX's pow_p
 def _float_power(a: Tensor, b: Tensor) -> Tensor:
   out = a.pow(b)
   # C's pow where tinygrad's gives nan for a negative base: an infinite exponent, and exponents so large that they are
@@ -229,8 +229,8 @@ log = _unary("log", Tensor.log, FLOAT)
 # 64x32 array: jnp.tanh 1.19 -> 0.13 ms, erf 1.12 -> 0.13 ms); under a trace or a jit tanh and erf are their primitives'
 # calls (`primitives.bind`), the others the ops themselves. numpy, scipy and nn use them too.
 tanh_kernel, erf_kernel = composite(accurate_tanh, primitives.ACCURATE_TANH), composite(Tensor.erf, primitives.ERF)
-sinh_kernel, cosh_kernel = (composite(f, primitives.Primitive(f.__name__, f, rule))
-                            for f, rule in ((Tensor.sinh, primitives.sinh_partials), (Tensor.cosh, primitives.cosh_partials)))
+sinh_kernel = primitive_kernel("sinh", primitives.sinh_partials)(Tensor.sinh)
+cosh_kernel = primitive_kernel("cosh", primitives.cosh_partials)(Tensor.cosh)
 softplus_kernel = composite(Tensor.softplus)
 tanh = _unary("tanh", tanh_kernel, FLOAT)
 logistic = _unary("logistic", Tensor.sigmoid, FLOAT)
@@ -279,12 +279,12 @@ def round(x, rounding_method: int = 0) -> Tensor:  # noqa: A001
 
 def _zero(ops: list[Tensor], out: Tensor) -> list[Tensor]: return [ops[0].zeros_like()]   # JAX's defjvp_zero
 
-@special.primitive("round", _zero)
+@primitive_kernel("round", _zero)
 def _round_away(t: Tensor) -> Tensor:
   tr = t.trunc()   # exact: x - trunc(x) is representable, so the comparison with 0.5 is too (floor(x + 0.5) is not)
   return _zero_signed_as(((t - tr).abs() >= 0.5).where(tr + t.sign(), tr), t)
 
-@special.primitive("round", _zero)
+@primitive_kernel("round", _zero)
 def round_half_even(t: Tensor) -> Tensor:
   """A float array rounded half to even, a zero with t's sign (-0.4 -> -0.0, 0.3 -> 0.0), as XLA's: tinygrad's round
   gives +0 for -0.3 and -0 for 0.3."""

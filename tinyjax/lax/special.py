@@ -8,28 +8,23 @@ applies. The approximations are XLA's where a JAX program's numbers depend on th
 from __future__ import annotations
 import math
 from tinyjax._tg import Tensor, dtypes
-from tinyjax.core import composite, fill_like
+from tinyjax.core import composite, fill_like, primitive_kernel
 from tinyjax import primitives as P
 from tinyjax.custom import custom_jvp, structural
 
 __all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "asinh", "acosh", "negative_sign",
            "erf_inv", "lgamma", "digamma", "logsumexp", "softmax", "log_softmax"]
 
-def primitive(name: str, partials):
-  """A composite that is JAX's primitive `name`: under a trace one call node (`primitives.bind`), differentiated by
-  JAX's rule `partials` (ops, out) -> d out / d operand_i."""
-  return lambda fn: composite(fn, P.Primitive(name, fn, partials))
-
 # ---- log1p, expm1 -----------------------------------------------------------------------------------------------------
 
-@primitive("log1p", P.log1p_partials)
+@primitive_kernel("log1p", P.log1p_partials)
 def log1p(x: Tensor) -> Tensor:
   """log(1 + x), exact to rounding for small x, where log(1 + x) loses the digits: log(u) * x / (u - 1), u = 1 + x;
   log(u) itself where u is 1 + x exactly (one rounding, as XLA's log(1 + x) for large x) and at inf."""
   u = x + 1
   return (u == 1).where(x, ((u - 1 == x) | (u == math.inf)).where(u.log(), u.log() * x / (u - 1)))
 
-@primitive("expm1", P.expm1_partials)
+@primitive_kernel("expm1", P.expm1_partials)
 def expm1(x: Tensor) -> Tensor:
   """exp(x) - 1, accurate for small x (Kahan's (u - 1) * x / log(u), u = exp(x))."""
   u = x.exp()
@@ -58,7 +53,7 @@ def _polyval(coeffs: tuple[float, ...], z: Tensor) -> Tensor:
   for c in coeffs[1:]: out = out * z + c
   return out
 
-@primitive("atan", P.ATAN.partials)
+@primitive_kernel("atan", P.ATAN.partials)
 def atan(x: Tensor) -> Tensor:
   a = x.abs()
   big, mid = a > 2.414213562373095, (a > 0.66) & (a <= 2.414213562373095)
@@ -73,7 +68,7 @@ def negative_sign(x: Tensor) -> Tensor:
   """x < 0, -0.0 included."""
   return (x < 0) | ((x == 0) & (x.reciprocal() < 0))
 
-@primitive("atan2", P.atan2_partials)
+@primitive_kernel("atan2", P.atan2_partials)
 def atan2(y: Tensor, x: Tensor) -> Tensor:
   """numpy's atan2, signed zeros and infinities included."""
   both_inf = (y.abs() == math.inf) & (x.abs() == math.inf)
@@ -84,12 +79,12 @@ def atan2(y: Tensor, x: Tensor) -> Tensor:
   a = ((x == 0) & (y != 0)).where(sign_y * (math.pi / 2), a)
   return ((x == 0) & (y == 0)).where(x_neg.where(y_neg.where(-math.pi, math.pi), y), a)
 
-@primitive("asin", P.ASIN.partials)
+@primitive_kernel("asin", P.ASIN.partials)
 def asin(x: Tensor) -> Tensor: return atan2(x, ((1 - x) * (1 + x)).sqrt())
-@primitive("acos", P.acos_partials)
+@primitive_kernel("acos", P.acos_partials)
 def acos(x: Tensor) -> Tensor: return 2 * atan(((1 - x) / (1 + x)).sqrt())
 
-@primitive("asinh", P.ASINH.partials)
+@primitive_kernel("asinh", P.ASINH.partials)
 def asinh(x: Tensor) -> Tensor:
   # odd, on |x|: log1p(a + a^2 / (1 + sqrt(1 + a^2))) (exact for tiny a), log(a) + log(2) where a^2 would overflow
   a = x.abs()
@@ -99,7 +94,7 @@ def asinh(x: Tensor) -> Tensor:
   out = huge.where(a.log() + math.log(2), small)
   return (x < 0).where(-out, out)
 
-@primitive("acosh", P.ACOSH.partials)
+@primitive_kernel("acosh", P.ACOSH.partials)
 def acosh(x: Tensor) -> Tensor:
   huge = x > 1e150 if x.dtype == dtypes.float64 else x > 1e18
   s = huge.where(2.0, x)
@@ -179,18 +174,6 @@ _LANCZOS_G = 7.0
 _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
             12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 
-@primitive("lgamma", lambda ops, out: [_digamma(ops[0])])   # JAX: g * digamma(x)
-def lgamma(t: Tensor) -> Tensor:
-  """log|Gamma(t)| (Lanczos, with the reflection formula for t < 0.5); inf at the poles (0, -1, -2, ...)."""
-  refl = t < 0.5
-  z = refl.where(1 - t, t) - 1
-  acc = fill_like(z, _LANCZOS[0])
-  for i, c in enumerate(_LANCZOS[1:], start=1): acc = acc + c / (z + i)
-  tt = z + _LANCZOS_G + 0.5
-  lg = 0.5 * math.log(2 * math.pi) + (z + 0.5) * tt.log() - tt + acc.log()
-  sin_pix = (math.pi * t).sin().abs()
-  out = refl.where(math.log(math.pi) - sin_pix.log() - lg, lg)
-  return ((t <= 0) & (t == t.floor())).where(math.inf, out)
 
 @composite
 def digamma(t: Tensor) -> Tensor:
@@ -212,7 +195,18 @@ def digamma(t: Tensor) -> Tensor:
   out = refl.where(out - math.pi * pt.cos() / pt.sin(), out)
   return ((t <= 0) & (t == t.floor())).where(math.nan, out)
 
-def _digamma(t: Tensor) -> Tensor: return digamma(t)
+@primitive_kernel("lgamma", lambda ops, out: [digamma(ops[0])])   # JAX: g * digamma(x)
+def lgamma(t: Tensor) -> Tensor:
+  """log|Gamma(t)| (Lanczos, with the reflection formula for t < 0.5); inf at the poles (0, -1, -2, ...)."""
+  refl = t < 0.5
+  z = refl.where(1 - t, t) - 1
+  acc = fill_like(z, _LANCZOS[0])
+  for i, c in enumerate(_LANCZOS[1:], start=1): acc = acc + c / (z + i)
+  tt = z + _LANCZOS_G + 0.5
+  lg = 0.5 * math.log(2 * math.pi) + (z + 0.5) * tt.log() - tt + acc.log()
+  sin_pix = (math.pi * t).sin().abs()
+  out = refl.where(math.log(math.pi) - sin_pix.log() - lg, lg)
+  return ((t <= 0) & (t == t.floor())).where(math.inf, out)
 
 # ---- logsumexp, softmax -----------------------------------------------------------------------------------------------
 

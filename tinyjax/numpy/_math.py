@@ -14,7 +14,7 @@ from tinyjax.lax import ops as lax_ops
 from tinyjax.primitives import exact_abs, LOGADDEXP, logaddexp2_partials
 from tinyjax.numpy._core import asarray, check_arraylike, promote, promote_inexact, as_inexact, default_float, default_int, canonical_dtype
 from tinyjax.numpy._shape import nonzero
-from tinyjax.core import composite, fill, fill_like
+from tinyjax.core import composite, fill, fill_like, primitive_kernel
 from tinyjax.custom import custom_jvp
 
 __all__ = ["where", "clip", "nan_to_num", "isclose", "allclose", "array_equal", "array_equiv", "heaviside", "divmod",
@@ -161,7 +161,7 @@ def _hypot(a: Tensor, b: Tensor) -> Tensor:
   out = ((a != a) | (b != b)).where(math.nan, out)
   return ((x == math.inf) | (y == math.inf)).where(math.inf, out)
 
-@_lax_special.primitive("logaddexp", LOGADDEXP.partials)   # JAX's custom_jvp rule
+@primitive_kernel("logaddexp", LOGADDEXP.partials)   # JAX's custom_jvp rule
 def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
   # tinygrad's logaddexp (a primitive with JAX's derivative, tinyjax.primitives), where it is defined: both -inf give
   # -inf (tinygrad: nan), an inf gives inf, a nan gives nan (tinygrad's max drops it)
@@ -171,7 +171,7 @@ def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
   out = (amax.abs() == math.inf).where(amax, out)
   return ((a != a) | (b != b)).where(a + b, out)
 
-@_lax_special.primitive("logaddexp2", logaddexp2_partials)
+@primitive_kernel("logaddexp2", logaddexp2_partials)
 def _logaddexp2(a: Tensor, b: Tensor) -> Tensor: return _logaddexp(a * math.log(2), b * math.log(2)) / math.log(2)
 
 def _copysign(a: Tensor, b: Tensor) -> Tensor: return ((b < 0) | ((b == 0) & (b.reciprocal() < 0))).where(-a.abs(), a.abs())
