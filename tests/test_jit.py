@@ -244,7 +244,26 @@ def test_realized_buffers_and_other_arguments_alternate():
     np.testing.assert_allclose(jf(fresh(x.astype(np.float32)), fresh(y)).numpy(), x.astype(np.float32) * y + x.astype(np.float32),
                                rtol=1e-6)
     np.testing.assert_allclose(jf(fresh(x), 2.0).numpy(), x * 2 + x, rtol=1e-12)
-  assert len(jf._cache) == 5 and len(jf._plain) == 2
+  assert len(jf._cache) == 5 and len(jf._plain) == 3   # (x, y), (xt, xt) and the float32 one take the short way
+
+
+def test_short_path_takes_a_tensor_again_and_static_arguments_by_name():
+  # `k(x, x)` and `solve_triangular(a, b, lower=True)` take the short call path too (no flattening), with the signature
+  # the general path gives: one trace per signature, each call its own numbers
+  traces = []
+  def g(a, b, c, *, scale, shift=0.0):
+    traces.append(1)
+    return a * b * scale + c + shift
+  jf = tinyjax.jit(g, static_argnames=("scale", "shift"))
+  for i in range(3):
+    x, z = rng.standard_normal(3), rng.standard_normal(3)
+    xt = fresh(x)
+    np.testing.assert_allclose(jf(xt, xt, z, scale=2.0).numpy(), x * x * 2 + z, rtol=1e-12)   # numpy after a repeat
+    np.testing.assert_allclose(jf(xt, fresh(z), xt, scale=2.0).numpy(), x * z * 2 + x, rtol=1e-12)
+    np.testing.assert_allclose(jf(xt, xt, xt, shift=1.0, scale=3.0).numpy(), x * x * 3 + x + 1, rtol=1e-12)
+    np.testing.assert_allclose(jf(xt, xt.reshape(3, 1)[:, 0], xt, scale=2.0).numpy(), x * x * 2 + x, rtol=1e-12)   # a view: copied
+  assert len(jf._plain) == 3 and len(traces) == 3   # (the view copied has the second call's signature)
+  with pytest.raises(ValueError, match="static arguments must be hashable"): jf(xt, xt, xt, scale=[1.0])
 
 
 def test_numpy_and_unrealized_inputs():

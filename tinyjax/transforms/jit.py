@@ -22,6 +22,7 @@ from tinyjax.config import config
 from tinyjax import pytree as tu
 
 _SCALARS = (bool, int, float)
+_REPEAT = object()   # a `_plain_key` entry for a Tensor passed again: (_REPEAT, its first position)
 # JAX's ahead-of-time stages (Traced, Lowered, Compiled) live in tinyjax.stages, a layer above (they show the trace
 # with make_jaxpr and the outputs as ShapeDtypeStructs); it registers them here when tinyjax is imported
 STAGES: dict[str, Any] = {}
@@ -241,35 +242,52 @@ class jit:
       with trace_scope("jit", []): return self.fun(*args, **kwargs)
     if trace_state().running_jit or jit_capturing(): return self.fun(*args, **kwargs)
     # (static arguments not passed take their defaults: jnp.linalg.cholesky(x) of `jit(cholesky, static_argnames=...)`)
-    if kwargs or any(-len(args) <= i < len(args) for i in self.static_argnums) or (fast := self._plain_key(args)) is None:
+    # (static arguments passed by name, `solve_triangular(a, b, lower=True)`, are part of the fast path's key)
+    if any(-len(args) <= i < len(args) for i in self.static_argnums) or (named := self._static_named(kwargs)) is None or \
+       (fast := self._plain_key(args)) is None:
       entry, tensors = self._entry(args, kwargs)
       return entry(tensors)
-    if (found := self._plain.get(key := (fast, config.jax_enable_x64))) is None:
+    if (found := self._plain.get(key := (fast, config.jax_enable_x64, named))) is None:
       if isinstance(pool := self._host_pool(fast), bool):   # numpy data of a dtype tinygrad cannot hold
         entry, tensors = self._entry(args, kwargs)
         return entry(tensors)
-      found = self._plain[key] = (self._entry(args, kwargs)[0], pool, any(len(k) == 4 for k in fast))
-    plain, inputs, weak = found
+      found = self._plain[key] = (self._entry(args, kwargs)[0], pool, any(len(k) == 4 for k in fast),
+                                  tuple(i for i, k in enumerate(fast) if k[0] is not _REPEAT) if any(k[0] is _REPEAT for k in fast) else None)
+    plain, inputs, weak, distinct = found
+    if distinct is not None: args = tuple(args[i] for i in distinct)   # the TinyJit's inputs: each Tensor once, as _entry's
     if weak: args = tuple(stored_data(a) if isinstance(a, Tensor) else a for a in args)   # (the data they view)
     # Tensors only: known realized whole buffers; numpy data is copied into the pool's buffers
     return plain(args, True) if inputs is None else plain(self._plain_inputs(args, inputs), False)
 
+  def _static_named(self, kwargs: dict) -> tuple | None:
+    """The arguments passed by name as part of a key, when all are static and hashable (else None)."""
+    if not kwargs: return ()
+    if not all(k in self.static_argnames for k in kwargs): return None
+    named = tuple(sorted(kwargs.items()))
+    try: hash(named)
+    except TypeError: return None   # (_entry raises JAX's error for it)
+    return named
+
   @staticmethod
   def _plain_key(args: tuple) -> tuple | None:
-    """The cache key of arguments that are all distinct realized whole buffers on one device or numpy arrays that JAX
-    would take as they are (a solver's callback), the common cases, which _entry would pass as they are (numpy data
-    copied into a new buffer): found without flattening the arguments (a fifth of a replay's time otherwise)."""
+    """The cache key of arguments that are all realized whole buffers on one device or numpy arrays that JAX would take
+    as they are (a solver's callback), the common cases, which _entry would pass as they are (numpy data copied into a
+    new buffer; a Tensor passed again, `k(x, x)`, one input): found without flattening the arguments (a fifth of a
+    replay's time otherwise)."""
     key: list[tuple] = []
-    seen: set[UOp] = set()
-    for a in args:
+    seen: dict[UOp, tuple[UOp, int]] = {}
+    for i, a in enumerate(args):
       if isinstance(a, (np.ndarray, np.generic)):
         # x64 off narrows 64-bit data: _entry does it (asked of a scalar of the dtype: no copy of the array per call)
         if a.size == 0 or canonical_array(a.dtype.type(0)).dtype != a.dtype: return None
         key.append((np.ndarray, a.shape, a.dtype))
-      elif type(a) is not Tensor or (bk := plain_buffer_key(a)) is None or bk[0] in seen: return None
+      elif type(a) is not Tensor or (bk := plain_buffer_key(a)) is None: return None
+      elif (first := seen.get(bk[0])) is not None:   # the same Tensor again; another view of its buffer is copied by _entry
+        if first[0] is not a.uop: return None
+        key.append((_REPEAT, first[1]))
       elif len(bk[1]) == 4 and bk[1][1] != weak_storage_dtype(bk[1][3]): return None   # weak data _entry would convert
       else:
-        seen.add(bk[0])
+        seen[bk[0]] = (a.uop, i)
         key.append(bk[1])
     return tuple(key)
 
@@ -279,7 +297,7 @@ class jit:
     (on the first Tensor's device, where _entry puts them), reused once nothing refers to them (as a result's are);
     False for a dtype tinygrad cannot hold as it is."""
     if all(k[0] is not np.ndarray for k in key): return None
-    device = next((k[2] for k in key if k[0] is not np.ndarray), None) or default_device()
+    device = next((k[2] for k in key if k[0] is not np.ndarray and k[0] is not _REPEAT), None) or default_device()
     specs = [(k[1], dt, device, None) for k in key if k[0] is np.ndarray and (dt := host_dtype(k[2])) is not None]
     return OutputBuffers(specs) if len(specs) == sum(k[0] is np.ndarray for k in key) else False
 
