@@ -167,6 +167,30 @@ def test_library_rows_of_a_replay_are_jax_bit_for_bit(monkeypatch):
         else: np.testing.assert_array_equal(g.numpy(), np.asarray(w))
       if k: assert len(calls) == 1   # (replays: the first call captures)
 
+def test_eig_rows_are_jax_bit_for_bit(monkeypatch):
+  """Real eig (geev) as a row: eigenvalues alone, right and left eigenvectors, conjugate pairs unpacked into complex
+  vectors as JAX's, batched, float64 and float32, a matrix with a NaN (geev fails: NaN, as JAX); one call per replay."""
+  rng = np.random.default_rng(4)
+  def f(np_, lax):
+    return lambda a: (np_.linalg.eigvals(a), np_.linalg.eig(a), lax.linalg.eig(a, compute_right_eigenvectors=False),
+                      lax.linalg.eig(a))
+  calls, in_python = [], []
+  real, one = tinyjax._tg.cpu_graph.run, tinyjax.lax.linalg.LapackEig.one
+  monkeypatch.setattr("tinyjax._tg.cpu_graph.run", lambda device, c: (calls.append(c), real(device, c))[1])
+  monkeypatch.setattr(tinyjax.lax.linalg.LapackEig, "one", lambda *a: (in_python.append(1), one(*a))[1])
+  for dt in (np.float64, np.float32):
+    a = rng.standard_normal((3, 5, 5)).astype(dt)   # (random real matrices: most have complex pairs)
+    a[2, 1, 3] = np.nan
+    want = ref(lambda: jax.jit(f(jnp, jax.lax))(a))
+    got = tinyjax.jit(f(tnp, tl))
+    for k in range(3):
+      calls.clear()
+      outs = tinyjax.tree_util.tree_leaves(got(Tensor(a)))
+      for g, w in zip(outs, jax.tree_util.tree_leaves(want), strict=True): np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+      if k: assert len(calls) == 1 and not in_python   # (replays: the first call captures)
+      in_python.clear()
+    assert np.iscomplex(np.asarray(outs[0])[:2]).any() and np.isnan(np.asarray(outs[0])[2]).all()
+
 def test_fft_rows_are_numpy_pocketfft_bit_for_bit(monkeypatch):
   """A jitted function's FFTs (complex, inverse, real of even and odd lengths, inverse real with the input padded and
   cut, batched along a moved axis; in a loop's step and in its gradient's) are rows calling numpy's pocketfft loop:

@@ -184,14 +184,18 @@ static void lu(u64 getrf, u64 dbl, u64 m, u64 n, u64 batch, u64 out, u64 pivots,
     if (dbl) LU_ONE(double) else LU_ONE(float)
   }
 }
-// QR (geqrf, orgqr), eigh (syevd) and SVD (gesdd) of a batch, as linalg's LapackQr, LapackEigh and LapackSvd call
-// scipy's wrappers: on column-major copies, with the workspace sizes they use (given in s); outputs o0-o2 row-major.
-// s: the kind (0 QR, 1 eigh, 2 SVD), float64?, m, n, batch, lwork, lwork2 / liwork, work, work2 / iwork, then per kind:
-// QR: the columns of q (kq); SVD: jobz, u's columns, vt's rows, the number of outputs (1: s alone)
+// QR (geqrf, orgqr), eigh (syevd), SVD (gesdd) and eig (real geev) of a batch, as linalg's LapackQr, LapackEigh,
+// LapackSvd and LapackEig call scipy's wrappers: on column-major copies, with the workspace sizes they use (given in
+// s); outputs o0-o2 row-major. s: the kind (0 QR, 1 eigh, 2 SVD, 3 eig), float64?, m, n, batch, lwork, lwork2 /
+// liwork, work, work2 / iwork, then per kind: QR: the columns of q (kq); SVD: jobz, u's columns, vt's rows, the number
+// of outputs (1: s alone); eig: left?, right?, then the outputs' addresses (w's parts, then vl's and vr's asked for),
+// each complex vector as its real and imaginary parts, a conjugate pair of eigenvalues (positive imaginary part first)
+// sharing geev's columns j, j + 1 as v_j = x + iy, v_j+1 = x - iy (linalg's _unpack_pairs)
 typedef void (*geqrf_t)(int *, int *, void *, int *, void *, void *, int *, int *);
 typedef void (*orgqr_t)(int *, int *, int *, void *, int *, void *, void *, int *, int *);
 typedef void (*syevd_t)(char *, char *, int *, void *, int *, void *, void *, int *, int *, int *, int *);
 typedef void (*gesdd_t)(char *, int *, int *, void *, int *, void *, void *, int *, void *, int *, void *, int *, int *, int *);
+typedef void (*geev_t)(char *, char *, int *, void *, int *, void *, void *, void *, int *, void *, int *, void *, int *, int *);
 #define FACTOR_ONE(T, NAN_) { \
   T *A = (T *)a + q * m * n, *W = (T *)s[10], *X = (T *)s[11], *wk = (T *)s[8]; \
   for (u64 i = 0; i < m; i++) for (u64 j = 0; j < n; j++) W[j * m + i] = A[i * n + j]; \
@@ -210,6 +214,25 @@ typedef void (*gesdd_t)(char *, int *, int *, void *, int *, void *, void *, int
     ((syevd_t)s[14])(&Vc, &Lc, &N, W, &N, X, wk, &L1, (int *)s[9], &L2, &info); \
     for (u64 i = 0; i < n; i++) for (u64 j = 0; j < n; j++) V[i * n + j] = info ? NAN_ : W[j * n + i]; \
     for (u64 i = 0; i < n; i++) E[i] = info ? NAN_ : X[i]; \
+  } else if (kind == 3) { \
+    u64 left = s[13], right = s[14]; \
+    int LDVL = left ? N : 1, LDVR = right ? N : 1; \
+    char JL = left ? 'V' : 'N', JR = right ? 'V' : 'N'; \
+    T *WR = X, *WI = X + n, *VL = WI + n, *VR = VL + (left ? n * n : 1), *Wr = (T *)s[16] + q * n, *Wi = (T *)s[17] + q * n; \
+    ((geev_t)s[15])(&JL, &JR, &N, W, &N, WR, WI, VL, &LDVL, VR, &LDVR, wk, &L1, &info); \
+    for (u64 i = 0; i < n; i++) { Wr[i] = info ? NAN_ : WR[i]; Wi[i] = info ? NAN_ : WI[i]; } \
+    for (u64 v = 0; v < left + right; v++) { \
+      T *V = v == 0 && left ? VL : VR, *Re = (T *)s[18 + 2 * v] + q * n * n, *Im = (T *)s[19 + 2 * v] + q * n * n; \
+      for (u64 j = 0; j < n; j++) { \
+        int pair = WI[j] > 0 && j + 1 < n; \
+        for (u64 i = 0; i < n; i++) { \
+          T x = V[j * n + i], y = pair ? V[(j + 1) * n + i] : (T)0; \
+          Re[i * n + j] = info ? NAN_ : x; Im[i * n + j] = info ? NAN_ : y; \
+          if (pair) { Re[i * n + j + 1] = info ? NAN_ : x; Im[i * n + j + 1] = info ? NAN_ : (T)0 - y; } \
+        } \
+        j += pair; \
+      } \
+    } \
   } else { \
     u64 r = m < n ? m : n, uc = s[14], vr = s[15], outs = s[16]; \
     char jobz = (char)s[13]; \
@@ -397,6 +420,14 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, chole
       factor(fac.spec.ctypes.data, *[addr(o) for o in outs], *[0] * (3 - len(outs)), addr(x))
     if not (np.allclose(q @ r, m) and np.allclose(w, [1, 3]) and np.allclose(np.abs(v), np.sqrt(0.5)) and np.allclose(s, np.linalg.svd(m)[1])):
       raise RuntimeError(f"the geqrf/syevd/gesdd self-test gave {q.ravel()}, {r.ravel()}, {w}, {v.ravel()}, {s}")
+    # eig of [[0, -1], [1, 0]] (+-i: a conjugate pair) and of diag(2, 3) after it (a batch of two; right vectors)
+    rot = np.array([[[0.0, -1.0], [1.0, 0.0]], [[2.0, 0.0], [0.0, 3.0]]], dt)
+    parts = [np.zeros((2, 2), dt), np.zeros((2, 2), dt), np.zeros((2, 2, 2), dt), np.zeros((2, 2, 2), dt)]
+    fac = Factor(None, "eig", double, 2, 2, 2, 0, "R", *[addr(o) for o in parts], 0)
+    factor(fac.spec.ctypes.data, 0, 0, 0, addr(rot))
+    w, vec = parts[0] + 1j * parts[1], parts[2] + 1j * parts[3]
+    if not (np.allclose(w, [[1j, -1j], [2, 3]]) and np.allclose(rot[0] @ vec[0], vec[0] * w[0]) and np.allclose(np.abs(vec[1]), np.eye(2))):
+      raise RuntimeError(f"the geev self-test gave {w.ravel()}, {vec.ravel()}")
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
@@ -521,8 +552,9 @@ class Lu(Nested):
 
 class Factor(Nested):
   """A row running linalg's QR (`kind` "qr": geqrf, orgqr; q with `kq` columns), symmetric eigendecomposition ("eigh":
-  syevd) or SVD ("svd": gesdd; `jobz` A, S or N) of a batch of (m, n) matrices, with the workspace sizes scipy's
-  wrappers use there (their queries, asked once here), and work arrays of its own."""
+  syevd), SVD ("svd": gesdd; `jobz` A, S or N) or eigendecomposition of a real matrix ("eig": geev; `jobz` holds L for
+  the left eigenvectors, R for the right) of a batch of (m, n) matrices, with the workspace sizes scipy's wrappers use
+  there (their queries, asked once here), and work arrays of its own."""
   def __init__(self, device: str | None, kind: str, double: bool, m: int, n: int, batch: int, kq: int, jobz: str, *values: Value):
     p, dt, r = "d" if double else "s", np.float64 if double else np.float32, min(m, n)
     outs, a = list(values[:-1]), values[-1]
@@ -533,6 +565,11 @@ class Factor(Nested):
     elif kind == "eigh":   # (scipy's syevd defaults: lwork 1 + 6n + 2n^2, liwork 3 + 5n); scratch: the eigenvalues
       l1, l2 = 1 + 6 * n + 2 * n * n, 3 + 5 * n
       extra, scratch, iwork = [0, _capi("lapack", p + "syevd")], n, l2
+    elif kind == "eig":   # scratch: wr, wi, vl, vr; the outputs' addresses are words of the spec (up to six)
+      left, right = int("L" in jobz), int("R" in jobz)
+      l1 = max(int(getattr(lapack, p + "geev_lwork")(n, compute_vl=left, compute_vr=right)[0].real), 1)
+      l2, scratch, iwork = 0, 2 * n + (n * n if left else 1) + (n * n if right else 1), 0
+      extra, outs = [left, right, _capi("lapack", p + "geev"), *outs], []
     else:   # scratch: s, u, vt
       uc, vr = (m, n) if jobz == "A" else (r, r) if jobz == "S" else (0, 0)
       l1 = int(getattr(lapack, p + "gesdd_lwork")(m, n, compute_uv=int(jobz != "N"), full_matrices=int(jobz == "A"))[0])
@@ -540,7 +577,7 @@ class Factor(Nested):
     self.work = np.zeros(max(l1, l2 if kind == "qr" else 0, 1), dt)
     self.a, self.x = np.zeros(m * n, dt), np.zeros(max(scratch, 1), dt)
     self.iwork, self.slot_words = np.zeros(max(iwork, 1), np.int32), []
-    self.spec = self._words([{"qr": 0, "eigh": 1, "svd": 2}[kind], int(double), m, n, batch, l1, l2, 0, self.work.ctypes.data,
+    self.spec = self._words([{"qr": 0, "eigh": 1, "svd": 2, "eig": 3}[kind], int(double), m, n, batch, l1, l2, 0, self.work.ctypes.data,
                              self.iwork.ctypes.data, self.a.ctypes.data, self.x.ctypes.data, 0, *extra])
     # (no device: the spec alone, for the executor's self-test)
     self.row = [] if device is None else [routine(device, "factor"), self.spec.ctypes.data, *outs, *[0] * (3 - len(outs)), a]

@@ -1065,6 +1065,11 @@ class LapackEig(LapackCall):
     outs = [w] + [vl] * self.left + [vr] * self.right
     return _parts(*(_failed(o) if info else o for o in outs))
 
+  def row(self, ins, outs):
+    (sa, da), = ins[:1]
+    if self.complex_input or da not in _ROW_DTYPES or any(d != da for _, d in outs): return None
+    return ("Factor", ("eig", da == dtypes.float64, sa[-1], sa[-1], math.prod(sa[:-2]), 0, "L" * self.left + "R" * self.right))
+
   def outputs(self, xs: list[Tensor]) -> list[Z]: return _pairs(self.call(xs))
 
   def jvp(self, xs, ts):
