@@ -282,3 +282,29 @@ def test_short_loops_are_not_vectorised_by_clang():
     (src,) = _sources(jf)
     assert ('_Pragma("clang loop vectorize(disable)") for (int Lidx0 = 0; Lidx0 < 63;' in src) is pragma, src
     assert src.count("vectorize(disable)") == pragma
+
+def test_a_deep_kernel_takes_tinygrads_linear_order_pair_by_pair(monkeypatch):
+  # tinygrad's linearize sorts a kernel's nodes by their whole subgraphs (tuplize), compared again at every comparison;
+  # a large, deep kernel's are compared pair by pair, each pair once (patches._linearizer_sorted): the same order
+  import numpy as np
+  from tinygrad import Tensor
+  import tinygrad.codegen.late.linearizer as lin
+  import tinyjax, tinyjax.numpy as tnp
+  import tinyjax._tg.patches as tp
+  calls, pairwise = [], []
+  real, real_pairwise = tp._linearizer_sorted, tp._pairwise_sorted
+  def spy(items, key=None, reverse=False):
+    items = list(items)
+    out = real(items, key=key, reverse=reverse)
+    calls.append((items, key, reverse, out))
+    return out
+  monkeypatch.setattr(lin, "sorted", spy)
+  monkeypatch.setattr("tinyjax._tg.compile._program_table", lambda renderer: None)   # generated here, not read from disk
+  monkeypatch.setattr(tp, "_pairwise_sorted", lambda *a: (pairwise.append(len(a[0])), real_pairwise(*a))[1])
+  def chain(v, np_):
+    for _ in range(12): v = np_.sin(v * 1.1 + 0.3)
+    return v
+  x = np.linspace(-1, 1, 64)
+  np.testing.assert_allclose(tinyjax.jit(lambda v: chain(v, tnp))(Tensor(x)).numpy(), chain(x, np), rtol=1e-12, atol=1e-12)
+  assert pairwise and max(pairwise) > 1000
+  for items, key, reverse, out in calls: assert all(a is b for a, b in zip(out, sorted(items, key=key, reverse=reverse), strict=True))

@@ -425,9 +425,10 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, chole
     parts = [np.zeros((2, 2), dt), np.zeros((2, 2), dt), np.zeros((2, 2, 2), dt), np.zeros((2, 2, 2), dt)]
     fac = Factor(None, "eig", double, 2, 2, 2, 0, "R", *[addr(o) for o in parts], 0)
     factor(fac.spec.ctypes.data, 0, 0, 0, addr(rot))
-    w, vec = parts[0] + 1j * parts[1], parts[2] + 1j * parts[3]
-    if not (np.allclose(w, [[1j, -1j], [2, 3]]) and np.allclose(rot[0] @ vec[0], vec[0] * w[0]) and np.allclose(np.abs(vec[1]), np.eye(2))):
-      raise RuntimeError(f"the geev self-test gave {w.ravel()}, {vec.ravel()}")
+    ev, vec = parts[0] + 1j * parts[1], parts[2] + 1j * parts[3]
+    if not (np.allclose(ev, np.array([[1j, -1j], [2, 3]])) and np.allclose(rot[0] @ vec[0], vec[0] * ev[0])
+            and np.allclose(np.abs(vec[1]), np.eye(2))):
+      raise RuntimeError(f"the geev self-test gave {ev.ravel()}, {vec.ravel()}")
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
@@ -558,6 +559,7 @@ class Factor(Nested):
   def __init__(self, device: str | None, kind: str, double: bool, m: int, n: int, batch: int, kq: int, jobz: str, *values: Value):
     p, dt, r = "d" if double else "s", np.float64 if double else np.float32, min(m, n)
     outs, a = list(values[:-1]), values[-1]
+    extra: list[Value]
     if kind == "qr":   # work: geqrf's, then orgqr's; scratch: tau, then q
       l1 = int(getattr(lapack, p + "geqrf_lwork")(m, n)[0])
       l2 = int(getattr(lapack, p + "orgqr")(np.zeros((m, kq), dt, order="F"), np.zeros(r, dt), lwork=-1)[1][0])

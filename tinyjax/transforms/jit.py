@@ -196,7 +196,7 @@ def _infer_argnums_and_argnames(fun: Callable, argnums, argnames) -> tuple[tuple
 # function -> options -> (the entries by signature, the same entries by _plain_key); weakly keyed, so that a function
 # and its traces can be collected (an entry holds no reference to the function once it is captured)
 # _plain_key -> (entry, the pool its numpy data goes in, whether a weakly typed argument passes the data it views)
-_PlainCache = dict[tuple, tuple[_Entry, OutputBuffers | None, bool]]
+_PlainCache = dict[tuple, tuple[_Entry, OutputBuffers | None, bool, tuple[int, ...] | None]]
 _CACHES: weakref.WeakKeyDictionary[Callable, dict[tuple, tuple[dict[Any, _Entry], _PlainCache]]] = weakref.WeakKeyDictionary()
 
 def _caches(fun: Callable, options: tuple) -> tuple[dict[Any, _Entry], _PlainCache]:
