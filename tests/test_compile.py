@@ -174,3 +174,36 @@ def test_schedules_on_disk_hold_content_only(tmp_path, monkeypatch):
   assert theirs[graphs["content"].key] is made["content"] and again == list(graphs.values())   # (found, then tinygrad's cache hit)
   for name in ("object", "host call"): assert tgc.diskcache_get(tgc._table("schedule"), tgc._stable_key(graphs[name])) is None
   helpers._db_connection.close()
+
+def test_a_clang_started_ahead_gives_the_same_object(monkeypatch):
+  """tinygrad's compile writes its source into a clang started earlier with the same command line (StandbyClang):
+  the same object bytes as a clang started for it; a compile error raises as tinygrad's does; a forked process closes its
+  copies of a waiting clang's pipes, so the next compile here still ends (a copy of its stdin would keep it waiting)."""
+  import multiprocessing, time
+  import tinygrad.runtime.support.compiler_cpu as cc
+  assert cc.subprocess is tgc.StandbyClang
+  compiler = Device["CPU"].renderer.compiler
+  src = f"void k(float* restrict out, const float* restrict a) {{ for (int i = 0; i < 40; i++) out[i] = a[i] * {C}f + 1.0f; }}"
+  first = compiler.compile(src)   # (a waiting clang for this command line afterwards)
+  assert any(p.poll() is None for ps in tgc._waiting.values() for p in ps)
+  with monkeypatch.context() as m:   # the same source by a clang started for it
+    m.setattr(cc, "subprocess", subprocess)
+    plain = compiler.compile(src)
+  with monkeypatch.context() as m:   # a clang waiting: no clang started for this compile
+    m.setattr(tgc.subprocess, "check_output", lambda *a, **k: pytest.fail("a clang was started for the compile"))
+    again = compiler.compile(src)
+  assert again == first == plain
+  ctx = multiprocessing.get_context("fork")
+  child = ctx.Process(target=time.sleep, args=(5,))
+  child.start()
+  try:
+    t = time.perf_counter()
+    assert compiler.compile(src.replace("1.0f", "2.0f")) != first
+    assert time.perf_counter() - t < 4   # (not waiting for the child to exit)
+  finally:
+    child.kill()
+    child.join()
+  with pytest.raises(subprocess.CalledProcessError):
+    compiler.compile("void k( {")
+  with pytest.raises(subprocess.CalledProcessError):
+    compiler.compile("void k( {")

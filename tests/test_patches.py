@@ -11,6 +11,7 @@ _PROBE = r"""
 import sys, json, inspect
 import tinygrad, tinygrad.nn, tinygrad.nn.optim, tinygrad.nn.state, tinygrad.engine.realize, tinygrad.engine.jit
 import tinygrad.schedule.rangeify, tinygrad.codegen, tinygrad.codegen.opt.heuristic, tinygrad.mixin.gradient, tinygrad.runtime.ops_cpu
+import tinygrad.runtime.support.compiler_cpu
 from tinygrad.uop.ops import PatternMatcher
 def is_code(v):   # (a table of functions, such as the ALU's, is code too; so is a tuple of config variables)
   return callable(v) or isinstance(v, (property, PatternMatcher)) or (isinstance(v, dict) and bool(v) and all(callable(f) for f in v.values())) \

@@ -21,7 +21,7 @@ relocation that is not position-independent): a failure costs a compile, never a
 """
 from __future__ import annotations
 from typing import Any, Callable, cast
-import atexit, ctypes, functools, gc, hashlib, multiprocessing, os, pathlib, pickle, re, struct, sys, threading, warnings
+import atexit, ctypes, functools, gc, hashlib, multiprocessing, os, pathlib, pickle, re, struct, subprocess, sys, threading, warnings
 from multiprocessing.pool import Pool
 from concurrent.futures import ThreadPoolExecutor
 import tinygrad.codegen as _codegen
@@ -303,3 +303,59 @@ def schedule_from_disk(function: UOp, schedule_cache: dict, schedule: Callable[[
   except Exception: return made
   if pickle.loads(blob) is made: _put(_table("schedule"), key, blob)
   return made
+
+
+# ---- clang started ahead of its compile --------------------------------------------------------------------------------
+# Of a small kernel's ~33 ms of clang, ~20 ms is clang starting (loading its shared libraries, initialising LLVM) before
+# it reads its input. tinygrad starts clang for each compile (`ClangCompiler.compile`: `subprocess.check_output` of its
+# command line, the source on stdin). Here, after a compile, the next clang with the same command line is started at
+# once and waits at its stdin, so that it has started by the next compile (on the other core, or while Python generates
+# code): the same program, arguments and input, so the same object, ~20 ms sooner. Two wait per command line (a unit
+# may be compiled by two at once). A waiting clang is killed at exit; forked processes close their copies of its pipes
+# (a copy of the write end of its stdin would keep it from ever seeing the end of its input).
+STANDBY = 2
+_waiting: dict[tuple[str, ...], list[subprocess.Popen]] = {}
+_waiting_lock = threading.Lock()
+
+def _start(cmd: tuple[str, ...]) -> subprocess.Popen | None:
+  try: return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+  except OSError: return None   # (no clang: the compile itself says so, as tinygrad's)
+
+class StandbyClang:
+  """tinygrad's compiler module's `subprocess`: `check_output(cmd, input=source)` (its one use) written into a clang
+  started earlier with the same command line; anything else as Python's subprocess."""
+  CalledProcessError = subprocess.CalledProcessError
+
+  @staticmethod
+  def check_output(cmd, **kwargs) -> bytes:
+    if set(kwargs) != {"input"} or (source := kwargs["input"]) is None: return subprocess.check_output(cmd, **kwargs)
+    key = tuple(cmd)
+    proc: subprocess.Popen | None = None
+    with _waiting_lock:
+      ready = _waiting.setdefault(key, [])
+      while ready and proc is None:
+        if (p := ready.pop()).poll() is None: proc = p   # (one that has exited is dropped)
+    try:
+      if proc is None: return subprocess.check_output(cmd, input=source)
+      out, _ = proc.communicate(source)
+      if proc.returncode: raise subprocess.CalledProcessError(proc.returncode, cmd, out)
+      return out
+    finally:
+      with _waiting_lock:
+        while len(_waiting[key]) < STANDBY and (started := _start(key)) is not None: _waiting[key].append(started)
+
+def _stop_waiting() -> None:
+  with _waiting_lock:
+    for p in (p for ps in _waiting.values() for p in ps):
+      p.kill()
+      p.wait()
+    _waiting.clear()
+
+def _forget_waiting_in_child() -> None:
+  for p in (p for ps in _waiting.values() for p in ps):
+    for f in (p.stdin, p.stdout):
+      if f is not None: f.close()
+  _waiting.clear()
+
+atexit.register(_stop_waiting)
+if hasattr(os, "register_at_fork"): os.register_at_fork(after_in_child=_forget_waiting_in_child)   # (no fork on Windows)
