@@ -1,9 +1,12 @@
-"""Linear algebra timings: tinyjax eager, tinyjax.jit and jax.numpy.linalg under jax.jit, in one run.
+"""Linear algebra timings: tinyjax eager, tinyjax.jit, and jax.numpy.linalg eager and under jax.jit, in one run.
 
   python -m bench.linalg [--quick] [--sizes 8,64,512] [--only NAME,...] [--no-eager]
 
 float32 throughout. For each function and n: the first call (trace + schedule + compile + run) and the steady state
-(median of repeated calls, results realized / block_until_ready) for each variant; writes bench/out/linalg.md.
+(median of repeated calls, results realized / block_until_ready) for each variant; eager is compared with JAX's eager
+call (JAX's jnp.linalg functions are jitted themselves: an eager call is their dispatch, plus the eager ops around them,
+such as the slice of `solve(a, a[:, 0])`), jit with jax.jit; both sides take an array already on the device (a
+realized Tensor, a jax.Array). Writes bench/out/linalg.md.
 --quick: n = 8 and 64 only, fewer repeats. On the CPU the factorizations are LAPACK host calls, as JAX's
 (docs/linalg.md); --ops times the tinygrad-op algorithms instead (other devices' path; its eigh/svd at n = 512 take
 10^4 Jacobi rounds: skipped there).
@@ -69,36 +72,40 @@ def main() -> None:
   args = ap.parse_args()
   if args.ops: tll.HOST_LAPACK = False
   sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [8, 64] if args.quick else [8, 64, 512]
-  reps = 3 if args.quick else 5
   rows = []
   for name, tj, jx, make, nmax in CASES:
     if args.only and name not in args.only.split(","): continue
     for n in sizes:
       if n > nmax or (args.ops and name in ("eigh", "svd") and n > 64): continue
       x = make(n)
-      xt = Tensor(x).realize()
+      xt, xj = Tensor(x).realize(), jax.device_put(x)
+      reps = (3 if args.quick else 5) if n >= 512 else (10 if args.quick else 40)   # (small calls: noisy, cheap)
       err = float("nan")
       def eager(): return tj(xt).realize()
       jit_fn = tinyjax.jit(tj)
       def tjit(): return jit_fn(xt).realize()
       jx_fn = jax.jit(jx)
-      def jxrun(): return jx_fn(x).block_until_ready()
+      def jxrun(): return jx_fn(xj).block_until_ready()
+      def jxeager(): return jax.block_until_ready(jx(xj))
       e1, e = _time(eager, reps) if not args.no_eager else (float("nan"), float("nan"))
       j1, j = _time(tjit, reps)
       x1, xs = _time(jxrun, reps)
+      _, xe = _time(jxeager, reps)
       err = float(np.abs(tjit().numpy() - np.asarray(jxrun())).max() / max(1e-30, float(np.abs(np.asarray(jxrun())).max())))
-      rows.append((name, n, e1, e, j1, j, x1, xs, err))
-      print(f"{name:18s} n={n:4d} eager {e1:8.3f}s/{e * 1e3:9.2f}ms  jit {j1:8.3f}s/{j * 1e3:9.2f}ms  "
-            f"JAX {x1:7.3f}s/{xs * 1e3:8.3f}ms  rel.err {err:.1e}", flush=True)
+      rows.append((name, n, e1, e, j1, j, x1, xs, xe, err))
+      print(f"{name:18s} n={n:4d} eager {e1:8.3f}s/{e * 1e3:9.3f}ms  jit {j1:8.3f}s/{j * 1e3:9.3f}ms  "
+            f"JAX jit {x1:7.3f}s/{xs * 1e3:8.3f}ms  JAX eager {xe * 1e3:8.3f}ms  jit/JAX {j / xs:5.1f}x  eager/JAX eager {e / xe:5.1f}x  "
+            f"rel.err {err:.1e}", flush=True)
   out = Path(__file__).parent / "out" / "linalg.md"
   out.parent.mkdir(exist_ok=True)
-  head = ["| function | n | eager 1st (s) | eager (ms) | tinyjax.jit 1st (s) | tinyjax.jit (ms) | JAX jit 1st (s) | JAX (ms) | "
-          "max rel. diff vs JAX |", "|---|---|---|---|---|---|---|---|---|"]
+  head = ["| function | n | eager 1st (s) | eager (ms) | tinyjax.jit 1st (s) | tinyjax.jit (ms) | JAX jit 1st (s) | JAX jit (ms) | "
+          "JAX eager (ms) | jit / JAX jit | eager / JAX eager | max rel. diff vs JAX |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
   # rows of earlier runs (other sizes or functions) are kept; a measured (function, n) replaces its old row
-  old = {tuple(c.strip() for c in l.split("|")[1:3]): l for l in (out.read_text().splitlines()[2:] if out.exists() else [])}
+  lines = out.read_text().splitlines()[2:] if out.exists() else []
+  old = {tuple(c.strip() for c in l.split("|")[1:3]): l for l in lines if l.count("|") == head[0].count("|")}
   for r in rows:
-    old[(r[0], str(r[1]))] = (f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3] * 1e3:.2f} | {r[4]:.2f} | {r[5] * 1e3:.2f} | {r[6]:.2f} | "
-                              f"{r[7] * 1e3:.3f} | {r[8]:.1e} |")
+    old[(r[0], str(r[1]))] = (f"| {r[0]} | {r[1]} | {r[2]:.2f} | {r[3] * 1e3:.3f} | {r[4]:.2f} | {r[5] * 1e3:.3f} | {r[6]:.2f} | "
+                              f"{r[7] * 1e3:.3f} | {r[8] * 1e3:.3f} | {r[5] / r[7]:.1f}x | {r[3] / r[8]:.1f}x | {r[9]:.1e} |")
   order = {c[0]: i for i, c in enumerate(CASES)}
   body = [old[k] for k in sorted(old, key=lambda k: (order.get(k[0], len(order)), int(k[1])))]
   out.write_text("\n".join(head + body) + "\n")

@@ -191,6 +191,37 @@ def test_eig_rows_are_jax_bit_for_bit(monkeypatch):
       in_python.clear()
     assert np.iscomplex(np.asarray(outs[0])[:2]).any() and np.isnan(np.asarray(outs[0])[2]).all()
 
+def test_expm_rows_are_the_python_paths_bit_for_bit(monkeypatch):
+  """expm (JAX's scaling and squaring) as a row: every Pade degree and a number of squarings by the matrices' norms,
+  upper triangular input (trsm), a NaN and a norm past max_squarings (NaN, as JAX), its derivative (the block matrix's
+  expm), batched, float64 and float32: the Python path's values bit for bit (LapackExpm.one), JAX's to rounding; one
+  call per replay."""
+  from tinyjax.lax import linalg as tll
+  rng = np.random.default_rng(5)
+  calls, in_python = [], []
+  real, one = tinyjax._tg.cpu_graph.run, tll.LapackExpm.one
+  monkeypatch.setattr("tinyjax._tg.cpu_graph.run", lambda device, c: (calls.append(c), real(device, c))[1])
+  monkeypatch.setattr(tll.LapackExpm, "one", lambda *a: (in_python.append(1), one(*a))[1])
+  def f(sp, np_, grad):   # (whole arguments: a host call on a view of one runs from Python, not as a row)
+    return lambda a, b, c, t: (sp.linalg.expm(a), sp.linalg.expm(np_.triu(b), upper_triangular=True), sp.linalg.expm(c, max_squarings=1),
+                               grad(lambda m: (sp.linalg.expm(m) * t).sum())(b))
+  for dt in (np.float64, np.float32):
+    a = rng.standard_normal((7, 5, 5)) * np.array([0.005, 0.05, 0.2, 0.6, 1.5, 4.0, 30.0])[:, None, None]   # degrees 3 ... 13, squarings
+    a[6, 0, 0] = np.nan
+    args = [x.astype(dt) for x in (a, rng.standard_normal((5, 5)), rng.standard_normal((5, 5)) * 4, rng.standard_normal((5, 5)))]
+    want = ref(lambda: jax.jit(f(jax.scipy, jnp, jax.grad))(*args))
+    got = tinyjax.jit(f(tinyjax.scipy, tnp, tinyjax.grad))
+    for k in range(3):
+      calls.clear()
+      outs = got(*map(Tensor, args))
+      for g, w in zip(outs, want, strict=True): assert_close(g, np.asarray(w), rtol=3e-5 if dt == np.float32 else 1e-11)
+      if k: assert (len(calls), len(in_python)) == (1, 0)
+      in_python.clear()
+    py = tll.LapackExpm(False, 16)
+    for i, m in enumerate(args[0]):   # (the Python path: LapackExpm's own routine on each matrix)
+      np.testing.assert_array_equal(outs[0].numpy()[i], py._run([m], [(m.shape, tll.dtypes.float64 if dt == np.float64 else tll.dtypes.float32)])[0])
+    assert np.isnan(outs[0].numpy()[6]).all() and np.isnan(outs[2].numpy()).all()   # (c needs more than one squaring)
+
 def test_fft_rows_are_numpy_pocketfft_bit_for_bit(monkeypatch):
   """A jitted function's FFTs (complex, inverse, real of even and odd lengths, inverse real with the input padded and
   cut, batched along a moved axis; in a loop's step and in its gradient's) are rows calling numpy's pocketfft loop:

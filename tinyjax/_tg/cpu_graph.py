@@ -56,6 +56,7 @@ static void tri_solve(u64 trsm, u64 dbl, u64 m, u64 k, u64 na, u64 batch, u64 fl
 static void lu(u64 getrf, u64 dbl, u64 m, u64 n, u64 batch, u64 out, u64 pivots, u64 perm, u64 a, u64 work, u64 ipiv);
 static void factor(u64 *s, u64 o0, u64 o1, u64 o2, u64 a);
 static void fft(u64 *s, u64 o0, u64 o1, u64 i0, u64 i1);
+static void expm(u64 *s, u64 out, u64 a);
 typedef int (*pcreate_t)(u64 *, void *, void *(*)(void *), void *);
 typedef int (*pjoin_t)(u64, void **);
 typedef struct { u64 *c, w; } job;
@@ -84,7 +85,7 @@ static inline __attribute__((always_inline)) void rows(u64 *c, u64 n, u64 w) {
 u64 tinyjax_exec(loop *l, u64 what) {   // first in the image: its entry point (statics' addresses need no GOT)
   if (!l) return what == 0 ? (u64)&exec_loop : what == 1 ? (u64)&lu_solve : what == 2 ? (u64)&exec_switch : what == 3 ? (u64)&gemm
                  : what == 4 ? (u64)&cholesky : what == 5 ? (u64)&tri_solve : what == 6 ? (u64)&lu : what == 7 ? (u64)&factor
-                 : (u64)&fft;
+                 : what == 8 ? (u64)&fft : (u64)&expm;
   return exec_loop(l);
 }
 static void *run_row(void *p) { job *j = (job *)p; rows(j->c, 1, j->w); return 0; }
@@ -296,11 +297,80 @@ static void gemm(u64 *s, u64 p0, u64 p1, u64 p2) {
     }
   }
 }
+// expm of a batch of (n, n) matrices as linalg's LapackExpm (JAX's scaling and squaring): the L1 norm (column sums in
+// order, as numpy's sum over axis 0), the squarings floor(log2(norm / maxnorm)) (the exponent of the quotient, in T),
+// the Pade degree by the norm's thresholds, the products by BLAS gemm (row-major C = A B as column-major C^T = B^T A^T),
+// their sums term by term in _pade_np's order (no contraction into FMAs), solve(Q, P) by LU (lu_solve) or, for upper
+// triangular input, trsm (tri_solve), then the squarings. NaN when the norm is not finite or needs more squarings than
+// allowed. s: float64?, n, batch, upper?, max squarings, maxnorm (a double's bits), thresholds (4 doubles' bits; their
+// count), degrees (5), gemm, getrf, trsm, work (13 n^2 T), solve work (2 n^2 doubles), pivots (2n ints), coefficients
+// (14 doubles per degree 3, 5, 7, 9, 13)
+#define MM(T, C, A, B) { T one_ = 1, zero_ = 0; ((gemm_t)s[16])(&No, &No, &N, &N, &N, &one_, B, &N, A, &N, &zero_, C, &N); }
+#define EXPM_ONE(T, EXPBITS, BIAS, UT, NAN_) { \
+  T *A = (T *)a + q * nn, *O = (T *)out + q * nn, *X = (T *)s[19], *A2 = X + nn, *A4 = A2 + nn, *A6 = A4 + nn, *A8 = A6 + nn, \
+    *U = A8 + nn, *V = U + nn, *W = V + nn, *P = W + nn, *Q = P + nn, *R = Q + nn, *R2 = R + nn, l1 = 0; \
+  int bad = 0; \
+  for (u64 j = 0; j < n; j++) { \
+    T c = 0; \
+    for (u64 i = 0; i < n; i++) { T x = A[i * n + j]; c = c + (x < 0 ? -x : x); } \
+    if (!(c - c == 0)) bad = 1; else if (c > l1) l1 = c; \
+  } \
+  T t = l1 / (T)md[5]; \
+  UT bits; __builtin_memcpy(&bits, &t, sizeof(T)); \
+  long long e = (long long)((bits >> (sizeof(T) == 8 ? 52 : 23)) & EXPBITS) - BIAS, nsq = t >= 1 ? e : 0; \
+  if (bad || nsq > (long long)s[4]) { for (u64 i = 0; i < nn; i++) O[i] = NAN_; continue; } \
+  T p2 = 1; \
+  for (long long k = 0; k < nsq; k++) p2 = p2 * 2; \
+  for (u64 i = 0; i < nn; i++) X[i] = A[i] / p2; \
+  u64 di = 0; \
+  for (u64 k = 0; k < s[10]; k++) if ((double)l1 >= md[6 + k]) di++; \
+  u64 m = s[11 + di]; \
+  double *b = (double *)s[22] + 14 * (m == 3 ? 0 : m == 5 ? 1 : m == 7 ? 2 : m == 9 ? 3 : 4); \
+  MM(T, A2, X, X) \
+  if (m >= 5 || m == 13) MM(T, A4, A2, A2) \
+  if (m >= 7) MM(T, A6, A4, A2) \
+  if (m == 9) MM(T, A8, A6, A2) \
+  if (m == 13) { \
+    for (u64 i = 0; i < nn; i++) { T w = (T)b[13] * A6[i]; w = w + (T)b[11] * A4[i]; W[i] = w + (T)b[9] * A2[i]; } \
+    MM(T, P, A6, W) \
+    for (u64 i = 0; i < nn; i++) { T w = P[i] + (T)b[7] * A6[i]; w = w + (T)b[5] * A4[i]; w = w + (T)b[3] * A2[i]; \
+                                   W[i] = w + (T)b[1] * (T)(i % (n + 1) == 0); } \
+    MM(T, U, X, W) \
+    for (u64 i = 0; i < nn; i++) { T w = (T)b[12] * A6[i]; w = w + (T)b[10] * A4[i]; W[i] = w + (T)b[8] * A2[i]; } \
+    MM(T, P, A6, W) \
+    for (u64 i = 0; i < nn; i++) { T w = P[i] + (T)b[6] * A6[i]; w = w + (T)b[4] * A4[i]; w = w + (T)b[2] * A2[i]; \
+                                   V[i] = w + (T)b[0] * (T)(i % (n + 1) == 0); } \
+  } else { \
+    T *E[5] = {0, A2, A4, A6, A8}; \
+    for (u64 i = 0; i < nn; i++) { \
+      T id = (T)(i % (n + 1) == 0), w = (T)b[1] * id, v = (T)b[0] * id; \
+      for (u64 k = 1; k <= m / 2; k++) { w = w + (T)b[2 * k + 1] * E[k][i]; v = v + (T)b[2 * k] * E[k][i]; } \
+      W[i] = w; V[i] = v; \
+    } \
+    MM(T, U, X, W) \
+  } \
+  for (u64 i = 0; i < nn; i++) { P[i] = U[i] + V[i]; Q[i] = V[i] - U[i]; } \
+  if (s[3]) tri_solve(s[18], s[0], n, n, n, 1, (u64)'L' | (u64)'U' << 8 | (u64)'N' << 16 | (u64)'N' << 24, (u64)R, (u64)Q, (u64)P, s[20]); \
+  else lu_solve(s[17], s[18], s[0], n, n, 1, (u64)R, (u64)Q, (u64)P, s[20], s[21], nn); \
+  for (long long k = 0; k < nsq; k++) { MM(T, R2, R, R) T *tmp = R; R = R2; R2 = tmp; } \
+  for (u64 i = 0; i < nn; i++) O[i] = R[i]; \
+}
+typedef void (*gemm_t)(char *, char *, int *, int *, int *, void *, void *, int *, void *, int *, void *, void *, int *);
+static void expm(u64 *s, u64 out, u64 a) {
+  #pragma clang fp contract(off)
+  u64 n = s[1], nn = n * n;
+  double *md = (double *)s;   // (the words holding doubles' bits)
+  int N = (int)n;
+  char No = 'N';
+  for (u64 q = 0; q < s[2]; q++) {
+    if (s[0]) EXPM_ONE(double, 0x7ff, 1023, unsigned long long, __builtin_nan("")) else EXPM_ONE(float, 0xff, 127, unsigned int, __builtin_nanf(""))
+  }
+}
 """
 
 WIDTH_SMALL, WIDTH_LARGE = 16, 64
 # the functions a row can call, in the order tinyjax_exec(0, what) gives their addresses
-ROUTINES = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu", "factor", "fft")
+ROUTINES = ("exec_loop", "lu_solve", "exec_switch", "gemm", "cholesky", "tri_solve", "lu", "factor", "fft", "expm")
 
 def routine(device: str, name: str) -> int:
   """The address of the executor's function `name` (one of ROUTINES) for this CPU device (an executor must exist)."""
@@ -337,7 +407,7 @@ def _load(dev: Any, src: str) -> tuple:
   return prg, fn, *entries
 
 def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, cholesky_fn: int, tri_fn: int, lu_only_fn: int,
-               factor_fn: int, fft_fn: int) -> None:
+               factor_fn: int, fft_fn: int, expm_fn: int) -> None:
   """Three steps of a loop whose row is a switch, with both kinds of patch and a copy; a float64 and a float32 solve;
   a batch of two float64 and float32 matrix products, C^T = B^T A^T, A transposed; a batch of two float64 and float32
   Cholesky factors, the second failing; a triangular solve from the right with a transposed a; an LU with a pivot; a
@@ -429,6 +499,15 @@ def _self_test(fn, loop_fn: int, lu_fn: int, switch_fn: int, gemm_fn: int, chole
     if not (np.allclose(ev, np.array([[1j, -1j], [2, 3]])) and np.allclose(rot[0] @ vec[0], vec[0] * ev[0])
             and np.allclose(np.abs(vec[1]), np.eye(2))):
       raise RuntimeError(f"the geev self-test gave {ev.ravel()}, {vec.ravel()}")
+    # expm by Pade degree 3 alone: a general matrix (LU) with three squarings, an upper triangular one (trsm), a NaN
+    ea = np.array([[[0.1, 0.2], [-0.3, 0.4]], [[1.0, 2.0], [0.0, 3.0]], [[np.nan, 0.0], [0.0, 1.0]]], dt)
+    want = np.array([[[1.0686, 0.2552], [-0.3828, 1.4514]], [[2.7183, 17.3673], [0.0, 20.0855]]])   # (scipy.linalg.expm)
+    out = np.zeros_like(ea)
+    exp_ = ctypes.CFUNCTYPE(None, *[ctypes.c_uint64] * 3)(expm_fn)
+    for i, upper in ((0, False), (1, True), (2, False)):
+      row = Expm(None, double, 2, 1, upper, 8, 0.5, (), (3,), {d: (120.0, 60.0, 12.0, 1.0) for d in (3, 5, 7, 9, 13)}, 0, 0)
+      exp_(row.spec.ctypes.data, addr(out, 4 * i), addr(ea, 4 * i))
+    if not (np.allclose(out[:2], want, rtol=3e-3) and np.isnan(out[2]).all()): raise RuntimeError(f"the expm self-test gave {out.ravel()}")
 
 def executor(device: str) -> Any:
   """The compiled entry point for this CPU device (shared by its `CPU:n` views), or None: not a tinygrad CPU device,
@@ -583,6 +662,25 @@ class Factor(Nested):
                              self.iwork.ctypes.data, self.a.ctypes.data, self.x.ctypes.data, 0, *extra])
     # (no device: the spec alone, for the executor's self-test)
     self.row = [] if device is None else [routine(device, "factor"), self.spec.ctypes.data, *outs, *[0] * (3 - len(outs)), a]
+
+class Expm(Nested):
+  """A row running linalg's LapackExpm (JAX's scaling and squaring: see the C routine) of a batch of (n, n) matrices
+  into `out`: `upper` triangular input solved by trsm, at most `max_squarings` squarings; `maxnorm`, the norm thresholds
+  `conds` and their `degrees`, and the Pade coefficients `pade` (degree -> 14 or fewer) are linalg's."""
+  def __init__(self, device: str | None, double: bool, n: int, batch: int, upper: bool, max_squarings: int, maxnorm: float,
+               conds: tuple[float, ...], degrees: tuple[int, ...], pade: dict[int, tuple[float, ...]], out: Value, a: Value):
+    p = "d" if double else "s"
+    self.work, self.solve_work = np.zeros(13 * n * n, np.float64), np.zeros(2 * n * n, np.float64)
+    self.ipiv, self.slot_words = np.zeros(2 * n, np.int32), []
+    self.coef = np.zeros((5, 14), np.float64)
+    for i, d in enumerate((3, 5, 7, 9, 13)): self.coef[i, :len(pade[d])] = pade[d]
+    words = np.zeros(4, np.float64)
+    words[:len(conds)] = conds
+    self.spec = self._words([int(double), n, batch, int(upper), max_squarings, int(np.float64(maxnorm).view(np.uint64)),
+                             *[int(w) for w in words.view(np.uint64)], len(conds), *degrees, *[0] * (5 - len(degrees)),
+                             _capi("blas", p + "gemm"), _capi("lapack", p + "getrf"), _capi("blas", p + "trsm"), self.work.ctypes.data,
+                             self.solve_work.ctypes.data, self.ipiv.ctypes.data, self.coef.ctypes.data])
+    self.row = [] if device is None else [routine(device, "expm"), self.spec.ctypes.data, out, a]
 
 class Fft(Nested):
   """A row running lax.fft's FFT (`typ`: 0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT; one axis) of a batch through numpy's

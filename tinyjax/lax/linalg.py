@@ -960,11 +960,21 @@ class LapackExpm(LapackCall):
   def one(self, a):
     with np.errstate(all="ignore"): return self._expm(a)   # overflow gives inf/nan, as JAX's
 
+  def row(self, ins, outs):
+    (sa, da), = ins
+    if da != outs[0][1] or da not in _ROW_DTYPES: return None
+    maxnorm, conds, degrees = EXPM_F64 if da == dtypes.float64 else EXPM_F32
+    return ("Expm", (da == dtypes.float64, sa[-1], math.prod(sa[:-2]), self.upper, self.max_squarings, maxnorm, tuple(conds),
+                     tuple(degrees), PADE))
+
   def _expm(self, a: np.ndarray) -> tuple[np.ndarray]:
     maxnorm, conds, degrees = EXPM_F64 if a.dtype == np.float64 else EXPM_F32
     l1 = np.abs(a).sum(0).max()
-    n_sq = max(0.0, np.floor(np.log2(l1 / maxnorm))) if np.isfinite(l1) else np.inf
-    if n_sq > self.max_squarings or not np.isfinite(l1): return (np.full_like(a, np.nan),)
+    if not np.isfinite(l1): return (np.full_like(a, np.nan),)
+    # floor(log2(l1 / maxnorm)), at least 0, from the quotient's exponent (as the compiled row: exact where a rounded
+    # log2 of a quotient just below a power of two would round up to it)
+    n_sq = max(0, int(np.frexp(l1 / maxnorm)[1]) - 1)
+    if n_sq > self.max_squarings: return (np.full_like(a, np.nan),)
     a = a / a.dtype.type(2 ** n_sq)
     u, v = _pade_np(a, degrees[int(np.digitize(l1, conds))])
     p, q = u + v, v - u
