@@ -176,34 +176,42 @@ def test_schedules_on_disk_hold_content_only(tmp_path, monkeypatch):
   helpers._db_connection.close()
 
 def test_a_clang_started_ahead_gives_the_same_object(monkeypatch):
-  """tinygrad's compile writes its source into a clang started earlier with the same command line (StandbyClang):
-  the same object bytes as a clang started for it; a compile error raises as tinygrad's does; a forked process closes its
-  copies of a waiting clang's pipes, so the next compile here still ends (a copy of its stdin would keep it waiting)."""
+  """tinygrad's compile writes its source into a clang started when code generation began (compile.prepare, with the
+  last compile's command line): the same object bytes as a clang started for it; a compile error raises as tinygrad's
+  does; a forked process closes its copies of a waiting clang's pipes, so the compile here still ends (a copy of its
+  stdin would keep it waiting); a first call's code generation starts one."""
   import multiprocessing, time
   import tinygrad.runtime.support.compiler_cpu as cc
   assert cc.subprocess is tgc.StandbyClang
   compiler = Device["CPU"].renderer.compiler
   src = f"void k(float* restrict out, const float* restrict a) {{ for (int i = 0; i < 40; i++) out[i] = a[i] * {C}f + 1.0f; }}"
-  first = compiler.compile(src)   # (a waiting clang for this command line afterwards)
-  assert any(p.poll() is None for ps in tgc._waiting.values() for p in ps)
+  first = compiler.compile(src)
+  def waiting() -> int: return sum(p.poll() is None for ps in tgc._waiting.values() for p in ps)
+  tgc.prepare(2)
+  assert waiting() >= 2
   with monkeypatch.context() as m:   # the same source by a clang started for it
     m.setattr(cc, "subprocess", subprocess)
     plain = compiler.compile(src)
-  with monkeypatch.context() as m:   # a clang waiting: no clang started for this compile
+  with monkeypatch.context() as m:   # a clang waiting: none started for this compile
     m.setattr(tgc.subprocess, "check_output", lambda *a, **k: pytest.fail("a clang was started for the compile"))
     again = compiler.compile(src)
   assert again == first == plain
-  ctx = multiprocessing.get_context("fork")
-  child = ctx.Process(target=time.sleep, args=(5,))
+  child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(5,))
   child.start()
   try:
     t = time.perf_counter()
-    assert compiler.compile(src.replace("1.0f", "2.0f")) != first
+    assert compiler.compile(src.replace("1.0f", "2.0f")) != first   # (the second waiting clang, made before the fork)
     assert time.perf_counter() - t < 4   # (not waiting for the child to exit)
   finally:
     child.kill()
     child.join()
-  with pytest.raises(subprocess.CalledProcessError):
-    compiler.compile("void k( {")
-  with pytest.raises(subprocess.CalledProcessError):
-    compiler.compile("void k( {")
+  for _ in range(2):   # a waiting clang, then one started for it
+    tgc.prepare(1)
+    with pytest.raises(subprocess.CalledProcessError): compiler.compile("void k( {")
+  tgc._stop_waiting()
+  hessian(X, W, C + 1.125)   # (new kernels: code generation prepares a clang)
+  assert waiting() == 0   # (used by the compile, none started after it)
+  started = []
+  monkeypatch.setattr(tgc, "_start", lambda cmd: (started.append(cmd), None)[1])
+  hessian(X, W, C + 1.375)
+  assert started

@@ -138,6 +138,7 @@ def compile_kernels(todo: list[tuple[UOp, Renderer]]) -> bool:
   """Generate and compile these kernels (ASTs not in tinygrad's program cache, each once) into the program cache,
   their new sources compiled together. False: not done here (see the module's docstring), nothing changed."""
   if not _applies(todo): return False
+  prepare(2 if PARALLEL.value >= 2 and len(todo) >= 2 * _MIN_SPLIT else 1)   # (clang starting while the code is generated)
   made = _generate_all(todo)
   libs: dict[int, bytes] = {}
   new = []
@@ -308,22 +309,32 @@ def schedule_from_disk(function: UOp, schedule_cache: dict, schedule: Callable[[
 # ---- clang started ahead of its compile --------------------------------------------------------------------------------
 # Of a small kernel's ~33 ms of clang, ~20 ms is clang starting (loading its shared libraries, initialising LLVM) before
 # it reads its input. tinygrad starts clang for each compile (`ClangCompiler.compile`: `subprocess.check_output` of its
-# command line, the source on stdin). Here, after a compile, the next clang with the same command line is started at
-# once and waits at its stdin, so that it has started by the next compile (on the other core, or while Python generates
-# code): the same program, arguments and input, so the same object, ~20 ms sooner. Two wait per command line (a unit
-# may be compiled by two at once). A waiting clang is killed at exit; forked processes close their copies of its pipes
-# (a copy of the write end of its stdin would keep it from ever seeing the end of its input).
-STANDBY = 2
+# command line, the source on stdin). Here, when code generation for a compile begins (`prepare`: tinygrad's
+# do_to_program, or a unit here), a clang with the last compile's command line is started and waits at its stdin: by
+# the time the source is generated it has started, and the compile writes the source into it. The same program,
+# arguments and input, so the same object, ~20 ms sooner. Started only when a compile is coming: clangs started after
+# each compile, for the next one, took ~20 ms of CPU each right after it (the bench's first case's second call 0.26 ->
+# 14.6 ms). A waiting clang is killed at exit; forked processes close their copies of its pipes (a copy of the write end
+# of its stdin would keep it from ever seeing the end of its input).
 _waiting: dict[tuple[str, ...], list[subprocess.Popen]] = {}
 _waiting_lock = threading.Lock()
+_last: list[tuple[str, ...]] = []   # the command line of this process's last compile
 
 def _start(cmd: tuple[str, ...]) -> subprocess.Popen | None:
   try: return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
   except OSError: return None   # (no clang: the compile itself says so, as tinygrad's)
 
+def prepare(n: int = 1) -> None:
+  """n clangs waiting, for compiles about to come (after this process's first compile: its command line)."""
+  with _waiting_lock:
+    if not _last: return
+    ready = _waiting.setdefault(_last[0], [])
+    ready[:] = [p for p in ready if p.poll() is None]
+    while len(ready) < n and (started := _start(_last[0])) is not None: ready.append(started)
+
 class StandbyClang:
   """tinygrad's compiler module's `subprocess`: `check_output(cmd, input=source)` (its one use) written into a clang
-  started earlier with the same command line; anything else as Python's subprocess."""
+  started earlier with the same command line (`prepare`), if one waits; anything else as Python's subprocess."""
   CalledProcessError = subprocess.CalledProcessError
 
   @staticmethod
@@ -332,17 +343,14 @@ class StandbyClang:
     key = tuple(cmd)
     proc: subprocess.Popen | None = None
     with _waiting_lock:
-      ready = _waiting.setdefault(key, [])
+      _last[:] = [key]
+      ready = _waiting.get(key, [])
       while ready and proc is None:
         if (p := ready.pop()).poll() is None: proc = p   # (one that has exited is dropped)
-    try:
-      if proc is None: return subprocess.check_output(cmd, input=source)
-      out, _ = proc.communicate(source)
-      if proc.returncode: raise subprocess.CalledProcessError(proc.returncode, cmd, out)
-      return out
-    finally:
-      with _waiting_lock:
-        while len(_waiting[key]) < STANDBY and (started := _start(key)) is not None: _waiting[key].append(started)
+    if proc is None: return subprocess.check_output(cmd, input=source)
+    out, _ = proc.communicate(source)
+    if proc.returncode: raise subprocess.CalledProcessError(proc.returncode, cmd, out)
+    return out
 
 def _stop_waiting() -> None:
   with _waiting_lock:

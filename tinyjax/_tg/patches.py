@@ -478,7 +478,9 @@ def _pairwise_sorted(items: list[UOp], keys: list[tuple], _orig=builtins.sorted)
 # ---- matrix products by BLAS on the CPU (gemm.py) ----------------------------------------------------------------------
 
 def _do_to_program(ast: UOp, renderer, _orig=_codegen.do_to_program) -> UOp:
-  return prg if (prg := _gemm.program(ast, renderer)) is not None else _orig(ast, renderer)
+  if (prg := _gemm.program(ast, renderer)) is not None: return prg
+  if type(renderer.compiler) is _compiler_cpu.ClangCompiler: _compile.prepare()   # (clang starting while the code is generated)
+  return _orig(ast, renderer)
 
 def _get_runtime(device: str, ast: UOp, cache=True, _orig=_realize.get_runtime):
   return _gemm.runtime(device, tuple(words)) if (words := _gemm.words_of(ast)) is not None else _orig(device, ast, cache)

@@ -17,6 +17,7 @@ from tinygrad.uop.ops import UOp, Ops, GroupOp, buffers, CallInfo as _CallInfo
 from tinygrad.runtime.ops_cpu import CPUProgram as _CPUProgram
 from tinyjax._tg.buffers import _copyout, _one, _prod, host_buffer, allocated_buffer, np_dtype, write_array, stored_view
 from tinyjax._tg import cpu_graph
+from tinyjax._tg.compile import prepare as prepare_compile
 from tinyjax._tg.gemm import GemmProgram
 from tinyjax._tg.fold import folded_scalar, folded_value
 from tinyjax._tg.ir import stored_once, is_host_call
@@ -683,6 +684,7 @@ class _EagerProgram:
   """The compiled program of one graph structure, over its input buffers (and the packed constants `lifted`, by
   position among the graph's float constants, if any), writing one new buffer per output."""
   def __init__(self, sink: UOp, ins: list[UOp], consts: list[UOp], lifted: tuple[int, ...], device):
+    if isinstance(device, str) and device.startswith("CPU"): prepare_compile()   # (clang starting while it is scheduled and generated)
     self.lifted, self.values = lifted, [c.arg for c in consts]
     self.out_types = [(tuple(int(s) for s in o.shape), o.dtype) for o in sink.src]
     types: list[BufferType] = [((int(b.shape[0]),), b.dtype, None) for b in ins]
