@@ -360,6 +360,8 @@ def _stop_waiting() -> None:
     _waiting.clear()
 
 def _forget_waiting_in_child() -> None:
+  global _waiting_lock
+  _waiting_lock = threading.Lock()   # (another thread may have held it at the fork)
   for p in (p for ps in _waiting.values() for p in ps):
     for f in (p.stdin, p.stdout):
       if f is not None: f.close()
