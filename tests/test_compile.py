@@ -208,6 +208,10 @@ def test_a_clang_started_ahead_gives_the_same_object(monkeypatch):
   for _ in range(2):   # a waiting clang, then one started for it
     tgc.prepare(1)
     with pytest.raises(subprocess.CalledProcessError): compiler.compile("void k( {")
+  for broken in (lambda p: p.stdin.close(), lambda p: (p.kill(), p.wait())):   # a waiting clang's pipe or itself gone
+    tgc.prepare(1)
+    for p in (p for ps in tgc._waiting.values() for p in ps): broken(p)
+    assert compiler.compile(src) == first
   tgc._stop_waiting()
   hessian(X, W, C + 1.125)   # (new kernels: code generation prepares a clang)
   assert waiting() == 0   # (used by the compile, none started after it)

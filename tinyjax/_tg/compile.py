@@ -347,10 +347,13 @@ class StandbyClang:
       ready = _waiting.get(key, [])
       while ready and proc is None:
         if (p := ready.pop()).poll() is None: proc = p   # (one that has exited is dropped)
-    if proc is None: return subprocess.check_output(cmd, input=source)
-    out, _ = proc.communicate(source)
-    if proc.returncode: raise subprocess.CalledProcessError(proc.returncode, cmd, out)
-    return out
+    if proc is not None:
+      try: out, _ = proc.communicate(source)
+      except (OSError, ValueError): proc.kill()   # (its pipe went away while it waited: a clang started now compiles)
+      else:
+        if proc.returncode: raise subprocess.CalledProcessError(proc.returncode, cmd, out)
+        return out
+    return subprocess.check_output(cmd, input=source)
 
 def _stop_waiting() -> None:
   with _waiting_lock:
