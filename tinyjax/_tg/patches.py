@@ -440,16 +440,18 @@ def _linearizer_sorted(iterable, key=None, reverse=False, _orig=builtins.sorted)
   """The linearizer module's `sorted`: its sort of a large, deep kernel's nodes by (priority, tuplize) as above, every
   other sort Python's."""
   items = iterable if isinstance(iterable, list) else list(iterable)
-  if key is None or reverse or len(items) < 64: return _orig(items, key=key, reverse=reverse)
+  # (nodes x depth is at most nodes^2: a smaller kernel, most of them, takes Python's sort without looking further)
+  if key is None or reverse or len(items) ** 2 < _DEEP_SORT: return _orig(items, key=key, reverse=reverse)
   keys = [key(u) for u in items]   # (linearize's: the priority's 3 items, then those of the node's tuplize)
+  def by_keys() -> list: return [items[i] for i in _orig(range(len(items)), key=keys.__getitem__)]   # (Python's order, keys made once)
   if not all(type(u) is UOp and type(k) is tuple and type(t := u.__dict__.get("tuplize")) is tuple and len(k) == 3 + len(t) and
              all(a is b for a, b in zip(k[3:], t, strict=True)) for u, k in zip(items, keys, strict=True)):
-    return _orig(items, key=key, reverse=reverse)
+    return by_keys()
   depth: dict[UOp, int] = {}
   for u in items: depth[u] = 1 + max((depth.get(s, 0) for s in u.src), default=0)   # (toposorted: sources first)
-  if len(items) * max(depth.values()) < _DEEP_SORT: return _orig(items, key=key, reverse=reverse)
+  if len(items) * max(depth.values()) < _DEEP_SORT: return by_keys()
   try: return _pairwise_sorted(items, keys)
-  except RecursionError: return _orig(items, key=key, reverse=reverse)
+  except RecursionError: return by_keys()
 
 def _pairwise_sorted(items: list[UOp], keys: list[tuple], _orig=builtins.sorted) -> list[UOp]:
   """items in the order of their keys (3 items of priority, then the node's tuplize), a node's tuplize compared with

@@ -251,8 +251,9 @@ class jit:
       if isinstance(pool := self._host_pool(fast), bool):   # numpy data of a dtype tinygrad cannot hold
         entry, tensors = self._entry(args, kwargs)
         return entry(tensors)
+      firsts = tuple(i for i, k in enumerate(fast) if k[0] is not _REPEAT)   # (the positions of each Tensor's first use)
       found = self._plain[key] = (self._entry(args, kwargs)[0], pool, any(len(k) == 4 for k in fast),
-                                  tuple(i for i, k in enumerate(fast) if k[0] is not _REPEAT) if any(k[0] is _REPEAT for k in fast) else None)
+                                  firsts if len(firsts) < len(fast) else None)
     plain, inputs, weak, distinct = found
     if distinct is not None: args = tuple(args[i] for i in distinct)   # the TinyJit's inputs: each Tensor once, as _entry's
     if weak: args = tuple(stored_data(a) if isinstance(a, Tensor) else a for a in args)   # (the data they view)
