@@ -39,6 +39,7 @@ from tinyjax._tg.fold import folded_array
 from tinyjax._tg.compile import compile_kernels, load_programs, save_programs, schedule_from_disk
 import tinyjax._tg.compile as _compile
 from tinyjax._tg import gemm as _gemm
+from tinyjax._tg import plain_c as _plain_c
 from tinyjax._tg.runtime import TINYGRAD_LOCK, reading, _host_executors, executor_node, _BUFFER_ARGS, check_read, concrete_stand_in, constant_array, \
   filled_buffer, _ORIGINAL, jit_capturing, is_lazy, realize_lazy, computed_early, old_data_readers, holds_host_call
 
@@ -482,6 +483,7 @@ def _pairwise_sorted(items: list[UOp], keys: list[tuple], _orig=builtins.sorted)
 def _do_to_program(ast: UOp, renderer, _orig=_codegen.do_to_program) -> UOp:
   if (prg := _gemm.program(ast, renderer)) is not None: return prg
   if type(renderer.compiler) is _compiler_cpu.ClangCompiler: _compile.prepare()   # (clang starting while the code is generated)
+  if (prg := _plain_c.program(ast, renderer)) is not None: return prg
   return _orig(ast, renderer)
 
 def _get_runtime(device: str, ast: UOp, cache=True, _orig=_realize.get_runtime):
@@ -825,7 +827,9 @@ def install() -> None:
   _patch(_linearizer, "sorted", _linearizer_sorted, "a large, deep kernel's nodes are put in tinygrad's linear order by "
          "comparing them pair by pair, each pair once, instead of their whole subgraphs at every comparison (the same order)")
   _patch(_codegen, "do_to_program", _do_to_program, "on a CPU a kernel that is a float matrix product is a BLAS call "
-         "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call")
+         "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call; a small "
+         "plain kernel (loops, loads, stores, reduces, arithmetic) is written in C from its AST (plain_c.py), without "
+         "tinygrad's rewrite passes")
   _patch(UOp, "substitute", _substitute, "substitution walks the graph itself instead of through graph_rewrite (the same "
          "result, 3-5x faster)")
   _patch(_ops.recursive_property, "__get__", _recursive_get, "a recursive property of a node whose sources have it is computed "

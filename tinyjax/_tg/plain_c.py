@@ -1,0 +1,286 @@
+"""Plain CPU kernels rendered to C straight from their AST, without tinygrad's code generation (issue 30: first calls).
+
+tinygrad turns a kernel's AST into C through ~30 rewrite passes (its optimisations, the expander, the devectorizer,
+symbolic simplification, decompositions, linearize, render): 12-100 ms of Python for a matrix product of 30 nodes,
+75-85% of a first call. A kernel made only of loops over constant ranges, loads and stores at ungated indices, reduces
+and the arithmetic in `_OPS` is written here in well under a millisecond, as tinygrad writes it with NOOPT: the same
+loops (the short-loop pragma of patches.py included), the same C for each operation (tinygrad's decompositions of MAX,
+RECIPROCAL, floor division and negation applied as its late rewrites apply them), arithmetic used once inlined into its
+user as tinygrad's renderer inlines it (clang contracts a*b+c into an FMA only within one expression: the same FMAs),
+a reduce accumulating in order. Any other kernel (a software transcendental, a gated load, a vector, half or index
+dtype, a variable, a buffer read and written, BEAM, ...) returns None and takes tinygrad's path.
+
+Unlike tinygrad's optimised kernels these are not upcast: a kernel above `MAX_WORK` loop iterations takes tinygrad's
+path, whose upcasts and unrolled lanes pay there (docs/decisions.md has the figures).
+"""
+from __future__ import annotations
+import math
+from dataclasses import replace
+from tinygrad.dtype import AddrSpace, DType, dtypes, least_upper_dtype
+from tinygrad.helpers import DEBUG, getenv
+from tinygrad.uop.ops import AxisType, Ops, ProgramInfo, UOp, axis_letters, range_str
+
+ENABLED = bool(getenv("TINYJAX_PLAIN_C", 1))   # tests switch it to compare with tinygrad's kernels
+MAX_WORK = 1 << 16        # loop iterations of a kernel (all its loops' trip counts multiplied), at most
+rendered = 0              # kernels written here (read by tests)
+# a reduce's loop is unrolled 4 times, not whole: clang unrolled a 64-step dot product whole, and took 115 ms for the
+# kernel instead of 55 ms, for the same run time (2.2 us); a float sum it does not vectorise (that would reorder it)
+_UNROLL_4 = '_Pragma("clang loop unroll_count(4)") '
+
+_C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
+            dtypes.uint16: "unsigned short", dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long",
+            dtypes.uint64: "unsigned long", dtypes.float32: "float", dtypes.float64: "double"}
+_ARITH = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.CMPEQ: "==", Ops.AND: "&",
+          Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>", Ops.CDIV: "/", Ops.CMOD: "%"}
+_NARROW = {dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16}
+_OPS = set(_ARITH) | {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.RECIPROCAL, Ops.SQRT, Ops.TRUNC, Ops.FLOORDIV, Ops.FLOORMOD,
+                      Ops.CAST, Ops.BITCAST}
+_STRUCTURE = {Ops.SINK, Ops.END, Ops.STORE, Ops.INDEX, Ops.PARAM, Ops.CONST, Ops.RANGE, Ops.REDUCE}
+
+class _Unsupported(Exception): pass
+
+def _ctype(dt: DType) -> str:
+  if (t := _C_TYPES.get(dt)) is None: raise _Unsupported(dt)
+  return t
+
+def _const(value, dt: DType) -> str:
+  """A constant as tinygrad's ClangRenderer writes it."""
+  if dt in (dtypes.float32, dtypes.float64):
+    v = float(value)
+    if math.isfinite(v): return (f"{value}f" if dt == dtypes.float32 else str(value)) if v >= 0 else f"({value}{'f' if dt == dtypes.float32 else ''})"
+    text = '__builtin_nanf("")' if math.isnan(v) else "__builtin_inff()" if v > 0 else "-__builtin_inff()"
+    return f"(({_ctype(dt)})({text}))"
+  if dt == dtypes.bool: return "1" if value else "0"
+  if dt == dtypes.int64: return f"{value}l" if value >= 0 else f"({value}l)"
+  if dt == dtypes.uint64: return f"{value}ul"
+  if dt == dtypes.uint32: return f"{value}u"
+  if dt in (dtypes.uint8, dtypes.uint16): return f"(({_ctype(dt)})({value}u))"
+  if dt in (dtypes.int8, dtypes.int16): return f"(({_ctype(dt)})({value}))"
+  if dt == dtypes.int32: return str(value) if value >= 0 else f"({value})"
+  raise _Unsupported(dt)
+
+def _is_const(u: UOp, value) -> bool:
+  return u.op is Ops.CONST and not isinstance(u.arg, UOp) and u.arg == value and type(u.arg) is not bool
+
+class _Kernel:
+  """One kernel's C: statements at the loop level of their deepest range, expressions used once inlined."""
+  def __init__(self, ast: UOp):
+    self.uses: dict[UOp, int] = {}
+    for u in ast.toposort():
+      for s in u.src: self.uses[s] = self.uses.get(s, 0) + 1
+    # tinygrad's index type (weakint) is int where every index value fits in one, else long (as its lowering decides)
+    fits = all(-2**31 <= u.vmin and u.vmax < 2**31 for u in self.uses if u.dtype is dtypes.weakint)
+    self.index = dtypes.int32 if fits else dtypes.int64
+    self.names: dict[UOp, str] = {}     # nodes with a variable (loads, shared or unlined arithmetic, reduces, ranges)
+    self.inline: dict[UOp, str] = {}    # nodes written into their user
+    self.count = {"val": 0, "alu": 0, "acc": 0}
+    self.params: dict[int, str] = {}
+    self.levels: list[tuple[UOp | None, list[str]]] = [(None, [])]   # open loops: (range, its lines)
+    self.depth: dict[UOp, int] = {}     # an open range's level
+
+  def dt(self, dt: DType) -> DType: return self.index if dt is dtypes.weakint else dt
+
+  def name(self, prefix: str) -> str:
+    self.count[prefix] += 1
+    return f"{prefix}{self.count[prefix] - 1}"
+
+  def level_of(self, u: UOp) -> int:
+    """The level of the deepest open loop u depends on (its statement goes there)."""
+    return max((self.depth[r] for r in u.ranges if r in self.depth), default=0)
+
+  def emit(self, level: int, line: str) -> None: self.levels[level][1].append(line)
+
+  def open_loop(self, r: UOp, reduce: bool = False) -> None:
+    if r.src[0].op is not Ops.CONST or self.dt(r.dtype) not in (dtypes.int32, dtypes.int64) or len(r.src) != 1: raise _Unsupported(r)
+    n = r.src[0].arg
+    self.names[r] = name = f"{axis_letters[r.arg[-1]]}idx{range_str(r)}"
+    pragma = _UNROLL_4 if reduce else ""
+    self.depth[r] = len(self.levels)
+    self.levels.append((r, [f"{pragma}for ({_ctype(self.dt(r.dtype))} {name} = 0; {name} < {_const(n, self.dt(r.dtype))}; {name}++) {{"]))
+
+  def close_loop(self) -> None:
+    r, lines = self.levels.pop()
+    del self.depth[r]   # type: ignore[arg-type]
+    for memo in (self.names, self.inline):   # what was computed in the loop is not seen after it
+      for u in [u for u in memo if u is r or r in u.ranges]: del memo[u]
+    self.levels[-1][1].extend(lines[:1] + ["  " + ln for ln in lines[1:]] + ["}"])
+
+  def param(self, p: UOp) -> str:
+    if p.op is not Ops.PARAM or p.addrspace != AddrSpace.GLOBAL or len(p.src) != 1 or p._shape is None:
+      raise _Unsupported(p)
+    _ctype(self.dt(p.dtype))
+    return self.params.setdefault(p.arg.slot, f"data{p.arg.slot}_" + "_".join(str(x) for x in p.shape))
+
+  def address(self, idx: UOp) -> str:
+    if idx.op is not Ops.INDEX or len(idx.src) != 2 or self.dt(idx.src[1].dtype) not in (dtypes.int32, dtypes.int64): raise _Unsupported(idx)
+    return f"*({self.param(idx.src[0])}+{_strip(self.expr(idx.src[1]))})"
+
+  def expr(self, u: UOp) -> str:
+    if (text := self.names.get(u)) is not None or (text := self.inline.get(u)) is not None: return text
+    if u.op is Ops.CONST:
+      if isinstance(u.arg, UOp) or u.src: raise _Unsupported(u)
+      return _const(u.arg, self.dt(u.dtype))
+    if u.op is Ops.RANGE: raise _Unsupported("a range not looped over")
+    if u.op is Ops.INDEX:   # a load
+      self.names[u] = name = self.name("val")
+      self.emit(self.level_of(u), f"{_ctype(self.dt(u.dtype))} {name} = ({self.address(u)});")
+      return name
+    if u.op is Ops.REDUCE: return self.reduce(u)
+    text = self.alu(u)
+    if u.op is not Ops.WHERE and self.uses.get(u, 0) == 1:
+      self.inline[u] = text
+      return text
+    self.names[u] = name = self.name("alu")
+    self.emit(self.level_of(u), f"{_ctype(self.dt(u.dtype))} {name} = {_strip(text) if u.op is Ops.WHERE else text};")
+    return name
+
+  def operand(self, s: UOp, commit: DType) -> str:
+    """A source of an operation at `commit`, the dtype tinygrad commits its weak constants to (pm_commit_weak)."""
+    return _const(s.arg, commit) if s.op is Ops.CONST and s.dtype in dtypes.weaks and not isinstance(s.arg, UOp) else self.expr(s)
+
+  def alu(self, u: UOp) -> str:
+    if u.op not in _OPS or u.dtype is dtypes.weakfloat: raise _Unsupported(u.op)
+    dt, src = u.dtype, u.src
+    _ctype(self.dt(dt))
+    values = src[1:] if u.op is Ops.WHERE else src
+    strong = [s.dtype for s in values if s.dtype not in dtypes.weaks]
+    commit = least_upper_dtype(*strong) if strong else dt if u.op in (Ops.CAST, Ops.BITCAST) else self.dt(dt)
+    if commit in dtypes.weaks: raise _Unsupported(u)
+    def e(s: UOp) -> str: return self.operand(s, commit)
+    if u.op is Ops.CAST:
+      if src[0].dtype is dtypes.weakfloat and src[0].op is not Ops.CONST: raise _Unsupported(u)
+      return f"(({_ctype(self.dt(dt))})({self.operand(src[0], self.dt(dt)) if src[0].op is Ops.CONST else self.expr(src[0])}))"
+    if u.op is Ops.BITCAST:
+      if src[0].dtype in dtypes.weaks: raise _Unsupported(u)
+      return f"__builtin_bit_cast({_ctype(self.dt(dt))}, ({_ctype(src[0].dtype)})({self.expr(src[0])}))"
+    if u.op is Ops.SQRT or u.op is Ops.TRUNC:
+      if dt not in (dtypes.float32, dtypes.float64): raise _Unsupported(u)
+      return f"__builtin_{'sqrt' if u.op is Ops.SQRT else 'trunc'}{'f' if dt == dtypes.float32 else ''}({e(src[0])})"
+    if dt in _NARROW or commit in _NARROW: raise _Unsupported(u)   # (C computes them in int: where they wrap must match)
+    if u.op is Ops.NEG: return f"(-{e(src[0])})"
+    if u.op is Ops.RECIPROCAL: return f"({_const(1.0, commit)}/{e(src[0])})"
+    if u.op is Ops.WHERE: return f"({self.expr(src[0])}?{e(src[1])}:{e(src[2])})"
+    if u.op is Ops.MAX: return f"(({e(src[0])}<{e(src[1])})?{e(src[1])}:{e(src[0])})"   # tinygrad's decomposition
+    a, b = src
+    if u.op is Ops.MUL:   # tinygrad's late rewrites: x*-1 -> -x, a*(1/b) -> a/b
+      for x, y in ((a, b), (b, a)):
+        if _is_const(y, -1): return f"(-{e(x)})"
+      for x, y in ((a, b), (b, a)):
+        if y.op is Ops.RECIPROCAL and dtypes.is_float(commit): return f"({e(x)}/{self.operand(y.src[0], commit)})"
+    if u.op is Ops.ADD:   # x + -y -> x - y
+      for x, y in ((a, b), (b, a)):
+        if (neg := _negated(y)) is not None: return f"({e(x)}-{self.operand(neg, commit)})"
+    if u.op in (Ops.FLOORDIV, Ops.FLOORMOD):
+      if not dtypes.is_int(commit): raise _Unsupported(u)
+      ta, tb = e(a), e(b)
+      same_sign = (a.vmin >= 0 and b.vmin > 0) or (a.vmax <= 0 and b.vmax < 0)
+      if u.op is Ops.FLOORDIV:
+        return f"({ta}/{tb})" if same_sign else f"(({ta}/{tb})-((({ta}%{tb})!=0)&(({ta}<0)!=({tb}<0))))"
+      return f"({ta}%{tb})" if same_sign else f"(({ta}%{tb})+((((({ta}%{tb})!=0)&(({ta}<0)!=({tb}<0))))?{tb}:0))"
+    return f"({_flat(e(a), u.op, a)}{_ARITH[u.op]}{_flat(e(b), u.op, b)})"
+
+  def reduce(self, r: UOp) -> str:
+    op = r.arg[0]
+    if op not in (Ops.ADD, Ops.MUL, Ops.MAX) or r.arg[1]: raise _Unsupported(r)
+    ranges = sorted(r.src[1:], key=lambda x: x.arg)
+    if any(x.op is not Ops.RANGE or x in self.depth for x in ranges): raise _Unsupported(r)
+    # a sum that compares its own range (a one-hot gather, an arange) is tinygrad's to collapse into a load
+    if any(u.op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ) and any(x in u.ranges for x in ranges) for u in r.src[0].toposort()): raise _Unsupported(r)
+    dt = r.dtype
+    self.names[r] = acc = self.name("acc")
+    level = self.level_of(r)   # (its value: the ranges outside it it depends on)
+    identity = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dt.min}[op]
+    self.emit(level, f"{_ctype(self.dt(dt))} {acc} = {_const(dt.const(identity) if dtypes.is_float(dt) else identity, self.dt(dt))};")
+    # the loops open at the reduce's level; a deeper loop already open does not enclose it
+    inner = self.levels[level + 1:]
+    del self.levels[level + 1:]
+    for x in inner:
+      if x[0] is not None: del self.depth[x[0]]
+    for x in ranges: self.open_loop(x, reduce=True)
+    value = self.operand(r.src[0], dt)
+    if op is Ops.MAX: update = f"(({acc}<{value})?{value}:{acc})"
+    else: update = f"({acc}{_ARITH[op]}{_flat(value, op, r.src[0])})"
+    self.emit(len(self.levels) - 1, f"{acc} = {_strip(update) if op is Ops.MAX else update};")
+    for _ in ranges: self.close_loop()
+    for x in inner:
+      if x[0] is not None: self.depth[x[0]] = len(self.levels)
+      self.levels.append(x)
+    return acc
+
+def _negated(u: UOp) -> UOp | None:
+  if u.op is Ops.NEG: return u.src[0]
+  if u.op is Ops.MUL:
+    for x, y in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
+      if _is_const(y, -1): return x
+  return None
+
+def _strip(text: str) -> str:
+  """tinygrad's strip_parens: the outer parentheses of an expression that is wholly inside them."""
+  if not (text.startswith("(") and text.endswith(")")): return text
+  depth = 0
+  for i, c in enumerate(text):
+    depth += (c == "(") - (c == ")")
+    if depth == 0 and i < len(text) - 1: return text
+  return text[1:-1]
+
+def _flat(text: str, op: Ops, u: UOp) -> str:
+  # tinygrad writes a chain of one associative op without inner parentheses ((a+b)+c as (a+b+c)); the same C meaning
+  return _strip(text) if u.op is op and op in (Ops.ADD, Ops.MUL, Ops.XOR, Ops.OR, Ops.AND) else text
+
+def _stores(ast: UOp) -> list[tuple[UOp, tuple[UOp, ...]]]:
+  out = []
+  for s in ast.src:
+    ranges: tuple[UOp, ...] = ()
+    while s.op is Ops.END: s, ranges = s.src[0], s.src[1:] + ranges
+    if s.op is not Ops.STORE or len(s.src) != 2 or any(r.op is not Ops.RANGE for r in ranges): raise _Unsupported(s)
+    out.append((s, ranges))
+  return out
+
+def render(ast: UOp) -> tuple[str, str] | None:
+  """(name, C source) of a kernel AST written here, or None when it is not one of these kernels."""
+  if ast.op is not Ops.SINK or ast.arg is None or ast.arg.applied_opts or ast.arg.opts_to_apply or getattr(ast.arg, "beam", 0): return None
+  try:
+    nodes = ast.toposort()
+    if any(u.op not in _STRUCTURE and u.op not in _OPS for u in nodes): return None
+    stores = _stores(ast)
+    written = {s.src[0].src[0] for s, _ in stores}
+    if any(u.op is Ops.INDEX and u.src[0] in written and all(u is not s.src[0] for s, _ in stores) for u in nodes): return None
+    work = 0
+    for s, ranges in stores:
+      trips = math.prod(r.src[0].arg for r in ranges if r.src[0].op is Ops.CONST)
+      for u in s.toposort():
+        if u.op is Ops.REDUCE: trips *= math.prod(r.src[0].arg for r in u.src[1:] if r.src[0].op is Ops.CONST)
+      work += trips
+    if work > MAX_WORK: return None
+    k = _Kernel(ast)
+    shape: list[int] = []
+    for s, ranges in stores:
+      if any(r in k.depth for r in ranges): return None
+      for r in sorted(ranges, key=lambda x: x.arg): k.open_loop(r)
+      if {r for r in s.ranges} - set(ranges): return None   # (a range the store's loops do not give)
+      k.emit(len(k.levels) - 1, f"{k.address(s.src[0])} = {_strip(k.operand(s.src[1], s.src[0].dtype))};")
+      for _ in ranges: k.close_loop()
+      shape = shape or [r.src[0].arg for r in sorted(ranges, key=lambda x: x.arg)]
+  except _Unsupported: return None
+  reduces = [u for u in nodes if u.op is Ops.REDUCE]
+  name = ("r" if reduces else "E") + "".join(f"_{n}" for n in shape + [n for u in reduces[:1] for r in u.src[1:] for n in [r.src[0].arg]])
+  return name, "\n".join(k.levels[0][1])
+
+def program(ast: UOp, renderer) -> UOp | None:
+  """The PROGRAM of a plain kernel (`render`) for tinygrad's CPU renderer (clang): tinygrad's PROGRAM structure (the AST
+  renamed, the LINEAR of its parameters, the source, the binary its compiler makes), or None."""
+  if not ENABLED or type(renderer).__name__ != "ClangRenderer" or renderer.has_local or not renderer.target.arch.startswith("x86_64"):
+    return None
+  if (made := render(ast)) is None: return None
+  global rendered
+  rendered += 1
+  name, body = made
+  info = replace(ProgramInfo.from_sink(ast, renderer.target), name=name)
+  params = {u.arg.slot: u for u in ast.toposort() if u.op is Ops.PARAM}
+  args = ", ".join(f"{_ctype(params[g].dtype)}* restrict data{g}_" + "_".join(str(x) for x in params[g].shape) for g in info.globals)
+  src = f"\nvoid {info.function_name}({args}) {{\n" + "\n".join("  " + ln for ln in body.split("\n")) + "\n}\n"
+  if DEBUG >= 4: print(src)
+  lib = renderer.compiler.compile_cached(src)
+  # (the AST renamed: a PROGRAM holding the AST itself would be substituted into itself where tinygrad swaps it in)
+  return UOp(Ops.PROGRAM, src=(ast.replace(arg=replace(ast.arg, name=name)), UOp(Ops.LINEAR, src=tuple(params[g] for g in info.globals)),
+                               UOp(Ops.SOURCE, arg=src), UOp(Ops.BINARY, arg=lib)), arg=info)
