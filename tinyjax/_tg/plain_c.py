@@ -18,7 +18,7 @@ import math
 from dataclasses import replace
 from tinygrad.dtype import AddrSpace, DType, dtypes, least_upper_dtype
 from tinygrad.helpers import DEBUG, getenv
-from tinygrad.uop.ops import AxisType, Ops, ProgramInfo, UOp, axis_letters, range_str
+from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, range_str
 
 ENABLED = bool(getenv("TINYJAX_PLAIN_C", 1))   # tests switch it to compare with tinygrad's kernels
 MAX_WORK = 1 << 16        # loop iterations of a kernel (all its loops' trip counts multiplied), at most
@@ -194,17 +194,17 @@ class _Kernel:
     # the loops open at the reduce's level; a deeper loop already open does not enclose it
     inner = self.levels[level + 1:]
     del self.levels[level + 1:]
-    for x in inner:
-      if x[0] is not None: del self.depth[x[0]]
+    for loop, _ in inner:
+      if loop is not None: del self.depth[loop]
     for x in ranges: self.open_loop(x, reduce=True)
     value = self.operand(r.src[0], dt)
     if op is Ops.MAX: update = f"(({acc}<{value})?{value}:{acc})"
     else: update = f"({acc}{_ARITH[op]}{_flat(value, op, r.src[0])})"
     self.emit(len(self.levels) - 1, f"{acc} = {_strip(update) if op is Ops.MAX else update};")
     for _ in ranges: self.close_loop()
-    for x in inner:
-      if x[0] is not None: self.depth[x[0]] = len(self.levels)
-      self.levels.append(x)
+    for loop, lines in inner:
+      if loop is not None: self.depth[loop] = len(self.levels)
+      self.levels.append((loop, lines))
     return acc
 
 def _negated(u: UOp) -> UOp | None:
@@ -257,7 +257,7 @@ def render(ast: UOp) -> tuple[str, str] | None:
     for s, ranges in stores:
       if any(r in k.depth for r in ranges): return None
       for r in sorted(ranges, key=lambda x: x.arg): k.open_loop(r)
-      if {r for r in s.ranges} - set(ranges): return None   # (a range the store's loops do not give)
+      if set(s.ranges) - set(ranges): return None   # (a range the store's loops do not give)
       k.emit(len(k.levels) - 1, f"{k.address(s.src[0])} = {_strip(k.operand(s.src[1], s.src[0].dtype))};")
       for _ in ranges: k.close_loop()
       shape = shape or [r.src[0].arg for r in sorted(ranges, key=lambda x: x.arg)]
