@@ -34,6 +34,7 @@ from tinygrad.runtime.autogen import libc
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
 from tinygrad.runtime.support.elf import elf_loader, jit_loader
 from tinygrad.uop.ops import CallInfo, KernelInfo, UOp, Ops
+from tinyjax._tg import gemm, plain_c
 
 MAX_UNIT = 16       # kernels per translation unit (each program carries the unit's whole image)
 _ENTRY = 64         # bytes before the image: a jump to the kernel, then padding keeping the image's alignment
@@ -99,13 +100,26 @@ def _workers(n: int) -> Pool:
   return _pool[2]
 
 def _generate_all(todo: list[tuple[UOp, Renderer]]) -> list[tuple[UOp, str]]:
-  """Code generation (75-85% of a first call, Python) in PARALLEL processes, as tinygrad's own path does: this one and
+  """Each kernel's program with an empty binary and its source: the plain kernels written here (plain_c.py, a fraction
+  of a millisecond each), the others by `_generate_others`."""
+  out: list = [None] * len(todo)
+  for i, (ast, renderer) in enumerate(todo):
+    deferred = _Deferred()
+    if (prg := gemm.program(ast, renderer)) is not None: out[i] = (prg, "")   # (a BLAS call first, as do_to_program does)
+    elif (prg := plain_c.program(ast, _with_compiler(renderer, deferred))) is not None: out[i] = (prg, deferred.src)
+  others = [i for i, got in enumerate(out) if got is None]
+  for i, got in zip(others, _generate_others([todo[i] for i in others]), strict=True): out[i] = got
+  return out
+
+def _generate_others(todo: list[tuple[UOp, Renderer]]) -> list[tuple[UOp, str]]:
+  """tinygrad's code generation (75-85% of a first call, Python) in PARALLEL processes, as tinygrad's own path does: this one and
   PARALLEL - 1 forked ones, each taking the next kernel left. Not tinygrad's pool: its workers are spawned (~1.5 s to
   start, again every 16 kernels) and import tinygrad alone, without tinyjax's patches of its code generation
   (patches.py: the soft transcendentals' lanes, IEEE constant folding); forked ones have them, and start in
   milliseconds. Where fork is not Linux's (or in a daemon process) the kernels are generated here, one by one."""
   global forked, _pool
   n = PARALLEL.value
+  if not todo: return []
   if n < 2 or len(todo) < 2 or sys.platform != "linux" or multiprocessing.current_process().daemon:
     return [_generate(*a) for a in todo]
   with _one_at_a_time:

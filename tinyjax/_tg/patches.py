@@ -826,6 +826,11 @@ def install() -> None:
          "with the same command line (~20 ms of a small kernel's ~33 ms is clang starting)")
   _patch(_linearizer, "sorted", _linearizer_sorted, "a large, deep kernel's nodes are put in tinygrad's linear order by "
          "comparing them pair by pair, each pair once, instead of their whole subgraphs at every comparison (the same order)")
+  _patch(_codegen, "to_program_config", (*_codegen.to_program_config, _plain_c.PLAIN_C), "whether plain kernels are written "
+         "in C directly (plain_c.py) is part of a program's key")
+  _patch(_codegen, "to_program_context", (*_codegen.to_program_context, _plain_c.PLAIN_C), "and of the settings code "
+         "generation workers take")
+  _patch(_realize, "to_program_context", _codegen.to_program_context, "the same settings for tinygrad's own workers")
   _patch(_codegen, "do_to_program", _do_to_program, "on a CPU a kernel that is a float matrix product is a BLAS call "
          "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call; a small "
          "plain kernel (loops, loads, stores, reduces, arithmetic) is written in C from its AST (plain_c.py), without "

@@ -14,14 +14,20 @@ Unlike tinygrad's optimised kernels these are not upcast: a kernel above `MAX_WO
 path, whose upcasts and unrolled lanes pay there (docs/decisions.md has the figures).
 """
 from __future__ import annotations
-import math
+import itertools, math
 from dataclasses import replace
 from tinygrad.dtype import AddrSpace, DType, dtypes, least_upper_dtype
-from tinygrad.helpers import DEBUG, getenv
+from tinygrad.helpers import DEBUG, ContextVar
 from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, range_str
+from tinygrad.codegen.decomp.transcendental import xexp2, xlog2, xsin
+from tinygrad.codegen.simplify import pm_flatten_range, pm_split_ranges
+from tinygrad.uop.ops import graph_rewrite
 
-ENABLED = bool(getenv("TINYJAX_PLAIN_C", 1))   # tests switch it to compare with tinygrad's kernels
-MAX_WORK = 1 << 16        # loop iterations of a kernel (all its loops' trip counts multiplied), at most
+# on by default; TINYJAX_PLAIN_C=0 (or Context(TINYJAX_PLAIN_C=0)) leaves every kernel to tinygrad. Part of tinygrad's
+# program key (patches.py), so a program made one way is not found the other way
+PLAIN_C = ContextVar("TINYJAX_PLAIN_C", 1)
+CHAINS = 16               # accumulators a reduce's loop updates at each step (independent chains, as tinygrad's 4x4)
+MAX_WORK = int(__import__("os").environ.get("PCW", 1 << 16))        # loop iterations of a kernel (all its loops' trip counts multiplied), at most
 rendered = 0              # kernels written here (read by tests)
 # a reduce's loop is unrolled 4 times, not whole: clang unrolled a 64-step dot product whole, and took 115 ms for the
 # kernel instead of 55 ms, for the same run time (2.2 us); a float sum it does not vectorise (that would reorder it)
@@ -32,9 +38,12 @@ _C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "uns
             dtypes.uint64: "unsigned long", dtypes.float32: "float", dtypes.float64: "double"}
 _ARITH = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.CMPEQ: "==", Ops.AND: "&",
           Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>", Ops.CDIV: "/", Ops.CMOD: "%"}
+# the software transcendentals, expanded by tinygrad's own functions (the renderer has no exp2, log2 or sin of its own)
+_SOFT = {Ops.EXP2: xexp2, Ops.LOG2: xlog2, Ops.SIN: xsin}
 _NARROW = {dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16}
-_OPS = set(_ARITH) | {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.RECIPROCAL, Ops.SQRT, Ops.TRUNC, Ops.FLOORDIV, Ops.FLOORMOD,
+_OPS = set(_ARITH) | set(_SOFT) | {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.RECIPROCAL, Ops.SQRT, Ops.TRUNC, Ops.FLOORDIV, Ops.FLOORMOD,
                       Ops.CAST, Ops.BITCAST}
+_SHORT_LOOP = 64   # patches._short_loop's bound: clang's vectoriser took ~40 ms on each loop of a transcendental
 _STRUCTURE = {Ops.SINK, Ops.END, Ops.STORE, Ops.INDEX, Ops.PARAM, Ops.CONST, Ops.RANGE, Ops.REDUCE}
 
 class _Unsupported(Exception): pass
@@ -71,12 +80,17 @@ class _Kernel:
     # tinygrad's index type (weakint) is int where every index value fits in one, else long (as its lowering decides)
     fits = all(-2**31 <= u.vmin and u.vmax < 2**31 for u in self.uses if u.dtype is dtypes.weakint)
     self.index = dtypes.int32 if fits else dtypes.int64
+    self.soft = any(u.op in _SOFT for u in self.uses)
     self.names: dict[UOp, str] = {}     # nodes with a variable (loads, shared or unlined arithmetic, reduces, ranges)
     self.inline: dict[UOp, str] = {}    # nodes written into their user
     self.count = {"val": 0, "alu": 0, "acc": 0}
     self.params: dict[int, str] = {}
     self.levels: list[tuple[UOp | None, list[str]]] = [(None, [])]   # open loops: (range, its lines)
     self.depth: dict[UOp, int] = {}     # an open range's level
+    self.upcast: dict[UOp, int] = {}    # the store's ranges whose loops write several outputs at each step, and how many
+    self.copy: tuple[int, ...] = ()     # the output of each upcast step being written
+    self.accs: dict[tuple[UOp, tuple[int, ...]], str] = {}   # a reduce's accumulator for each copy
+    self.base: dict[UOp, str] = {}      # a range's loop variable
 
   def dt(self, dt: DType) -> DType: return self.index if dt is dtypes.weakint else dt
 
@@ -90,20 +104,34 @@ class _Kernel:
 
   def emit(self, level: int, line: str) -> None: self.levels[level][1].append(line)
 
-  def open_loop(self, r: UOp, reduce: bool = False) -> None:
+  def open_loop(self, r: UOp, reduce: bool = False, step: int = 1) -> None:
     if r.src[0].op is not Ops.CONST or self.dt(r.dtype) not in (dtypes.int32, dtypes.int64) or len(r.src) != 1: raise _Unsupported(r)
     n = r.src[0].arg
-    self.names[r] = name = f"{axis_letters[r.arg[-1]]}idx{range_str(r)}"
-    pragma = _UNROLL_4 if reduce else ""
+    self.names[r] = self.base[r] = name = f"{axis_letters[r.arg[-1]]}idx{range_str(r)}"
+    pragma = _UNROLL_4 if reduce else '_Pragma("clang loop vectorize(disable)") ' if self.soft and n < _SHORT_LOOP else ""
     self.depth[r] = len(self.levels)
-    self.levels.append((r, [f"{pragma}for ({_ctype(self.dt(r.dtype))} {name} = 0; {name} < {_const(n, self.dt(r.dtype))}; {name}++) {{"]))
+    advance = f"{name}++" if step == 1 else f"{name} += {step}"
+    self.levels.append((r, [f"{pragma}for ({_ctype(self.dt(r.dtype))} {name} = 0; {name} < {_const(n, self.dt(r.dtype))}; {advance}) {{"]))
 
   def close_loop(self) -> None:
     r, lines = self.levels.pop()
     del self.depth[r]   # type: ignore[arg-type]
-    for memo in (self.names, self.inline):   # what was computed in the loop is not seen after it
-      for u in [u for u in memo if u is r or r in u.ranges]: del memo[u]
+    self.forget(lambda u: u is r or r in u.ranges)   # what was computed in the loop is not seen after it
+    for key in [key for key in self.accs if r in key[0].ranges]: del self.accs[key]
     self.levels[-1][1].extend(lines[:1] + ["  " + ln for ln in lines[1:]] + ["}"])
+
+  def forget(self, gone) -> None:
+    for memo in (self.names, self.inline):
+      for u in [u for u in memo if gone(u)]: del memo[u]
+
+  def select(self, copy: tuple[int, ...]) -> None:
+    """Write the expressions of this copy of an upcast step: each upcast range is its loop's variable plus the copy's
+    offset; what was written for another copy and depends on an upcast range is written again."""
+    self.copy = copy
+    self.forget(lambda u: u.op is not Ops.RANGE and any(r in u.ranges for r in self.upcast))
+    for r, i in zip(self.upcast, copy, strict=True): self.names[r] = f"({self.base[r]}+{i})"
+
+  def copies(self) -> list[tuple[int, ...]]: return list(itertools.product(*[range(n) for n in self.upcast.values()]))
 
   def param(self, p: UOp) -> str:
     if p.op is not Ops.PARAM or p.addrspace != AddrSpace.GLOBAL or len(p.src) != 1 or p._shape is None:
@@ -113,12 +141,13 @@ class _Kernel:
 
   def address(self, idx: UOp) -> str:
     if idx.op is not Ops.INDEX or len(idx.src) != 2 or self.dt(idx.src[1].dtype) not in (dtypes.int32, dtypes.int64): raise _Unsupported(idx)
-    return f"*({self.param(idx.src[0])}+{_strip(self.expr(idx.src[1]))})"
+    offset = self.operand(idx.src[1], self.dt(idx.src[1].dtype))
+    return f"*({self.param(idx.src[0])}+{_strip(offset) if idx.src[1].op is Ops.ADD else offset})"
 
   def expr(self, u: UOp) -> str:
     if (text := self.names.get(u)) is not None or (text := self.inline.get(u)) is not None: return text
     if u.op is Ops.CONST:
-      if isinstance(u.arg, UOp) or u.src: raise _Unsupported(u)
+      if not isinstance(u.arg, (int, float)) or u.src: raise _Unsupported(u)   # (Invalid: a gated index)
       return _const(u.arg, self.dt(u.dtype))
     if u.op is Ops.RANGE: raise _Unsupported("a range not looped over")
     if u.op is Ops.INDEX:   # a load
@@ -126,6 +155,15 @@ class _Kernel:
       self.emit(self.level_of(u), f"{_ctype(self.dt(u.dtype))} {name} = ({self.address(u)});")
       return name
     if u.op is Ops.REDUCE: return self.reduce(u)
+    if u.op in _SOFT:   # tinygrad's expansion of it into arithmetic, written as that arithmetic
+      if u.dtype not in (dtypes.float32, dtypes.float64) or u.src[0].dtype is not u.dtype: raise _Unsupported(u)
+      expanded = _SOFT[u.op](u.src[0])
+      for x in expanded.toposort():   # (the new nodes' uses of their sources; the expansion takes the uses of u)
+        if x not in self.uses:
+          for y in x.src: self.uses[y] = self.uses.get(y, 0) + 1
+      self.uses[expanded] = self.uses.get(expanded, 0) + self.uses.get(u, 0)
+      self.inline[u] = text = self.expr(expanded)
+      return text
     text = self.alu(u)
     if u.op is not Ops.WHERE and self.uses.get(u, 0) == 1:
       self.inline[u] = text
@@ -136,7 +174,7 @@ class _Kernel:
 
   def operand(self, s: UOp, commit: DType) -> str:
     """A source of an operation at `commit`, the dtype tinygrad commits its weak constants to (pm_commit_weak)."""
-    return _const(s.arg, commit) if s.op is Ops.CONST and s.dtype in dtypes.weaks and not isinstance(s.arg, UOp) else self.expr(s)
+    return _const(s.arg, commit) if s.op is Ops.CONST and s.dtype in dtypes.weaks and isinstance(s.arg, (int, float)) else self.expr(s)
 
   def alu(self, u: UOp) -> str:
     if u.op not in _OPS or u.dtype is dtypes.weakfloat: raise _Unsupported(u.op)
@@ -144,7 +182,7 @@ class _Kernel:
     _ctype(self.dt(dt))
     values = src[1:] if u.op is Ops.WHERE else src
     strong = [s.dtype for s in values if s.dtype not in dtypes.weaks]
-    commit = least_upper_dtype(*strong) if strong else dt if u.op in (Ops.CAST, Ops.BITCAST) else self.dt(dt)
+    commit = least_upper_dtype(*strong) if strong else dt if u.op in (Ops.CAST, Ops.BITCAST) else self.dt(values[0].dtype)
     if commit in dtypes.weaks: raise _Unsupported(u)
     def e(s: UOp) -> str: return self.operand(s, commit)
     if u.op is Ops.CAST:
@@ -180,32 +218,40 @@ class _Kernel:
     return f"({_flat(e(a), u.op, a)}{_ARITH[u.op]}{_flat(e(b), u.op, b)})"
 
   def reduce(self, r: UOp) -> str:
+    """A reduce's accumulator for the current copy. Its loop is written once for every copy of the upcast step: the
+    copies' accumulators are independent chains (the compiler vectorises them across outputs), each summed in order."""
+    if (acc := self.accs.get((r, self.copy))) is not None: return acc
     op = r.arg[0]
     if op not in (Ops.ADD, Ops.MUL, Ops.MAX) or r.arg[1]: raise _Unsupported(r)
-    ranges = sorted(r.src[1:], key=lambda x: x.arg)
+    ranges = sorted(r.src[1:], key=lambda x: x.arg[:-1])
     if any(x.op is not Ops.RANGE or x in self.depth for x in ranges): raise _Unsupported(r)
     # a sum that compares its own range (a one-hot gather, an arange) is tinygrad's to collapse into a load
     if any(u.op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ) and any(x in u.ranges for x in ranges) for u in r.src[0].toposort()): raise _Unsupported(r)
     dt = r.dtype
-    self.names[r] = acc = self.name("acc")
     level = self.level_of(r)   # (its value: the ranges outside it it depends on)
+    copies = self.copies() if any(x in r.ranges for x in self.upcast) else [self.copy]
     identity = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dt.min}[op]
-    self.emit(level, f"{_ctype(self.dt(dt))} {acc} = {_const(dt.const(identity) if dtypes.is_float(dt) else identity, self.dt(dt))};")
+    for c in copies:
+      self.accs[(r, c)] = acc = self.name("acc")
+      self.emit(level, f"{_ctype(self.dt(dt))} {acc} = {_const(dt.const(identity) if dtypes.is_float(dt) else identity, self.dt(dt))};")
     # the loops open at the reduce's level; a deeper loop already open does not enclose it
     inner = self.levels[level + 1:]
     del self.levels[level + 1:]
     for loop, _ in inner:
       if loop is not None: del self.depth[loop]
     for x in ranges: self.open_loop(x, reduce=True)
-    value = self.operand(r.src[0], dt)
-    if op is Ops.MAX: update = f"(({acc}<{value})?{value}:{acc})"
-    else: update = f"({acc}{_ARITH[op]}{_flat(value, op, r.src[0])})"
-    self.emit(len(self.levels) - 1, f"{acc} = {_strip(update) if op is Ops.MAX else update};")
+    was = self.copy
+    for c in copies:
+      if c != self.copy: self.select(c)
+      acc, value = self.accs[(r, c)], self.operand(r.src[0], dt)
+      update = f"(({acc}<{value})?{value}:{acc})" if op is Ops.MAX else f"({acc}{_ARITH[op]}{_flat(value, op, r.src[0])})"
+      self.emit(len(self.levels) - 1, f"{acc} = {_strip(update) if op is Ops.MAX else update};")
+    if self.copy != was: self.select(was)
     for _ in ranges: self.close_loop()
     for loop, lines in inner:
       if loop is not None: self.depth[loop] = len(self.levels)
       self.levels.append((loop, lines))
-    return acc
+    return self.accs[(r, self.copy)]
 
 def _negated(u: UOp) -> UOp | None:
   if u.op is Ops.NEG: return u.src[0]
@@ -236,10 +282,27 @@ def _stores(ast: UOp) -> list[tuple[UOp, tuple[UOp, ...]]]:
     out.append((s, ranges))
   return out
 
+def _upcast(store: UOp, ordered: list[UOp]) -> dict[UOp, int]:
+  """The ranges of a store whose loops write several outputs at each step, and how many: where its value has a reduce,
+  its two innermost ranges 4 divides, 4 outputs each, or the one such range CHAINS, 8 or 4 divides (the reduce's loop
+  then updates up to CHAINS accumulators, as tinygrad's upcast of outputs; each output is still summed in order); 4
+  outputs at most where the value has a software transcendental."""
+  value = store.src[1].toposort()
+  if not any(u.op is Ops.REDUCE for u in value): return {}
+  ranges = [r for r in ordered[::-1] if r.src[0].arg % 4 == 0][:2]
+  # each copy is another copy of a software transcendental's polynomial (patches.py's 4 lanes, for the same reason)
+  if any(u.op in _SOFT for u in value): return {r: 4 for r in ranges[:1]}
+  if len(ranges) == 2: return {r: 4 for r in ranges}
+  return {r: next(n for n in (CHAINS, 8, 4) if r.src[0].arg % n == 0) for r in ranges}
+
 def render(ast: UOp) -> tuple[str, str] | None:
   """(name, C source) of a kernel AST written here, or None when it is not one of these kernels."""
   if ast.op is not Ops.SINK or ast.arg is None or ast.arg.applied_opts or ast.arg.opts_to_apply or getattr(ast.arg, "beam", 0): return None
   try:
+    if any(u.op is Ops.FLOORMOD and u.src[0].op is Ops.RANGE and u.src[1].op is Ops.CONST for u in ast.toposort()):
+      # a loop whose index is taken modulo a constant is split in two, as tinygrad splits it (inner loops the compiler
+      # vectorises, instead of a division and a remainder per element)
+      ast = graph_rewrite(ast, pm_split_ranges + pm_flatten_range, ctx={}, name="split ranges")
     nodes = ast.toposort()
     if any(u.op not in _STRUCTURE and u.op not in _OPS for u in nodes): return None
     stores = _stores(ast)
@@ -255,12 +318,16 @@ def render(ast: UOp) -> tuple[str, str] | None:
     k = _Kernel(ast)
     shape: list[int] = []
     for s, ranges in stores:
-      if any(r in k.depth for r in ranges): return None
-      for r in sorted(ranges, key=lambda x: x.arg): k.open_loop(r)
-      if set(s.ranges) - set(ranges): return None   # (a range the store's loops do not give)
-      k.emit(len(k.levels) - 1, f"{k.address(s.src[0])} = {_strip(k.operand(s.src[1], s.src[0].dtype))};")
+      if any(r in k.depth for r in ranges) or set(s.ranges) - set(ranges): return None   # (a range its loops do not give)
+      ordered = sorted(ranges, key=lambda x: x.arg[:-1])
+      k.upcast = _upcast(s, ordered)
+      for r in ordered: k.open_loop(r, step=k.upcast.get(r, 1))
+      for copy in k.copies():
+        k.select(copy)
+        k.emit(len(k.levels) - 1, f"{k.address(s.src[0])} = {_strip(k.operand(s.src[1], s.src[0].dtype))};")
       for _ in ranges: k.close_loop()
-      shape = shape or [r.src[0].arg for r in sorted(ranges, key=lambda x: x.arg)]
+      k.upcast, k.copy = {}, ()
+      shape = shape or [r.src[0].arg for r in sorted(ranges, key=lambda x: x.arg[:-1])]
   except _Unsupported: return None
   reduces = [u for u in nodes if u.op is Ops.REDUCE]
   name = ("r" if reduces else "E") + "".join(f"_{n}" for n in shape + [n for u in reduces[:1] for r in u.src[1:] for n in [r.src[0].arg]])
@@ -269,7 +336,7 @@ def render(ast: UOp) -> tuple[str, str] | None:
 def program(ast: UOp, renderer) -> UOp | None:
   """The PROGRAM of a plain kernel (`render`) for tinygrad's CPU renderer (clang): tinygrad's PROGRAM structure (the AST
   renamed, the LINEAR of its parameters, the source, the binary its compiler makes), or None."""
-  if not ENABLED or type(renderer).__name__ != "ClangRenderer" or renderer.has_local or not renderer.target.arch.startswith("x86_64"):
+  if not PLAIN_C.value or type(renderer).__name__ != "ClangRenderer" or renderer.has_local or not renderer.target.arch.startswith("x86_64"):
     return None
   if (made := render(ast)) is None: return None
   global rendered
