@@ -19,7 +19,7 @@ from tinyjax._tg.buffers import static_shape, placeholder, allocated_buffer, Out
 from tinyjax._tg.ir import gather, gather_args, dtype_name, marker, marker_arg, call_kind, inline_call, custom_call, \
   custom_rule_of, param_like, set_items, const_value, is_data, is_view, has_effects, mop, rop, broadcast_to, move_axis, param, \
   assign_into, stored_once, function_body, call_body
-from tinyjax._tg.runtime import jit_capturing, kernel_search, capturing_tinyjit, captured_replay, captured_nbytes, replay_buffers, \
+from tinyjax._tg.runtime import jit_capturing, kernel_search, codegen_settings, capturing_tinyjit, captured_replay, captured_nbytes, replay_buffers, \
   host_copies_filled, \
   jit_kernel_names, jit_captured, TINYGRAD_LOCK, preserved_tensors, tensor_method, add_read_check, check_read, \
   add_concrete_stand_in, concrete_stand_in, host_call, holds_host_call, reusable, scratch_of, with_fresh_scratch, in_read, \
@@ -39,7 +39,7 @@ __all__ = ["set_weak_float", "Tensor", "UOp", "Ops", "GroupOp", "DType", "dtypes
            "gather", "gather_args", "dtype_name", "marker", "marker_arg", "call_kind", "inline_call", "custom_call", "custom_rule_of",
            "param_like", "set_items", "unfilled", "const_value", "is_data", "is_view", "has_effects", "mop", "rop", "broadcast_to", "move_axis",
            "param", "function_body", "call_body",
-           "jit_capturing", "kernel_search", "capturing_tinyjit", "captured_replay", "captured_nbytes", "replay_buffers",
+           "jit_capturing", "kernel_search", "codegen_settings", "capturing_tinyjit", "captured_replay", "captured_nbytes", "replay_buffers",
            "host_copies_filled",
            "jit_kernel_names", "jit_captured",
            "TINYGRAD_LOCK", "preserved_tensors", "tensor_method", "add_read_check", "check_read",

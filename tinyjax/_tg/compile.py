@@ -34,7 +34,6 @@ from tinygrad.runtime.autogen import libc
 from tinygrad.runtime.support.compiler_cpu import ClangCompiler
 from tinygrad.runtime.support.elf import elf_loader, jit_loader
 from tinygrad.uop.ops import CallInfo, KernelInfo, UOp, Ops
-from tinyjax._tg import gemm, plain_c
 
 MAX_UNIT = 16       # kernels per translation unit (each program carries the unit's whole image)
 _ENTRY = 64         # bytes before the image: a jump to the kernel, then padding keeping the image's alignment
@@ -99,14 +98,13 @@ def _workers(n: int) -> Pool:
     _pool = (os.getpid(), n, pool)
   return _pool[2]
 
-def _generate_all(todo: list[tuple[UOp, Renderer]]) -> list[tuple[UOp, str]]:
-  """Each kernel's program with an empty binary and its source: the plain kernels written here (plain_c.py, a fraction
-  of a millisecond each), the others by `_generate_others`."""
+def _generate_all(todo: list[tuple[UOp, Renderer]], direct: Callable[[UOp, Renderer], UOp | None]) -> list[tuple[UOp, str]]:
+  """Each kernel's program with an empty binary and its source: those `direct` makes without tinygrad's code generation
+  (a BLAS call, a plain kernel's C: a fraction of a millisecond each) here, the others by `_generate_others`."""
   out: list = [None] * len(todo)
   for i, (ast, renderer) in enumerate(todo):
     deferred = _Deferred()
-    if (prg := gemm.program(ast, renderer)) is not None: out[i] = (prg, "")   # (a BLAS call first, as do_to_program does)
-    elif (prg := plain_c.program(ast, _with_compiler(renderer, deferred))) is not None: out[i] = (prg, deferred.src)
+    if (prg := direct(ast, _with_compiler(renderer, deferred))) is not None: out[i] = (prg, deferred.src)
   others = [i for i, got in enumerate(out) if got is None]
   for i, got in zip(others, _generate_others([todo[i] for i in others]), strict=True): out[i] = got
   return out
@@ -148,12 +146,14 @@ def _applies(todo: list[tuple[UOp, Renderer]]) -> bool:
   return len(todo) >= 2 and DEBUG < 7 and not getenv("HCQ2") and not any(getattr(ast.arg, "beam", False) for ast, _ in todo) \
     and all(type(r.compiler) is ClangCompiler and r.compiler.arch == "x86_64" for _, r in todo)
 
-def compile_kernels(todo: list[tuple[UOp, Renderer]]) -> bool:
+def compile_kernels(todo: list[tuple[UOp, Renderer]], direct: Callable[[UOp, Renderer], UOp | None] = lambda ast, r: None) -> bool:
   """Generate and compile these kernels (ASTs not in tinygrad's program cache, each once) into the program cache,
-  their new sources compiled together. False: not done here (see the module's docstring), nothing changed."""
+  their new sources compiled together; `direct` makes a kernel's program without tinygrad's code generation, or None
+  (patches.py passes BLAS calls and plain C kernels). False: not done here (see the module's docstring), nothing
+  changed."""
   if not _applies(todo): return False
   prepare(2 if PARALLEL.value >= 2 and len(todo) >= 2 * _MIN_SPLIT else 1)   # (clang starting while the code is generated)
-  made = _generate_all(todo)
+  made = _generate_all(todo, direct)
   libs: dict[int, bytes] = {}
   new = []
   for i, ((_, renderer), (prg, src)) in enumerate(zip(todo, made, strict=True)):

@@ -200,7 +200,7 @@ def _disk_schedule(function: UOp, orig=_schedule.lower_sink_to_linear) -> UOp | 
 def _cached_lower_and_compile(linear: UOp) -> UOp:
   calls = {c: a for c in linear.toposort() if c.op is Ops.CALL and (a := _realize._get_call_to_compile(c)) is not None}
   todo = load_programs({k: a for a in calls.values() if (k := _to_program_key(*a)) not in _to_program_cache})
-  try: compiled = not todo or compile_kernels(list(todo.values()))
+  try: compiled = not todo or compile_kernels(list(todo.values()), _direct_program)
   except Exception:
     if _compile.RAISE: raise
     compiled = False
@@ -478,12 +478,16 @@ def _pairwise_sorted(items: list[UOp], keys: list[tuple], _orig=builtins.sorted)
     return node_cmp(items[i], items[j])
   return [items[i] for i in _orig(range(len(items)), key=functools.cmp_to_key(cmp))]
 
-# ---- matrix products by BLAS on the CPU (gemm.py) ----------------------------------------------------------------------
+# ---- matrix products by BLAS on the CPU (gemm.py), plain kernels written as C (plain_c.py) ----------------------------
+
+def _direct_program(ast: UOp, renderer) -> UOp | None:
+  """A kernel's program made without tinygrad's code generation: a BLAS call, or a plain kernel's C, else None."""
+  if (prg := _gemm.program(ast, renderer)) is not None: return prg
+  return _plain_c.program(ast, renderer)
 
 def _do_to_program(ast: UOp, renderer, _orig=_codegen.do_to_program) -> UOp:
-  if (prg := _gemm.program(ast, renderer)) is not None: return prg
   if type(renderer.compiler) is _compiler_cpu.ClangCompiler: _compile.prepare()   # (clang starting while the code is generated)
-  if (prg := _plain_c.program(ast, renderer)) is not None: return prg
+  if (prg := _direct_program(ast, renderer)) is not None: return prg
   return _orig(ast, renderer)
 
 def _get_runtime(device: str, ast: UOp, cache=True, _orig=_realize.get_runtime):
@@ -826,11 +830,6 @@ def install() -> None:
          "with the same command line (~20 ms of a small kernel's ~33 ms is clang starting)")
   _patch(_linearizer, "sorted", _linearizer_sorted, "a large, deep kernel's nodes are put in tinygrad's linear order by "
          "comparing them pair by pair, each pair once, instead of their whole subgraphs at every comparison (the same order)")
-  _patch(_codegen, "to_program_config", (*_codegen.to_program_config, _plain_c.PLAIN_C), "whether plain kernels are written "
-         "in C directly (plain_c.py) is part of a program's key")
-  _patch(_codegen, "to_program_context", (*_codegen.to_program_context, _plain_c.PLAIN_C), "and of the settings code "
-         "generation workers take")
-  _patch(_realize, "to_program_context", _codegen.to_program_context, "the same settings for tinygrad's own workers")
   _patch(_codegen, "do_to_program", _do_to_program, "on a CPU a kernel that is a float matrix product is a BLAS call "
          "(sgemm/dgemm: ~50 GFLOP/s where tinygrad's code reaches ~9), its PROGRAM's binary describing the call; a small "
          "plain kernel (loops, loads, stores, reduces, arithmetic) is written in C from its AST (plain_c.py), without "
@@ -861,8 +860,8 @@ def install() -> None:
   _patch(_weak, "default_dtype", _weak_default_dtype, weak)
   for mod in (_weak, _rangeify, _reduce, _tensor, _ops): _patch(mod, "strong_dtype", weak_storage, weak + " (where tinygrad stores one)")
   for mod in (_reduce, _mixin_op): _patch(mod, "sum_acc_dtype", _weak_sum_acc_dtype, weak + " (a sum of them)")
-  _patch(_codegen, "to_program_config", (*_codegen.to_program_config, WEAK_FLOAT), "the weak float width is part of "
-         "a compiled kernel's cache key")
-  context = (*_codegen.to_program_context, WEAK_FLOAT)
+  _patch(_codegen, "to_program_config", (*_codegen.to_program_config, WEAK_FLOAT, _plain_c.PLAIN_C), "the weak float width "
+         "and whether plain kernels are written as C directly (plain_c.py) are part of a compiled kernel's cache key")
+  context = (*_codegen.to_program_context, WEAK_FLOAT, _plain_c.PLAIN_C)
   for mod in (_codegen, _realize): _patch(mod, "to_program_context", context, "code generation workers generate at the "
-                                          "weak float width of the caller")
+                                          "weak float width of the caller, and plain C kernels as it does")

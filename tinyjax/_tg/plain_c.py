@@ -27,8 +27,10 @@ from tinygrad.uop.ops import graph_rewrite
 # program key (patches.py), so a program made one way is not found the other way
 PLAIN_C = ContextVar("TINYJAX_PLAIN_C", 1)
 CHAINS = 16               # accumulators a reduce's loop updates at each step (independent chains, as tinygrad's 4x4)
-MAX_WORK = int(__import__("os").environ.get("PCW", 1 << 16))        # loop iterations of a kernel (all its loops' trip counts multiplied), at most
+LONG_SUM = 512            # a reduce's length from which it needs 8 accumulators (outputs) at each step to be written here
+MAX_WORK = 1 << 16        # loop iterations of a kernel (all its loops' trip counts multiplied), at most
 rendered = 0              # kernels written here (read by tests)
+MARK = "/* tinyjax plain C */"   # the first line of their sources
 # a reduce's loop is unrolled 4 times, not whole: clang unrolled a 64-step dot product whole, and took 115 ms for the
 # kernel instead of 55 ms, for the same run time (2.2 us); a float sum it does not vectorise (that would reorder it)
 _UNROLL_4 = '_Pragma("clang loop unroll_count(4)") '
@@ -55,11 +57,12 @@ def _ctype(dt: DType) -> str:
 def _const(value, dt: DType) -> str:
   """A constant as tinygrad's ClangRenderer writes it."""
   if dt in (dtypes.float32, dtypes.float64):
-    v = float(value)
-    if math.isfinite(v): return (f"{value}f" if dt == dtypes.float32 else str(value)) if v >= 0 else f"({value}{'f' if dt == dtypes.float32 else ''})"
+    v = float(value)   # (an int constant committed to a float: 3 is written 3.0)
+    if math.isfinite(v): return (f"{v}f" if dt == dtypes.float32 else str(v)) if v >= 0 else f"({v}{'f' if dt == dtypes.float32 else ''})"
     text = '__builtin_nanf("")' if math.isnan(v) else "__builtin_inff()" if v > 0 else "-__builtin_inff()"
     return f"(({_ctype(dt)})({text}))"
   if dt == dtypes.bool: return "1" if value else "0"
+  value = int(value)   # (a float constant committed to an int: C's conversion, toward zero)
   if dt == dtypes.int64: return f"{value}l" if value >= 0 else f"({value}l)"
   if dt == dtypes.uint64: return f"{value}ul"
   if dt == dtypes.uint32: return f"{value}u"
@@ -321,6 +324,11 @@ def render(ast: UOp) -> tuple[str, str] | None:
       if any(r in k.depth for r in ranges) or set(s.ranges) - set(ranges): return None   # (a range its loops do not give)
       ordered = sorted(ranges, key=lambda x: x.arg[:-1])
       k.upcast = _upcast(s, ordered)
+      # a long sum with few independent accumulators is a chain of dependent adds (~4 cycles each): tinygrad's kernel
+      # sums it in vectorised lanes (another order), several times faster
+      if math.prod(k.upcast.values()) < 8 and any(math.prod(r.src[0].arg for r in u.src[1:]) > LONG_SUM for u in s.src[1].toposort()
+                                                 if u.op is Ops.REDUCE):
+        return None
       for r in ordered: k.open_loop(r, step=k.upcast.get(r, 1))
       for copy in k.copies():
         k.select(copy)
@@ -345,7 +353,7 @@ def program(ast: UOp, renderer) -> UOp | None:
   info = replace(ProgramInfo.from_sink(ast, renderer.target), name=name)
   params = {u.arg.slot: u for u in ast.toposort() if u.op is Ops.PARAM}
   args = ", ".join(f"{_ctype(params[g].dtype)}* restrict data{g}_" + "_".join(str(x) for x in params[g].shape) for g in info.globals)
-  src = f"\nvoid {info.function_name}({args}) {{\n" + "\n".join("  " + ln for ln in body.split("\n")) + "\n}\n"
+  src = f"\n{MARK}\nvoid {info.function_name}({args}) {{\n" + "\n".join("  " + ln for ln in body.split("\n")) + "\n}\n"
   if DEBUG >= 4: print(src)
   lib = renderer.compiler.compile_cached(src)
   # (the AST renamed: a PROGRAM holding the AST itself would be substituted into itself where tinygrad swaps it in)

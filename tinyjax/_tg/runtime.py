@@ -11,6 +11,7 @@ from tinygrad.device import Buffer, MultiBuffer
 from tinygrad.helpers import GlobalCounters
 import tinygrad.helpers as _helpers
 import tinygrad.engine.realize as _realize
+import tinygrad.codegen as _codegen
 from tinygrad.tensor import all_tensors as _all_tensors, _apply_map_to_tensors
 from tinygrad.engine.jit import jit_lower as _jit_lower
 from tinygrad.uop.ops import UOp, Ops, GroupOp, buffers, CallInfo as _CallInfo
@@ -29,6 +30,11 @@ def kernel_search(beam: int):
   """tinygrad's BEAM search over each kernel's optimizations while compiling (beam > 0; 0: tinygrad's own BEAM
   setting, from the environment). Results are kept in tinygrad's on-disk cache."""
   return _helpers.Context(BEAM=beam) if beam > 0 else contextlib.nullcontext()
+
+def codegen_settings() -> tuple:
+  """The settings tinygrad's programs depend on (its program key's: NOOPT, ..., tinyjax's plain C kernels): a capture
+  made under others is not another's."""
+  return tuple(x.value for x in _codegen.to_program_config)
 
 def capturing_tinyjit(fn: Callable) -> Any:
   """A TinyJit that captures on its first call. TinyJit runs a first call plainly and captures on the second, which

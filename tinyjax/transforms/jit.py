@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, capturing_tinyjit, kernel_search, DType, UOp, dtypes, static_shape, placeholder, jit_capturing, jit_kernel_names, \
   jit_captured, OutputBuffers, assign_into, stored_once, sharding, placeholder_like, host_buffer, host_dtype, host_input, jit_input, default_device, \
-  Replay, captured_replay, captured_nbytes, replay_buffers, plain_buffer_key, preserved_tensors, holds_host_call, is_lazy, canonical_key, \
-  closed_buffers, rebound_capture, host_copies_filled, stored_data
+  Replay, codegen_settings, captured_replay, captured_nbytes, replay_buffers, plain_buffer_key, preserved_tensors, holds_host_call, is_lazy, \
+  canonical_key, closed_buffers, rebound_capture, host_copies_filled, stored_data
 from tinyjax.core import serialized, realize_pending, trace_scope, trace_state, is_tracing, as_tensor, substitute
 from tinyjax.dtypes import canonical_array, weak_storage_dtype, python_weak_dtype, weak_dtype_of
 from tinyjax.config import config
@@ -122,7 +122,7 @@ class _Entry:
     sink = UOp.sink(*[o.uop for o, f in zip(outs, self.filled, strict=True) if f])
     self.closed = closed_buffers(sink, [p.uop for p in phs])
     self.key = None if self.state else \
-      (canonical_key(sink, [*(p.uop for p in phs), *self.closed]), tuple(self.out_specs), tuple(weak), beam)
+      (canonical_key(sink, [*(p.uop for p in phs), *self.closed]), tuple(self.out_specs), tuple(weak), beam, codegen_settings())
     if self.key is not None and (captured := _CAPTURED.get(self.key)) is not None:
       tinyjit, _, closed = captured
       self.tinyjit = tinyjit if closed == self.closed else rebound_capture(tinyjit, dict(zip(closed, self.closed, strict=True)))

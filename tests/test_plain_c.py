@@ -1,0 +1,103 @@
+"""Plain CPU kernels written in C from their AST (tinyjax/_tg/plain_c.py): the same numbers as tinygrad's kernels.
+
+Each function runs in a fresh jit twice, with plain kernels off (tinygrad's code generation) and on; the program key
+holds the switch, so each mode compiles its own kernels. Under the suite's NOOPT, tinygrad's kernels sum in order as
+the plain ones do: the results are the same bits. With tinygrad's optimizations on (a user's setting) its kernels sum
+in lanes, the plain ones still in order: both within float rounding of a float64 numpy reference."""
+import numpy as np
+import pytest
+from tinygrad import Tensor, dtypes
+from tinygrad.helpers import Context
+from tinygrad.uop.ops import Ops
+import tinyjax
+import tinyjax._tg.plain_c as plain_c
+
+RNG = np.random.default_rng(7)
+X = RNG.standard_normal((16, 17)).astype(np.float32)
+A, B = RNG.standard_normal((8, 32)).astype(np.float32), RNG.standard_normal((32, 64)).astype(np.float32)
+S = (RNG.standard_normal((16, 17)) * 3).astype(np.float32)
+S[0, :6] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-40]   # the transcendentals' special cases
+I = RNG.integers(-50, 50, (16, 17)).astype(np.int32)
+
+# name: (function of Tensors, its inputs, a numpy reference)
+CASES = {
+  "matmul": (lambda a, b: a @ b, (A, B), lambda a, b: a @ b),
+  "matmul-odd": (lambda a, b: a[:5, :31] @ b[:31, :7], (A, B), lambda a, b: a[:5, :31] @ b[:31, :7]),
+  "matvec": (lambda a, b: a[0] @ b, (A, B), lambda a, b: a[0] @ b),
+  "gram-sum": (lambda x: (x[:, :16].T @ x[:, :16]).sum(1), (X,), lambda x: (x[:, :16].T @ x[:, :16]).sum(1)),
+  "sum": (lambda x: x.sum(), (X,), np.sum), "sum0": (lambda x: x.sum(0), (X,), lambda x: x.sum(0)),
+  "max": (lambda x: x.max(1), (X,), lambda x: x.max(1)), "prod": (lambda x: x.prod(0), (X,), lambda x: x.prod(0)),
+  "mean-centred": (lambda x: x - x.mean(1, keepdim=True), (X,), lambda x: x - x.mean(1, keepdims=True)),
+  "var": (lambda x: ((x - x.mean(0)) ** 2).mean(0), (X,), lambda x: x.var(0)),
+  "elementwise": (lambda x: (x * 3 - 1) / (x * x + 1), (X,), lambda x: (x * 3 - 1) / (x * x + 1)),
+  "where-relu": (lambda x: (x > 0).where(x, x * 2).relu() - x.maximum(0.3), (X,),
+                 lambda x: np.maximum(np.where(x > 0, x, x * 2), 0) - np.maximum(x, 0.3)),
+  "neg-sqrt": (lambda x: -(x * x).sqrt() + 1, (X,), lambda x: -np.sqrt(x * x) + 1),
+  "int-floordiv": (lambda i: i // 7 + i % 7, (I,), lambda i: i // 7 + i % 7),
+  "int-negdiv": (lambda i: i // -3 + i % -3, (I,), lambda i: i // -3 + i % -3),
+  "cast": (lambda x: (x * 10).cast(dtypes.int32), (X,), lambda x: (x * 10).astype(np.int32)),
+  "float64": (lambda x: (x.cast(dtypes.float64) * 1.1 + 2).sum(1), (X,), lambda x: (x.astype(np.float64) * 1.1 + 2).sum(1)),
+  "transposed": (lambda x: x.T.contiguous() * 2, (X,), lambda x: x.T * 2),
+  "exp": (lambda x: x.exp(), (S,), np.exp), "log": (lambda x: x.abs().log(), (S,), lambda x: np.log(np.abs(x))),
+  "sin": (lambda x: (x * 100).sin(), (S,), lambda x: np.sin((x.astype(np.float32) * np.float32(100)).astype(np.float64))),
+  "tanh": (lambda x: x.tanh(), (S,), np.tanh),
+  "exp64": (lambda x: x.cast(dtypes.float64).exp(), (S,), lambda x: np.exp(x.astype(np.float64))),
+  "sin64": (lambda x: (x.cast(dtypes.float64) * 1e3).sin(), (S,), lambda x: np.sin(x.astype(np.float64) * 1e3)),
+  "softmax": (lambda x: x.softmax(1), (X,), lambda x: (e := np.exp(x - x.max(1, keepdims=True))) / e.sum(1, keepdims=True)),
+  "tanh-matvec": (lambda a, b: (a @ b).tanh().sum(0), (A, B), lambda a, b: np.tanh(a @ b).sum(0)),
+}
+
+def _sources(jf) -> list[str]:
+  return [u.src[2].arg for u in next(iter(jf._cache.values())).tinyjit.captured.linear.toposort() if u.op is Ops.PROGRAM]
+
+def _run(fn, args, plain: int):
+  """fn's result in a new jit (traced and compiled again), and how many of its kernels are plain C."""
+  with Context(TINYJAX_PLAIN_C=plain):
+    jf = tinyjax.jit(lambda *a: fn(*a))
+    out = jf(*[Tensor(a) for a in args]).numpy()
+    return out, sum(plain_c.MARK in src for src in _sources(jf))
+
+def _bits(a: np.ndarray) -> np.ndarray: return np.atleast_1d(a).view(np.uint8)
+
+@pytest.mark.parametrize("name", CASES)
+def test_plain_kernels_give_tinygrads_bits(name):
+  fn, args, _ = CASES[name]
+  want, none = _run(fn, args, 0)
+  got, rendered = _run(fn, args, 1)
+  assert none == 0 and rendered >= 1, (none, rendered)
+  if name == "float64":   # tinygrad moves a constant factor out of a sum (sum(x*c) -> sum(x)*c): rounding apart
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+  else: assert np.array_equal(_bits(got), _bits(want)), (got, want)
+
+@pytest.mark.parametrize("name", CASES)
+def test_plain_kernels_against_numpy_with_tinygrads_optimizations(name, tinygrad_optimizations):
+  fn, args, ref = CASES[name]
+  with np.errstate(all="ignore"):   # (the special values' logs and sines)
+    want = np.asarray(ref(*[a.astype(np.float64) if a.dtype == np.float32 and name != "cast" else a for a in args]))
+  for plain in (0, 1):
+    got, rendered = _run(fn, args, plain)
+    assert (rendered >= 1) == bool(plain)
+    if got.dtype.kind in "iu": np.testing.assert_array_equal(got, want)
+    else: np.testing.assert_allclose(got, want.astype(got.dtype), rtol=2e-6 if got.dtype == np.float32 else 1e-14, atol=2e-6, equal_nan=True)
+
+def test_a_reduce_writes_several_outputs_at_each_step():
+  # the two innermost output loops of a matrix product step by 4: 16 accumulators, each output summed in order
+  jf = tinyjax.jit(lambda a, b: a @ b)
+  np.testing.assert_array_equal(jf(Tensor(A), Tensor(B)).numpy(), _run(lambda a, b: a @ b, (A, B), 0)[0])
+  [src] = _sources(jf)
+  assert src.count(" += 4) {") == 2 and "acc15 = " in src and "acc16" not in src, src
+
+@pytest.mark.parametrize("fn, args, ref", [
+  (lambda x: x.pad(((1, 1), (0, 0))) * 2, (X,), lambda x: np.pad(x, ((1, 1), (0, 0))) * 2),   # a gated load
+  (lambda x: x.cast(dtypes.half) * 2, (X,), lambda x: x.astype(np.float16) * 2),   # half
+  (lambda x: (x.reshape(-1, 1) * x.reshape(1, -1)).sum(1), (np.tile(X, (2, 1)),), lambda x: np.outer(x.ravel(), x.ravel()).sum(1)),   # large
+])
+def test_other_kernels_take_tinygrads_path(fn, args, ref):
+  got, rendered = _run(fn, args, 1)
+  assert rendered == 0
+  np.testing.assert_allclose(got.astype(np.float64), ref(*args).astype(np.float64), rtol=2e-3 if got.dtype == np.float16 else 1e-5, atol=1e-5)
+
+def test_off_takes_tinygrads_path_everywhere():
+  got, rendered = _run(lambda a, b: a @ b, (A, B), 0)
+  assert rendered == 0
+  np.testing.assert_allclose(got, A @ B, rtol=1e-5, atol=1e-5)
