@@ -44,6 +44,8 @@ CASES = {
   "exp64": (lambda x: x.cast(dtypes.float64).exp(), (S,), lambda x: np.exp(x.astype(np.float64))),
   "sin64": (lambda x: (x.cast(dtypes.float64) * 1e3).sin(), (S,), lambda x: np.sin(x.astype(np.float64) * 1e3)),
   "softmax": (lambda x: x.softmax(1), (X,), lambda x: (e := np.exp(x - x.max(1, keepdims=True))) / e.sum(1, keepdims=True)),
+  "pad": (lambda x: x.pad(((1, 2), (3, 0))) * 2, (X,), lambda x: np.pad(x, ((1, 2), (3, 0))) * 2),   # gated loads
+  "concatenate": (lambda x: x[:3].cat(x[5:9].exp(), x[:2] * 2), (X,), lambda x: np.concatenate([x[:3], np.exp(x[5:9]), x[:2] * 2])),
   "tanh-matvec": (lambda a, b: (a @ b).tanh().sum(0), (A, B), lambda a, b: np.tanh(a @ b).sum(0)),
 }
 
@@ -88,7 +90,6 @@ def test_a_reduce_writes_several_outputs_at_each_step():
   assert src.count(" += 4) {") == 2 and "acc15 = " in src and "acc16" not in src, src
 
 @pytest.mark.parametrize("fn, args, ref", [
-  (lambda x: x.pad(((1, 1), (0, 0))) * 2, (X,), lambda x: np.pad(x, ((1, 1), (0, 0))) * 2),   # a gated load
   (lambda x: x.cast(dtypes.half) * 2, (X,), lambda x: x.astype(np.float16) * 2),   # half
   (lambda x: (x.reshape(-1, 1) * x.reshape(1, -1)).sum(1), (np.tile(X, (2, 1)),), lambda x: np.outer(x.ravel(), x.ravel()).sum(1)),   # large
 ])

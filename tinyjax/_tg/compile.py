@@ -306,7 +306,9 @@ def schedule_from_disk(function: UOp, schedule_cache: dict, schedule: Callable[[
   object of this process in it, such as a host call's rule) and has no host call: a host call's executor is this
   process's, registered under a name another process gives to another call (and the scheduler makes some:
   patches.py, `_constant_arguments`)."""
-  if not CCACHE or not SCACHE or isinstance(function.arg, KernelInfo) or function.key in schedule_cache: return schedule(function)
+  if isinstance(function.arg, KernelInfo) or function.key in schedule_cache: return schedule(function)
+  prepare()   # a graph new to this process has new kernels, most likely: clang starts while it is scheduled
+  if not CCACHE or not SCACHE: return schedule(function)
   key = _stable_key(function)
   if (got := diskcache_get(_table("schedule"), key)) is not None:
     schedule_cache[function.key] = got
@@ -325,7 +327,8 @@ def schedule_from_disk(function: UOp, schedule_cache: dict, schedule: Callable[[
 # it reads its input. tinygrad starts clang for each compile (`ClangCompiler.compile`: `subprocess.check_output` of its
 # command line, the source on stdin). Here, when code generation for a compile begins (`prepare`: tinygrad's
 # do_to_program, or a unit here), a clang with the last compile's command line is started and waits at its stdin: by
-# the time the source is generated it has started, and the compile writes the source into it. The same program,
+# the time the source is generated it has started, and the compile writes the source into it (a graph new to the
+# process starts one when its scheduling begins: plain C kernels are written in a fraction of the ~20 ms). The same program,
 # arguments and input, so the same object, ~20 ms sooner. Started only when a compile is coming: clangs started after
 # each compile, for the next one, took ~20 ms of CPU each right after it (the bench's first case's second call 0.26 ->
 # 14.6 ms). A waiting clang is killed at exit; forked processes close their copies of its pipes (a copy of the write end

@@ -16,7 +16,7 @@ path, whose upcasts and unrolled lanes pay there (docs/decisions.md has the figu
 from __future__ import annotations
 import itertools, math
 from dataclasses import replace
-from tinygrad.dtype import AddrSpace, DType, dtypes, least_upper_dtype
+from tinygrad.dtype import AddrSpace, DType, Invalid, dtypes, least_upper_dtype
 from tinygrad.helpers import DEBUG, ContextVar
 from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, range_str
 from tinygrad.codegen.decomp.transcendental import xexp2, xlog2, xsin
@@ -142,10 +142,20 @@ class _Kernel:
     _ctype(self.dt(p.dtype))
     return self.params.setdefault(p.arg.slot, f"data{p.arg.slot}_" + "_".join(str(x) for x in p.shape))
 
-  def address(self, idx: UOp) -> str:
-    if idx.op is not Ops.INDEX or len(idx.src) != 2 or self.dt(idx.src[1].dtype) not in (dtypes.int32, dtypes.int64): raise _Unsupported(idx)
-    offset = self.operand(idx.src[1], self.dt(idx.src[1].dtype))
-    return f"*({self.param(idx.src[0])}+{_strip(offset) if idx.src[1].op is Ops.ADD else offset})"
+  def address(self, idx: UOp, at: UOp | None = None) -> str:
+    """The element INDEX idx points at (at: its offset, without a load's gate)."""
+    at = idx.src[1] if at is None else at
+    if idx.op is not Ops.INDEX or len(idx.src) != 2 or self.dt(at.dtype) not in (dtypes.int32, dtypes.int64): raise _Unsupported(idx)
+    offset = self.operand(at, self.dt(at.dtype))
+    return f"*({self.param(idx.src[0])}+{_strip(offset) if at.op is Ops.ADD else offset})"
+
+  def load(self, idx: UOp) -> str:
+    """A load; a gated one (its index where(valid, offset, Invalid): a pad's or a concatenation's) reads 0 where the gate
+    is false, and reads no memory there (tinygrad's gated load)."""
+    at = idx.src[1]
+    if at.op is Ops.WHERE and at.src[2].op is Ops.CONST and at.src[2].arg is Invalid:
+      return f"({self.expr(at.src[0])}?{self.address(idx, at.src[1])}:{_const(0, self.dt(idx.dtype))})"
+    return f"({self.address(idx)})"
 
   def expr(self, u: UOp) -> str:
     if (text := self.names.get(u)) is not None or (text := self.inline.get(u)) is not None: return text
@@ -155,7 +165,7 @@ class _Kernel:
     if u.op is Ops.RANGE: raise _Unsupported("a range not looped over")
     if u.op is Ops.INDEX:   # a load
       self.names[u] = name = self.name("val")
-      self.emit(self.level_of(u), f"{_ctype(self.dt(u.dtype))} {name} = ({self.address(u)});")
+      self.emit(self.level_of(u), f"{_ctype(self.dt(u.dtype))} {name} = {self.load(u)};")
       return name
     if u.op is Ops.REDUCE: return self.reduce(u)
     if u.op in _SOFT:   # tinygrad's expansion of it into arithmetic, written as that arithmetic
