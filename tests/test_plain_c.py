@@ -34,6 +34,7 @@ CASES = {
                  lambda x: np.maximum(np.where(x > 0, x, x * 2), 0) - np.maximum(x, 0.3)),
   "neg-sqrt": (lambda x: -(x * x).sqrt() + 1, (X,), lambda x: -np.sqrt(x * x) + 1),
   "int-floordiv": (lambda i: i // 7 + i % 7, (I,), lambda i: i // 7 + i % 7),
+  "int-pow2": (lambda i: i // 8 + i % 8 * 3, (I,), lambda i: i // 8 + i % 8 * 3),   # a shift and a mask, either sign
   "int-negdiv": (lambda i: i // -3 + i % -3, (I,), lambda i: i // -3 + i % -3),
   "cast": (lambda x: (x * 10).cast(dtypes.int32), (X,), lambda x: (x * 10).astype(np.int32)),
   "float64": (lambda x: (x.cast(dtypes.float64) * 1.1 + 2).sum(1), (X,), lambda x: (x.astype(np.float64) * 1.1 + 2).sum(1)),

@@ -224,6 +224,9 @@ class _Kernel:
     if u.op in (Ops.FLOORDIV, Ops.FLOORMOD):
       if not dtypes.is_int(commit): raise _Unsupported(u)
       ta, tb = e(a), e(b)
+      if b.op is Ops.CONST and isinstance(b.arg, int) and b.arg > 0 and b.arg & (b.arg - 1) == 0:   # a power of two:
+        # an arithmetic shift and a mask are floor division and modulo for either sign (tinygrad's rewrite, as fast)
+        return f"({ta}>>{b.arg.bit_length() - 1})" if u.op is Ops.FLOORDIV else f"({ta}&{b.arg - 1})"
       same_sign = (a.vmin >= 0 and b.vmin > 0) or (a.vmax <= 0 and b.vmax < 0)
       if u.op is Ops.FLOORDIV:
         return f"({ta}/{tb})" if same_sign else f"(({ta}/{tb})-((({ta}%{tb})!=0)&(({ta}<0)!=({tb}<0))))"
