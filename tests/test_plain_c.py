@@ -103,3 +103,15 @@ def test_off_takes_tinygrads_path_everywhere():
   got, rendered = _run(lambda a, b: a @ b, (A, B), 0)
   assert rendered == 0
   np.testing.assert_allclose(got, A @ B, rtol=1e-5, atol=1e-5)
+
+@pytest.mark.parametrize("draw", ["bits", "uniform"])
+def test_random_streams_in_plain_c_are_jaxs(draw):
+  # threefry is expanded by tinygrad's own function into uint32 arithmetic: JAX's bits, bit for bit, both ways
+  import jax
+  want = np.asarray(getattr(jax.random, draw)(jax.random.PRNGKey(3), (1000,)))
+  for plain in (0, 1):
+    with Context(TINYJAX_PLAIN_C=plain):
+      jf = tinyjax.jit(lambda k: getattr(tinyjax.random, draw)(k, (1000,)))
+      got = jf(tinyjax.random.PRNGKey(3)).numpy()
+      assert (sum(plain_c.MARK in src for src in _sources(jf)) >= 1) == bool(plain)
+    assert np.array_equal(_bits(got), _bits(want)), (plain, got[:4], want[:4])

@@ -1,27 +1,27 @@
-"""Plain CPU kernels rendered to C straight from their AST, without tinygrad's code generation (issue 30: first calls).
+"""Plain CPU kernels written as C straight from their AST, without tinygrad's code generation (issue 30: first calls).
 
 tinygrad turns a kernel's AST into C through ~30 rewrite passes (its optimisations, the expander, the devectorizer,
 symbolic simplification, decompositions, linearize, render): 12-100 ms of Python for a matrix product of 30 nodes,
-75-85% of a first call. A kernel made only of loops over constant ranges, loads and stores at ungated indices, reduces
-and the arithmetic in `_OPS` is written here in well under a millisecond, as tinygrad writes it with NOOPT: the same
-loops (the short-loop pragma of patches.py included), the same C for each operation (tinygrad's decompositions of MAX,
-RECIPROCAL, floor division and negation applied as its late rewrites apply them), arithmetic used once inlined into its
-user as tinygrad's renderer inlines it (clang contracts a*b+c into an FMA only within one expression: the same FMAs),
-a reduce accumulating in order. Any other kernel (a software transcendental, a gated load, a vector, half or index
-dtype, a variable, a buffer read and written, BEAM, ...) returns None and takes tinygrad's path.
-
-Unlike tinygrad's optimised kernels these are not upcast: a kernel above `MAX_WORK` loop iterations takes tinygrad's
-path, whose upcasts and unrolled lanes pay there (docs/decisions.md has the figures).
+75-85% of a first call. A kernel made of loops over constant ranges, loads (gated ones too) and stores, reduces and the
+operations in `_OPS` (exp2, log2 and sin expanded by tinygrad's own functions) is written here in 0.2-1 ms, as tinygrad
+writes it with NOOPT: the same C for each operation (its decompositions of MAX, RECIPROCAL, floor division and
+negation, as its late rewrites apply them), arithmetic used once inlined into its user as its renderer inlines it
+(clang contracts a*b+c into an FMA only within one expression: the same FMAs), each sum in order. So under NOOPT the
+numbers are tinygrad's bit for bit (tests/test_plain_c.py). For speed without reordering a sum, a store whose value
+has a reduce writes several outputs per step of its loops (`_upcast`: tinygrad's upcast of outputs), their
+accumulators independent chains the compiler vectorises. Any other kernel (above `MAX_WORK` iterations, a long sum
+with few outputs, half, a variable, a buffer read and written, BEAM, ...) returns None: tinygrad's path.
 """
 from __future__ import annotations
 import itertools, math
+from typing import Callable
 from dataclasses import replace
 from tinygrad.dtype import AddrSpace, DType, Invalid, dtypes, least_upper_dtype
 from tinygrad.helpers import DEBUG, ContextVar
-from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, range_str
+from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, graph_rewrite, range_str
 from tinygrad.codegen.decomp.transcendental import xexp2, xlog2, xsin
+from tinygrad.codegen.decomp.op import threefry2x32
 from tinygrad.codegen.simplify import pm_flatten_range, pm_split_ranges
-from tinygrad.uop.ops import graph_rewrite
 
 # on by default; TINYJAX_PLAIN_C=0 (or Context(TINYJAX_PLAIN_C=0)) leaves every kernel to tinygrad. Part of tinygrad's
 # program key (patches.py), so a program made one way is not found the other way
@@ -29,7 +29,6 @@ PLAIN_C = ContextVar("TINYJAX_PLAIN_C", 1)
 CHAINS = 16               # accumulators a reduce's loop updates at each step (independent chains, as tinygrad's 4x4)
 LONG_SUM = 512            # a reduce's length from which it needs 8 accumulators (outputs) at each step to be written here
 MAX_WORK = 1 << 16        # loop iterations of a kernel (all its loops' trip counts multiplied), at most
-rendered = 0              # kernels written here (read by tests)
 MARK = "/* tinyjax plain C */"   # the first line of their sources
 # a reduce's loop is unrolled 4 times, not whole: clang unrolled a 64-step dot product whole, and took 115 ms for the
 # kernel instead of 55 ms, for the same run time (2.2 us); a float sum it does not vectorise (that would reorder it)
@@ -42,8 +41,9 @@ _ARITH = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.CMPLT: "<", Ops.CMPNE: "
           Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>", Ops.CDIV: "/", Ops.CMOD: "%"}
 # the software transcendentals, expanded by tinygrad's own functions (the renderer has no exp2, log2 or sin of its own)
 _SOFT = {Ops.EXP2: xexp2, Ops.LOG2: xlog2, Ops.SIN: xsin}
+_EXPANDED: dict[Ops, Callable[..., UOp]] = {**_SOFT, Ops.THREEFRY: threefry2x32}   # (and JAX's random bits: tinygrad's threefry in uint32 arithmetic)
 _NARROW = {dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16}
-_OPS = set(_ARITH) | set(_SOFT) | {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.RECIPROCAL, Ops.SQRT, Ops.TRUNC, Ops.FLOORDIV, Ops.FLOORMOD,
+_OPS = set(_ARITH) | set(_EXPANDED) | {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.RECIPROCAL, Ops.SQRT, Ops.TRUNC, Ops.FLOORDIV, Ops.FLOORMOD,
                       Ops.CAST, Ops.BITCAST}
 _SHORT_LOOP = 64   # patches._short_loop's bound: clang's vectoriser took ~40 ms on each loop of a transcendental
 _STRUCTURE = {Ops.SINK, Ops.END, Ops.STORE, Ops.INDEX, Ops.PARAM, Ops.CONST, Ops.RANGE, Ops.REDUCE}
@@ -168,9 +168,10 @@ class _Kernel:
       self.emit(self.level_of(u), f"{_ctype(self.dt(u.dtype))} {name} = {self.load(u)};")
       return name
     if u.op is Ops.REDUCE: return self.reduce(u)
-    if u.op in _SOFT:   # tinygrad's expansion of it into arithmetic, written as that arithmetic
-      if u.dtype not in (dtypes.float32, dtypes.float64) or u.src[0].dtype is not u.dtype: raise _Unsupported(u)
-      expanded = _SOFT[u.op](u.src[0])
+    if u.op in _EXPANDED:   # tinygrad's expansion of it into arithmetic, written as that arithmetic
+      if u.op is Ops.THREEFRY and not (u.dtype is dtypes.uint64 and all(x.dtype is dtypes.uint64 for x in u.src)): raise _Unsupported(u)
+      if u.op in _SOFT and (u.dtype not in (dtypes.float32, dtypes.float64) or u.src[0].dtype is not u.dtype): raise _Unsupported(u)
+      expanded = _EXPANDED[u.op](*u.src)
       for x in expanded.toposort():   # (the new nodes' uses of their sources; the expansion takes the uses of u)
         if x not in self.uses:
           for y in x.src: self.uses[y] = self.uses.get(y, 0) + 1
@@ -360,8 +361,6 @@ def program(ast: UOp, renderer) -> UOp | None:
   if not PLAIN_C.value or type(renderer).__name__ != "ClangRenderer" or renderer.has_local or not renderer.target.arch.startswith("x86_64"):
     return None
   if (made := render(ast)) is None: return None
-  global rendered
-  rendered += 1
   name, body = made
   info = replace(ProgramInfo.from_sink(ast, renderer.target), name=name)
   params = {u.arg.slot: u for u in ast.toposort() if u.op is Ops.PARAM}
