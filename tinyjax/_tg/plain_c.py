@@ -237,7 +237,8 @@ class _Kernel:
   def reduce(self, r: UOp) -> str:
     """A reduce's accumulator for the current copy. Its loop is written once for every copy of the upcast step: the
     copies' accumulators are independent chains (the compiler vectorises them across outputs), each summed in order."""
-    if (acc := self.accs.get((r, self.copy))) is not None: return acc
+    upcast = any(x in r.ranges for x in self.upcast)   # (one that does not depend on the upcast ranges is written once)
+    if (acc := self.accs.get((r, self.copy if upcast else ()))) is not None: return acc
     op = r.arg[0]
     if op not in (Ops.ADD, Ops.MUL, Ops.MAX) or r.arg[1]: raise _Unsupported(r)
     ranges = sorted(r.src[1:], key=lambda x: x.arg[:-1])
@@ -246,7 +247,7 @@ class _Kernel:
     if any(u.op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ) and any(x in u.ranges for x in ranges) for u in r.src[0].toposort()): raise _Unsupported(r)
     dt = r.dtype
     level = self.level_of(r)   # (its value: the ranges outside it it depends on)
-    copies = self.copies() if any(x in r.ranges for x in self.upcast) else [self.copy]
+    copies = self.copies() if upcast else [()]
     identity = {Ops.ADD: 0, Ops.MUL: 1, Ops.MAX: dt.min}[op]
     for c in copies:
       self.accs[(r, c)] = acc = self.name("acc")
@@ -259,7 +260,7 @@ class _Kernel:
     for x in ranges: self.open_loop(x, reduce=True)
     was = self.copy
     for c in copies:
-      if c != self.copy: self.select(c)
+      if upcast and c != self.copy: self.select(c)
       acc, value = self.accs[(r, c)], self.operand(r.src[0], dt)
       update = f"(({acc}<{value})?{value}:{acc})" if op is Ops.MAX else f"({acc}{_ARITH[op]}{_flat(value, op, r.src[0])})"
       self.emit(len(self.levels) - 1, f"{acc} = {_strip(update) if op is Ops.MAX else update};")
@@ -268,7 +269,7 @@ class _Kernel:
     for loop, lines in inner:
       if loop is not None: self.depth[loop] = len(self.levels)
       self.levels.append((loop, lines))
-    return self.accs[(r, self.copy)]
+    return self.accs[(r, self.copy if upcast else ())]
 
 def _negated(u: UOp) -> UOp | None:
   if u.op is Ops.NEG: return u.src[0]
