@@ -9,9 +9,8 @@ negation, as its late rewrites apply them), arithmetic used once inlined into it
 (clang contracts a*b+c into an FMA only within one expression: the same FMAs), each sum in order. So under NOOPT the
 numbers are tinygrad's bit for bit (tests/test_plain_c.py). For speed without reordering a sum, a store whose value
 has a reduce writes several outputs per step of its loops (`_upcast`: tinygrad's upcast of outputs), their
-accumulators independent chains the compiler vectorises (a one-hot gather is first collapsed into a load by
-tinygrad's own pass). Any other kernel (above `MAX_WORK` iterations, a long sum with few outputs, half, a variable,
-a buffer read and written, BEAM, ...) returns None: tinygrad's path.
+accumulators independent chains the compiler vectorises. Any other kernel (above `MAX_WORK` iterations, a long sum
+with few outputs, half, a variable, a buffer read and written, BEAM, ...) returns None: tinygrad's path.
 """
 from __future__ import annotations
 import itertools, math
@@ -22,7 +21,7 @@ from tinygrad.helpers import DEBUG, ContextVar
 from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, graph_rewrite, range_str
 from tinygrad.codegen.decomp.transcendental import xexp2, xlog2, xsin
 from tinygrad.codegen.decomp.op import threefry2x32
-from tinygrad.codegen.simplify import pm_flatten_range, pm_load_collapse, pm_split_ranges
+from tinygrad.codegen.simplify import pm_flatten_range, pm_split_ranges
 
 # on by default; TINYJAX_PLAIN_C=0 (or Context(TINYJAX_PLAIN_C=0)) leaves every kernel to tinygrad. Part of tinygrad's
 # program key (patches.py), so a program made one way is not found the other way
@@ -244,6 +243,8 @@ class _Kernel:
     if op not in (Ops.ADD, Ops.MUL, Ops.MAX) or r.arg[1]: raise _Unsupported(r)
     ranges = sorted(r.src[1:], key=lambda x: x.arg[:-1])
     if any(x.op is not Ops.RANGE or x in self.depth for x in ranges): raise _Unsupported(r)
+    # a sum that compares its own range (a one-hot gather, an arange) is tinygrad's to collapse into a load
+    if any(u.op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ) and any(x in u.ranges for x in ranges) for u in r.src[0].toposort()): raise _Unsupported(r)
     dt = r.dtype
     level = self.level_of(r)   # (its value: the ranges outside it it depends on)
     copies = self.copies() if upcast else [()]
@@ -269,9 +270,6 @@ class _Kernel:
       if loop is not None: self.depth[loop] = len(self.levels)
       self.levels.append((loop, lines))
     return self.accs[(r, self.copy if upcast else ())]
-
-def _compares_range(r: UOp) -> bool:
-  return any(u.op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ) and any(x in u.ranges for x in r.src[1:]) for u in r.src[0].toposort())
 
 def _negated(u: UOp) -> UOp | None:
   if u.op is Ops.NEG: return u.src[0]
@@ -323,10 +321,6 @@ def render(ast: UOp) -> tuple[str, str] | None:
       # a loop whose index is taken modulo a constant is split in two, as tinygrad splits it (inner loops the compiler
       # vectorises, instead of a division and a remainder per element)
       ast = graph_rewrite(ast, pm_split_ranges + pm_flatten_range, ctx={}, name="split ranges")
-    if any(u.op is Ops.REDUCE and _compares_range(u) for u in ast.toposort()):
-      # a sum that compares its own range may be a one-hot gather (x[idx] with an index tensor): tinygrad's first pass
-      # turns it into a gated load; what it leaves is a masked sum, written as it is
-      ast = graph_rewrite(ast, pm_load_collapse, name="load collapse")
     nodes = ast.toposort()
     if any(u.op not in _STRUCTURE and u.op not in _OPS for u in nodes): return None
     stores = _stores(ast)
