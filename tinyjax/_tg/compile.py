@@ -106,7 +106,9 @@ def _generate_all(todo: list[tuple[UOp, Renderer]], direct: Callable[[UOp, Rende
     deferred = _Deferred()
     if (prg := direct(ast, _with_compiler(renderer, deferred))) is not None: out[i] = (prg, deferred.src)
   others = [i for i, got in enumerate(out) if got is None]
-  for i, got in zip(others, _generate_others([todo[i] for i in others]), strict=True): out[i] = got
+  with Context(TINYJAX_PLAIN_C=0):   # (tried here already: do_to_program, here and in the workers, does not write them again)
+    made = _generate_others([todo[i] for i in others])
+  for i, got in zip(others, made, strict=True): out[i] = got
   return out
 
 def _generate_others(todo: list[tuple[UOp, Renderer]]) -> list[tuple[UOp, str]]:

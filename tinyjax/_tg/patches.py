@@ -422,7 +422,7 @@ def _realize_padded_soft(ctx, order: list[UOp]) -> None:
 # clang's loop vectoriser spends ~40 ms on each loop of a software transcendental (AVX-512 bodies, masked remainders),
 # which a loop of a few dozen elements gains ~1 us a call from: the kernels of the transcendentals a PAD spreads (above)
 # took the bicycle's Jacobian's clang run from 0.19 to 0.60 s. A loop of fewer than _SHORT_LOOP iterations is left scalar.
-_SHORT_LOOP = 64
+_SHORT_LOOP = _plain_c.SHORT_LOOP   # (plain_c.py writes its kernels' short loops the same way)
 
 def _short_loop(ctx, x: UOp) -> str | None:
   if x.dtype == dtypes.void or (n := x.src[0]).vmin != n.vmax or n.vmax >= _SHORT_LOOP: return None   # (a constant bound)

@@ -3,7 +3,7 @@
 tinygrad turns a kernel's AST into C through ~30 rewrite passes (its optimisations, the expander, the devectorizer,
 symbolic simplification, decompositions, linearize, render): 12-100 ms of Python for a matrix product of 30 nodes,
 75-85% of a first call. A kernel made of loops over constant ranges, loads (gated ones too) and stores, reduces and the
-operations in `_OPS` (exp2, log2 and sin expanded by tinygrad's own functions) is written here in 0.2-1 ms, as tinygrad
+operations in `_OPS` (exp2, log2, sin and threefry expanded by tinygrad's own functions) is written here in 0.2-1 ms, as tinygrad
 writes it with NOOPT: the same C for each operation (its decompositions of MAX, RECIPROCAL, floor division and
 negation, as its late rewrites apply them), arithmetic used once inlined into its user as its renderer inlines it
 (clang contracts a*b+c into an FMA only within one expression: the same FMAs), each sum in order. So under NOOPT the
@@ -45,7 +45,7 @@ _EXPANDED: dict[Ops, Callable[..., UOp]] = {**_SOFT, Ops.THREEFRY: threefry2x32}
 _NARROW = {dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16}
 _OPS = set(_ARITH) | set(_EXPANDED) | {Ops.NEG, Ops.MAX, Ops.WHERE, Ops.RECIPROCAL, Ops.SQRT, Ops.TRUNC, Ops.FLOORDIV, Ops.FLOORMOD,
                       Ops.CAST, Ops.BITCAST}
-_SHORT_LOOP = 64   # patches._short_loop's bound: clang's vectoriser took ~40 ms on each loop of a transcendental
+SHORT_LOOP = 64   # clang does not vectorise a shorter loop of a transcendental (patches._short_loop: ~40 ms of clang each)
 _STRUCTURE = {Ops.SINK, Ops.END, Ops.STORE, Ops.INDEX, Ops.PARAM, Ops.CONST, Ops.RANGE, Ops.REDUCE}
 
 class _Unsupported(Exception): pass
@@ -87,7 +87,6 @@ class _Kernel:
     self.names: dict[UOp, str] = {}     # nodes with a variable (loads, shared or unlined arithmetic, reduces, ranges)
     self.inline: dict[UOp, str] = {}    # nodes written into their user
     self.count = {"val": 0, "alu": 0, "acc": 0}
-    self.params: dict[int, str] = {}
     self.levels: list[tuple[UOp | None, list[str]]] = [(None, [])]   # open loops: (range, its lines)
     self.depth: dict[UOp, int] = {}     # an open range's level
     self.upcast: dict[UOp, int] = {}    # the store's ranges whose loops write several outputs at each step, and how many
@@ -111,7 +110,7 @@ class _Kernel:
     if r.src[0].op is not Ops.CONST or self.dt(r.dtype) not in (dtypes.int32, dtypes.int64) or len(r.src) != 1: raise _Unsupported(r)
     n = r.src[0].arg
     self.names[r] = self.base[r] = name = f"{axis_letters[r.arg[-1]]}idx{range_str(r)}"
-    pragma = _UNROLL_4 if reduce else '_Pragma("clang loop vectorize(disable)") ' if self.soft and n < _SHORT_LOOP else ""
+    pragma = _UNROLL_4 if reduce else '_Pragma("clang loop vectorize(disable)") ' if self.soft and n < SHORT_LOOP else ""
     self.depth[r] = len(self.levels)
     advance = f"{name}++" if step == 1 else f"{name} += {step}"
     self.levels.append((r, [f"{pragma}for ({_ctype(self.dt(r.dtype))} {name} = 0; {name} < {_const(n, self.dt(r.dtype))}; {advance}) {{"]))
@@ -140,7 +139,7 @@ class _Kernel:
     if p.op is not Ops.PARAM or p.addrspace != AddrSpace.GLOBAL or len(p.src) != 1 or p._shape is None:
       raise _Unsupported(p)
     _ctype(self.dt(p.dtype))
-    return self.params.setdefault(p.arg.slot, f"data{p.arg.slot}_" + "_".join(str(x) for x in p.shape))
+    return _param_name(p)
 
   def address(self, idx: UOp, at: UOp | None = None) -> str:
     """The element INDEX idx points at (at: its offset, without a load's gate)."""
@@ -271,6 +270,8 @@ class _Kernel:
       self.levels.append((loop, lines))
     return self.accs[(r, self.copy if upcast else ())]
 
+def _param_name(p: UOp) -> str: return f"data{p.arg.slot}_" + "_".join(str(x) for x in p.shape)   # (tinygrad's)
+
 def _negated(u: UOp) -> UOp | None:
   if u.op is Ops.NEG: return u.src[0]
   if u.op is Ops.MUL:
@@ -300,12 +301,12 @@ def _stores(ast: UOp) -> list[tuple[UOp, tuple[UOp, ...]]]:
     out.append((s, ranges))
   return out
 
-def _upcast(store: UOp, ordered: list[UOp]) -> dict[UOp, int]:
-  """The ranges of a store whose loops write several outputs at each step, and how many: where its value has a reduce,
+def _upcast(value: dict[UOp, None], ordered: list[UOp]) -> dict[UOp, int]:
+  """The ranges of a store (`value`: its value's nodes, `ordered`: its ranges) whose loops write several outputs at
+  each step, and how many: where its value has a reduce,
   its two innermost ranges 4 divides, 4 outputs each, or the one such range CHAINS, 8 or 4 divides (the reduce's loop
   then updates up to CHAINS accumulators, as tinygrad's upcast of outputs; each output is still summed in order); 4
   outputs at most where the value has a software transcendental."""
-  value = store.src[1].toposort()
   if not any(u.op is Ops.REDUCE for u in value): return {}
   ranges = [r for r in ordered[::-1] if r.src[0].arg % 4 == 0][:2]
   # each copy is another copy of a software transcendental's polynomial (patches.py's 4 lanes, for the same reason)
@@ -326,24 +327,19 @@ def render(ast: UOp) -> tuple[str, str] | None:
     stores = _stores(ast)
     written = {s.src[0].src[0] for s, _ in stores}
     if any(u.op is Ops.INDEX and u.src[0] in written and all(u is not s.src[0] for s, _ in stores) for u in nodes): return None
-    work = 0
-    for s, ranges in stores:
-      trips = math.prod(r.src[0].arg for r in ranges if r.src[0].op is Ops.CONST)
-      for u in s.toposort():
-        if u.op is Ops.REDUCE: trips *= math.prod(r.src[0].arg for r in u.src[1:] if r.src[0].op is Ops.CONST)
-      work += trips
-    if work > MAX_WORK: return None
+    values = [s.src[1].toposort() for s, _ in stores]
+    sums = [[math.prod(r.src[0].arg for r in u.src[1:] if r.src[0].op is Ops.CONST) for u in value if u.op is Ops.REDUCE] for value in values]
+    if sum(math.prod(r.src[0].arg for r in ranges if r.src[0].op is Ops.CONST) * math.prod(n)
+           for (_, ranges), n in zip(stores, sums, strict=True)) > MAX_WORK: return None
     k = _Kernel(ast)
     shape: list[int] = []
-    for s, ranges in stores:
+    for (s, ranges), value, lengths in zip(stores, values, sums, strict=True):
       if any(r in k.depth for r in ranges) or set(s.ranges) - set(ranges): return None   # (a range its loops do not give)
       ordered = sorted(ranges, key=lambda x: x.arg[:-1])
-      k.upcast = _upcast(s, ordered)
+      k.upcast = _upcast(value, ordered)
       # a long sum with few independent accumulators is a chain of dependent adds (~4 cycles each): tinygrad's kernel
       # sums it in vectorised lanes (another order), several times faster
-      if math.prod(k.upcast.values()) < 8 and any(math.prod(r.src[0].arg for r in u.src[1:]) > LONG_SUM for u in s.src[1].toposort()
-                                                 if u.op is Ops.REDUCE):
-        return None
+      if math.prod(k.upcast.values()) < 8 and any(n > LONG_SUM for n in lengths): return None
       for r in ordered: k.open_loop(r, step=k.upcast.get(r, 1))
       for copy in k.copies():
         k.select(copy)
@@ -365,7 +361,7 @@ def program(ast: UOp, renderer) -> UOp | None:
   name, body = made
   info = replace(ProgramInfo.from_sink(ast, renderer.target), name=name)
   params = {u.arg.slot: u for u in ast.toposort() if u.op is Ops.PARAM}
-  args = ", ".join(f"{_ctype(params[g].dtype)}* restrict data{g}_" + "_".join(str(x) for x in params[g].shape) for g in info.globals)
+  args = ", ".join(f"{_ctype(params[g].dtype)}* restrict {_param_name(params[g])}" for g in info.globals)
   src = f"\n{MARK}\nvoid {info.function_name}({args}) {{\n" + "\n".join("  " + ln for ln in body.split("\n")) + "\n}\n"
   if DEBUG >= 4: print(src)
   lib = renderer.compiler.compile_cached(src)
