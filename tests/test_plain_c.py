@@ -11,6 +11,7 @@ from tinygrad.helpers import Context
 from tinygrad.uop.ops import Ops
 import tinyjax
 import tinyjax._tg.plain_c as plain_c
+from tinyjax._tg.ir import gather
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((16, 17)).astype(np.float32)
@@ -18,6 +19,17 @@ A, B = RNG.standard_normal((8, 32)).astype(np.float32), RNG.standard_normal((32,
 S = (RNG.standard_normal((16, 17)) * 3).astype(np.float32)
 S[0, :6] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-40]   # the transcendentals' special cases
 I = RNG.integers(-50, 50, (16, 17)).astype(np.int32)
+
+G = RNG.integers(0, X.size, 40).astype(np.int32)
+
+def _objective(z):   # its gradient is a gated store (where(gate, value, Invalid): a gate tinygrad cannot fold)
+  U = z[:240].reshape(40, 6)[:, 4:]
+  return 0.1 * (U[:, 0].square().sum() + 10 * U[:, 1].square().sum()) + 100 * (z[240:] - 0.5).square().sum()
+
+def _objective_grad(z):
+  g = np.zeros_like(z)
+  g[4:240:6], g[5:240:6], g[240:] = 0.2 * z[4:240:6], 2 * z[5:240:6], 200 * (z[240:] - 0.5)
+  return g
 
 # name: (function of Tensors, its inputs, a numpy reference)
 CASES = {
@@ -47,18 +59,22 @@ CASES = {
   "softmax": (lambda x: x.softmax(1), (X,), lambda x: (e := np.exp(x - x.max(1, keepdims=True))) / e.sum(1, keepdims=True)),
   "pad": (lambda x: x.pad(((1, 2), (3, 0))) * 2, (X,), lambda x: np.pad(x, ((1, 2), (3, 0))) * 2),   # gated loads
   "concatenate": (lambda x: x[:3].cat(x[5:9].exp(), x[:2] * 2), (X,), lambda x: np.concatenate([x[:3], np.exp(x[5:9]), x[:2] * 2])),
+  "gated-store": (lambda x: tinyjax.grad(_objective)(x.flatten()), (X,), lambda x: _objective_grad(x.ravel())),
+  "gather": (lambda x, i: gather(x, i), (X, G), lambda x, i: x.ravel()[i]),   # a reshaped (flattened) buffer
   "tanh-matvec": (lambda a, b: (a @ b).tanh().sum(0), (A, B), lambda a, b: np.tanh(a @ b).sum(0)),
 }
 
 def _sources(jf) -> list[str]:
   return [u.src[2].arg for u in next(iter(jf._cache.values())).tinyjit.captured.linear.toposort() if u.op is Ops.PROGRAM]
 
-def _run(fn, args, plain: int):
-  """fn's result in a new jit (traced and compiled again), and how many of its kernels are plain C."""
+def _run(fn, args, plain: int, every: bool = False):
+  """fn's result in a new jit (traced and compiled again), and how many of its kernels are plain C (every: all of
+  them, or 0)."""
   with Context(TINYJAX_PLAIN_C=plain):
     jf = tinyjax.jit(lambda *a: fn(*a))
     out = jf(*[Tensor(a) for a in args]).numpy()
-    return out, sum(plain_c.MARK in src for src in _sources(jf))
+    rendered = [plain_c.MARK in src for src in _sources(jf)]
+    return out, (sum(rendered) if all(rendered) else 0) if every else sum(rendered)
 
 def _bits(a: np.ndarray) -> np.ndarray: return np.atleast_1d(a).view(np.uint8)
 
@@ -66,8 +82,8 @@ def _bits(a: np.ndarray) -> np.ndarray: return np.atleast_1d(a).view(np.uint8)
 def test_plain_kernels_give_tinygrads_bits(name):
   fn, args, _ = CASES[name]
   want, none = _run(fn, args, 0)
-  got, rendered = _run(fn, args, 1)
-  assert none == 0 and rendered >= 1, (none, rendered)
+  got, rendered = _run(fn, args, 1, every=True)
+  assert none == 0 and rendered >= 1, (none, rendered)   # (every kernel plain C)
   if name == "float64":   # tinygrad moves a constant factor out of a sum (sum(x*c) -> sum(x)*c): rounding apart
     np.testing.assert_allclose(got, want, rtol=1e-15)
   else: assert np.array_equal(_bits(got), _bits(want)), (got, want)
@@ -115,3 +131,13 @@ def test_random_streams_in_plain_c_are_jaxs(draw):
       got = jf(tinyjax.random.PRNGKey(3)).numpy()
       assert (sum(plain_c.MARK in src for src in _sources(jf)) >= 1) == bool(plain)
     assert np.array_equal(_bits(got), _bits(want)), (plain, got[:4], want[:4])
+
+@pytest.mark.parametrize("fn, unrolled", [(lambda x: x * 3 - 1, False), (lambda x: x.exp(), True),
+                                          (lambda x: x.reshape(1, -1).expand(16, -1) + 1, True)])
+def test_small_kernels_loops_are_not_unrolled(fn, unrolled):
+  # a small kernel's loops carry unroll(disable) (clang's whole unrolling of them cost 3x the compile time); one with a
+  # software transcendental, or above SMALL_WORK iterations, is left to clang (unrolling lets it vectorise)
+  jf = tinyjax.jit(fn)
+  jf(Tensor(X)).realize()
+  [src] = _sources(jf)
+  assert plain_c.MARK in src and ("unroll(disable)" not in src) == unrolled, src

@@ -33,6 +33,12 @@ MARK = "/* tinyjax plain C */"   # the first line of their sources
 # a reduce's loop is unrolled 4 times, not whole: clang unrolled a 64-step dot product whole, and took 115 ms for the
 # kernel instead of 55 ms, for the same run time (2.2 us); a float sum it does not vectorise (that would reorder it)
 _UNROLL_4 = '_Pragma("clang loop unroll_count(4)") '
+# a small kernel's other loops are not unrolled: clang unrolled the bicycle Hessian's elementwise loops whole (4 x 50 x
+# 4) and vectorised what that left, 363 ms of -O2 for 16 such kernels instead of 122, to save well under a microsecond
+# a call. A larger kernel's, or one with a software transcendental, are left to clang: unrolling a short inner loop lets
+# it vectorise the outer one (spjacobian 1-D Bratu's 1000 x 3 with an exponential each: 14 us a call, 21 without)
+SMALL_WORK = 1 << 12
+_NO_UNROLL = '_Pragma("clang loop unroll(disable)") '
 
 _C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
             dtypes.uint16: "unsigned short", dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long",
@@ -76,7 +82,8 @@ def _is_const(u: UOp, value) -> bool:
 
 class _Kernel:
   """One kernel's C: statements at the loop level of their deepest range, expressions used once inlined."""
-  def __init__(self, ast: UOp):
+  def __init__(self, ast: UOp, small: bool = False):
+    self.small = small                  # few iterations in all: compile time outweighs what unrolling saves
     self.uses: dict[UOp, int] = {}
     for u in ast.toposort():
       for s in u.src: self.uses[s] = self.uses.get(s, 0) + 1
@@ -110,7 +117,8 @@ class _Kernel:
     if r.src[0].op is not Ops.CONST or self.dt(r.dtype) not in (dtypes.int32, dtypes.int64) or len(r.src) != 1: raise _Unsupported(r)
     n = r.src[0].arg
     self.names[r] = self.base[r] = name = f"{axis_letters[r.arg[-1]]}idx{range_str(r)}"
-    pragma = _UNROLL_4 if reduce else '_Pragma("clang loop vectorize(disable)") ' if self.soft and n < SHORT_LOOP else ""
+    pragma = _UNROLL_4 if reduce else (_NO_UNROLL if self.small and not self.soft else "") + \
+      ('_Pragma("clang loop vectorize(disable)") ' if self.soft and n < SHORT_LOOP else "")
     self.depth[r] = len(self.levels)
     advance = f"{name}++" if step == 1 else f"{name} += {step}"
     self.levels.append((r, [f"{pragma}for ({_ctype(self.dt(r.dtype))} {name} = 0; {name} < {_const(n, self.dt(r.dtype))}; {advance}) {{"]))
@@ -148,11 +156,19 @@ class _Kernel:
     offset = self.operand(at, self.dt(at.dtype))
     return f"*({self.param(idx.src[0])}+{_strip(offset) if at.op is Ops.ADD else offset})"
 
+  def store(self, s: UOp) -> None:
+    """A store; one of where(gate, value, Invalid) writes only where the gate holds (tinygrad's gated store)."""
+    idx, value = s.src
+    if value.op is Ops.WHERE and _is_invalid(value.src[2]):
+      gate, address, text = self.expr(value.src[0]), self.address(idx), self.operand(value.src[1], idx.dtype)
+      self.emit(len(self.levels) - 1, f"if ({_strip(gate)}) {{ {address} = {_strip(text)}; }}")
+    else: self.emit(len(self.levels) - 1, f"{self.address(idx)} = {_strip(self.operand(value, idx.dtype))};")
+
   def load(self, idx: UOp) -> str:
     """A load; a gated one (its index where(valid, offset, Invalid): a pad's or a concatenation's) reads 0 where the gate
     is false, and reads no memory there (tinygrad's gated load)."""
     at = idx.src[1]
-    if at.op is Ops.WHERE and at.src[2].op is Ops.CONST and at.src[2].arg is Invalid:
+    if at.op is Ops.WHERE and _is_invalid(at.src[2]):
       return f"({self.expr(at.src[0])}?{self.address(idx, at.src[1])}:{_const(0, self.dt(idx.dtype))})"
     return f"({self.address(idx)})"
 
@@ -270,6 +286,15 @@ class _Kernel:
       self.levels.append((loop, lines))
     return self.accs[(r, self.copy if upcast else ())]
 
+def _is_invalid(u: UOp) -> bool: return u.op is Ops.CONST and u.arg is Invalid
+
+def _flat_param(u: UOp) -> UOp | None:
+  """The PARAM a chain of reshapes ends in, if it comes back to the PARAM's own (flat) shape: a flattened buffer is
+  the buffer (the gather kernel's `src.flatten()`)."""
+  b = u
+  while b.op is Ops.RESHAPE: b = b.src[0]
+  return b if b.op is Ops.PARAM and b._shape is not None and u._shape == b._shape else None
+
 def _param_name(p: UOp) -> str: return f"data{p.arg.slot}_" + "_".join(str(x) for x in p.shape)   # (tinygrad's)
 
 def _negated(u: UOp) -> UOp | None:
@@ -323,15 +348,17 @@ def render(ast: UOp) -> tuple[str, str] | None:
       # vectorises, instead of a division and a remainder per element)
       ast = graph_rewrite(ast, pm_split_ranges + pm_flatten_range, ctx={}, name="split ranges")
     nodes = ast.toposort()
+    if flat := {u: p for u in nodes if u.op is Ops.RESHAPE and (p := _flat_param(u)) is not None}: nodes = (ast := ast.substitute(flat)).toposort()
     if any(u.op not in _STRUCTURE and u.op not in _OPS for u in nodes): return None
     stores = _stores(ast)
     written = {s.src[0].src[0] for s, _ in stores}
     if any(u.op is Ops.INDEX and u.src[0] in written and all(u is not s.src[0] for s, _ in stores) for u in nodes): return None
     values = [s.src[1].toposort() for s, _ in stores]
     sums = [[math.prod(r.src[0].arg for r in u.src[1:] if r.src[0].op is Ops.CONST) for u in value if u.op is Ops.REDUCE] for value in values]
-    if sum(math.prod(r.src[0].arg for r in ranges if r.src[0].op is Ops.CONST) * math.prod(n)
-           for (_, ranges), n in zip(stores, sums, strict=True)) > MAX_WORK: return None
-    k = _Kernel(ast)
+    work = sum(math.prod(r.src[0].arg for r in ranges if r.src[0].op is Ops.CONST) * math.prod(n)
+               for (_, ranges), n in zip(stores, sums, strict=True))
+    if work > MAX_WORK: return None
+    k = _Kernel(ast, small=work <= SMALL_WORK)
     shape: list[int] = []
     for (s, ranges), value, lengths in zip(stores, values, sums, strict=True):
       if any(r in k.depth for r in ranges) or set(s.ranges) - set(ranges): return None   # (a range its loops do not give)
@@ -343,7 +370,7 @@ def render(ast: UOp) -> tuple[str, str] | None:
       for r in ordered: k.open_loop(r, step=k.upcast.get(r, 1))
       for copy in k.copies():
         k.select(copy)
-        k.emit(len(k.levels) - 1, f"{k.address(s.src[0])} = {_strip(k.operand(s.src[1], s.src[0].dtype))};")
+        k.store(s)
       for _ in ranges: k.close_loop()
       k.upcast, k.copy = {}, ()
       shape = shape or [r.src[0].arg for r in sorted(ranges, key=lambda x: x.arg[:-1])]
