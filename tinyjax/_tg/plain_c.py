@@ -2,7 +2,7 @@
 
 tinygrad turns a kernel's AST into C through ~30 rewrite passes (its optimisations, the expander, the devectorizer,
 symbolic simplification, decompositions, linearize, render): 12-100 ms of Python for a matrix product of 30 nodes,
-75-85% of a first call. A kernel made of loops over constant ranges, loads (gated ones too) and stores, reduces and the
+75-85% of a first call. A kernel made of loops over constant ranges, loads and stores (gated ones too), reduces and the
 operations in `_OPS` (exp2, log2, sin and threefry expanded by tinygrad's own functions) is written here in 0.2-1 ms, as tinygrad
 writes it with NOOPT: the same C for each operation (its decompositions of MAX, RECIPROCAL, floor division and
 negation, as its late rewrites apply them), arithmetic used once inlined into its user as its renderer inlines it
