@@ -61,6 +61,12 @@ CASES = {
   "concatenate": (lambda x: x[:3].cat(x[5:9].exp(), x[:2] * 2), (X,), lambda x: np.concatenate([x[:3], np.exp(x[5:9]), x[:2] * 2])),
   "gated-store": (lambda x: tinyjax.grad(_objective)(x.flatten()), (X,), lambda x: _objective_grad(x.ravel())),
   "gather": (lambda x, i: gather(x, i), (X, G), lambda x, i: x.ravel()[i]),   # a reshaped (flattened) buffer
+  "sum-plus-const": (lambda x, y: (x * x * 3 + y + 1).sum(0) + (x - 2).prod(0), (X, X[0]),
+                     lambda x, y: (x * x * 3 + y + 1).sum(0) + (x - 2).prod(0)),   # tinygrad's (x + acc) + c
+  "one-hot": (lambda x, i: (x.reshape(-1)[Tensor(G)] * 2).sum() + x[:, i[:5]].sum(0), (X, G % 17),
+              lambda x, i: (x.ravel()[G] * 2).sum() + x[:, i[:5]].sum(0)),   # compares its range: tinygrad's load collapse
+  "eye-compare": (lambda x: ((x[:4, :4] - Tensor.eye(4)).abs() > 0.5).max() + (x[:4, :4] * Tensor.eye(4)).sum(0), (X,),
+                  lambda x: (np.abs(x[:4, :4] - np.eye(4)) > 0.5).max() + (x[:4, :4] * np.eye(4)).sum(0)),
   "tanh-matvec": (lambda a, b: (a @ b).tanh().sum(0), (A, B), lambda a, b: np.tanh(a @ b).sum(0)),
 }
 

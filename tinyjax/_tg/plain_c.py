@@ -22,6 +22,7 @@ from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, graph_rewrite,
 from tinygrad.codegen.decomp.transcendental import xexp2, xlog2, xsin
 from tinygrad.codegen.decomp.op import threefry2x32
 from tinygrad.codegen.simplify import pm_flatten_range, pm_split_ranges
+import tinygrad.codegen as _codegen
 
 # on by default; TINYJAX_PLAIN_C=0 (or Context(TINYJAX_PLAIN_C=0)) leaves every kernel to tinygrad. Part of tinygrad's
 # program key (patches.py), so a program made one way is not found the other way
@@ -258,8 +259,6 @@ class _Kernel:
     if op not in (Ops.ADD, Ops.MUL, Ops.MAX) or r.arg[1]: raise _Unsupported(r)
     ranges = sorted(r.src[1:], key=lambda x: x.arg[:-1])
     if any(x.op is not Ops.RANGE or x in self.depth for x in ranges): raise _Unsupported(r)
-    # a sum that compares its own range (a one-hot gather, an arange) is tinygrad's to collapse into a load
-    if any(u.op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ) and any(x in u.ranges for x in ranges) for u in r.src[0].toposort()): raise _Unsupported(r)
     dt = r.dtype
     level = self.level_of(r)   # (its value: the ranges outside it it depends on)
     copies = self.copies() if upcast else [()]
@@ -274,10 +273,18 @@ class _Kernel:
       if loop is not None: del self.depth[loop]
     for x in ranges: self.open_loop(x, reduce=True)
     was = self.copy
+    src, sign = r.src[0], _ARITH.get(op, "")
+    # tinygrad's symbolic moves a constant to the end of a chain ((x + c) + y -> (x + y) + c): an accumulator's update
+    # acc + (x + c) is (x + acc) + c there, x whole
+    consts = [i for i, y in enumerate(src.src) if y.op is Ops.CONST] if op is not Ops.MAX and src.op is op else []
     for c in copies:
       if upcast and c != self.copy: self.select(c)
-      acc, value = self.accs[(r, c)], self.operand(r.src[0], dt)
-      update = f"(({acc}<{value})?{value}:{acc})" if op is Ops.MAX else f"({acc}{_ARITH[op]}{_flat(value, op, r.src[0])})"
+      acc = self.accs[(r, c)]
+      if len(consts) == 1:
+        x, k = src.src[1 - consts[0]], src.src[consts[0]]
+        update = f"({_flat(self.operand(x, dt), op, x)}{sign}{acc}{sign}{self.operand(k, dt)})"
+      elif op is Ops.MAX: update = f"(({acc}<{(value := self.operand(src, dt))})?{value}:{acc})"
+      else: update = f"({acc}{sign}{_flat(self.operand(src, dt), op, src)})"
       self.emit(len(self.levels) - 1, f"{acc} = {_strip(update) if op is Ops.MAX else update};")
     if self.copy != was: self.select(was)
     for _ in ranges: self.close_loop()
@@ -294,6 +301,22 @@ def _flat_param(u: UOp) -> UOp | None:
   b = u
   while b.op is Ops.RESHAPE: b = b.src[0]
   return b if b.op is Ops.PARAM and b._shape is not None and u._shape == b._shape else None
+
+def _compares_own_range(r: UOp) -> bool:
+  return any(u.op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ) and any(x in u.ranges for x in r.src[1:]) for u in r.src[0].toposort())
+
+def _tinygrads_early_passes(ast: UOp) -> UOp:
+  """tinygrad's code generation up to its optimisations, as its NOOPT runs them (`full_rewrite_to_sink`): its load
+  collapse turns a sum comparing its own range (a one-hot gather: sum_j (j == i) x[j]) into a gated load, its symbolic
+  rewrites (sym: a constant factor out of a sum, ...) make the rest the arithmetic tinygrad's kernel computes. Its
+  matchers read from its module when called: tinyjax's patches replace some of them (IEEE folding)."""
+  sink = graph_rewrite(ast, _codegen.pm_mops, name="early movement ops", bottom_up=True)
+  sink = graph_rewrite(sink, _codegen.pm_load_collapse, name="load collapse")
+  sink = graph_rewrite(sink, _codegen.pm_split_ranges + _codegen.pm_flatten_range, ctx={}, name="split ranges")
+  sink = graph_rewrite(sink, _codegen.sym + _codegen.pm_flatten_range, name="initial symbolic")
+  sink = graph_rewrite(sink, _codegen.pm_flatten_range + _codegen.pm_simplify_ranges, ctx={}, name="simplify ranges")
+  return graph_rewrite(sink, _codegen.sym + _codegen.pm_move_where_on_load + _codegen.pm_flatten_range + _codegen.pm_reduce_unparented,
+                       name="postopt symbolic")
 
 def _param_name(p: UOp) -> str: return f"data{p.arg.slot}_" + "_".join(str(x) for x in p.shape)   # (tinygrad's)
 
@@ -343,6 +366,7 @@ def render(ast: UOp) -> tuple[str, str] | None:
   """(name, C source) of a kernel AST written here, or None when it is not one of these kernels."""
   if ast.op is not Ops.SINK or ast.arg is None or ast.arg.applied_opts or ast.arg.opts_to_apply or getattr(ast.arg, "beam", 0): return None
   try:
+    if any(_compares_own_range(u) for u in ast.toposort() if u.op is Ops.REDUCE): ast = _tinygrads_early_passes(ast)
     if any(u.op is Ops.FLOORMOD and u.src[0].op is Ops.RANGE and u.src[1].op is Ops.CONST for u in ast.toposort()):
       # a loop whose index is taken modulo a constant is split in two, as tinygrad splits it (inner loops the compiler
       # vectorises, instead of a division and a remainder per element)
