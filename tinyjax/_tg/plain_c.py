@@ -32,7 +32,9 @@ LONG_SUM = 512            # a reduce's length from which it needs 8 accumulators
 MAX_WORK = 1 << 16        # loop iterations of a kernel (all its loops' trip counts multiplied), at most
 MARK = "/* tinyjax plain C */"   # the first line of their sources
 # a reduce's loop is unrolled 4 times, not whole: clang unrolled a 64-step dot product whole, and took 115 ms for the
-# kernel instead of 55 ms, for the same run time (2.2 us); a float sum it does not vectorise (that would reorder it)
+# kernel instead of 55 ms, for the same run time (2.2 us); a float sum it does not vectorise (that would reorder it).
+# Not at all where the body expands a transcendental or threefry: hmm_em's sampling argmax (threefry and two logs in
+# each of three 25-step loops) took clang 3.4 s unrolled 4 times, 1.0 s not unrolled
 _UNROLL_4 = '_Pragma("clang loop unroll_count(4)") '
 # a small kernel's other loops are not unrolled: clang unrolled the bicycle Hessian's elementwise loops whole (4 x 50 x
 # 4) and vectorised what that left, 363 ms of -O2 for 16 such kernels instead of 122, to save well under a microsecond
@@ -92,6 +94,7 @@ class _Kernel:
     fits = all(-2**31 <= u.vmin and u.vmax < 2**31 for u in self.uses if u.dtype is dtypes.weakint)
     self.index = dtypes.int32 if fits else dtypes.int64
     self.soft = any(u.op in _SOFT for u in self.uses)
+    self.expanded = any(u.op in _EXPANDED for u in self.uses)   # (long bodies: a transcendental's or threefry's arithmetic)
     self.names: dict[UOp, str] = {}     # nodes with a variable (loads, shared or unlined arithmetic, reduces, ranges)
     self.inline: dict[UOp, str] = {}    # nodes written into their user
     self.count = {"val": 0, "alu": 0, "acc": 0}
@@ -118,7 +121,7 @@ class _Kernel:
     if r.src[0].op is not Ops.CONST or self.dt(r.dtype) not in (dtypes.int32, dtypes.int64) or len(r.src) != 1: raise _Unsupported(r)
     n = r.src[0].arg
     self.names[r] = self.base[r] = name = f"{axis_letters[r.arg[-1]]}idx{range_str(r)}"
-    pragma = _UNROLL_4 if reduce else (_NO_UNROLL if self.small and not self.soft else "") + \
+    pragma = (_NO_UNROLL if self.expanded else _UNROLL_4) if reduce else (_NO_UNROLL if self.small and not self.soft else "") + \
       ('_Pragma("clang loop vectorize(disable)") ' if self.soft and n < SHORT_LOOP else "")
     self.depth[r] = len(self.levels)
     advance = f"{name}++" if step == 1 else f"{name} += {step}"
