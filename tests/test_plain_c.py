@@ -147,3 +147,42 @@ def test_small_kernels_loops_are_not_unrolled(fn, unrolled):
   jf(Tensor(X)).realize()
   [src] = _sources(jf)
   assert plain_c.MARK in src and ("unroll(disable)" not in src) == unrolled, src
+
+# constants of every type, the awkward ones too: float32 literals clang rounds from their decimal (not from the
+# double), denormals, signed zeros, infinities, nan; integers that wrap
+FLOATS = [0.1, -4.9, 1 / 3, 1.0000000596046448, 16777217.0, 1e-40, -0.0, 3.4e38, float("inf"), float("nan"), 7.25]
+_EAGER = f"""
+import numpy as np, tinyjax, tinyjax._tg.plain_c as pc
+from tinygrad import Tensor, dtypes
+pc._TABLES.size = int(__import__("sys").argv[1])
+inf, nan = float("inf"), float("nan")
+FLOATS, out = {FLOATS!r}, []
+for dt in (dtypes.float32, dtypes.float64):
+  x = Tensor(np.linspace(-3, 3, 11, dtype=np.float32)).cast(dt).realize()
+  out += [(x[i] * c + 1.5 - (c > 2)).numpy().tobytes().hex() for i, c in enumerate(FLOATS)]
+x = Tensor(np.arange(-3, 3, dtype=np.int32)).realize()
+out += [(x[i] * k + (1 << 33) // 3).numpy().tobytes().hex() for i, k in enumerate([3, -7, 2**31 - 1, -2**31, 12345, 0])]
+u = Tensor(np.arange(4, dtype=np.uint32)).realize()
+out += [(u[i] + k).numpy().tobytes().hex() for i, k in enumerate([1, 2**32 - 1, 2**31, 7])]
+print(pc._TABLES.reused, *out)
+"""
+
+def test_eager_kernels_of_one_code_share_one_compile():
+  # a loop-free kernel compiled alone (eager code) reads its constants from tables in its object: the kernels that
+  # differ only by them (x[i] * c + 1.5 for each i and Python number c) are the first one's object with their values
+  # written in, no clang, and give the same bits as each compiled on its own (a fresh process: eager code finds its
+  # programs again by the graph, whichever way they were made)
+  import os, subprocess, sys
+  env = {**os.environ, "NOOPT": "1", "CCACHE": "0"}
+  shared, alone = [subprocess.run([sys.executable, "-c", _EAGER, size], env=env, capture_output=True, text=True, check=True).stdout.split()
+                   for size in ("4096", "0")]
+  assert int(alone[0]) == 0 and int(shared[0]) >= 2 * (len(FLOATS) - 3) + 3 + 2, shared[0]
+  assert shared[1:] == alone[1:]
+
+def test_float32_literals_round_as_clangs():
+  import struct, subprocess
+  vals = FLOATS[:8] + [float(v) for v in RNG.uniform(-1e4, 1e4, 40)] + [1 + 2.0**-24, 1 + 3 * 2.0**-25]
+  src = "float t[] = {" + ", ".join(plain_c._const(v, dtypes.float32) for v in vals) + "};"
+  obj = subprocess.check_output(["clang", "-c", "-x", "c", "-", "-o", "-"], input=src.encode())
+  [at] = plain_c._symbols(obj, {"t"}).values()
+  assert list(struct.unpack_from(f"<{len(vals)}f", obj, at)) == [plain_c._float32_of_literal(v) for v in vals]

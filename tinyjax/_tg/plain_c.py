@@ -9,11 +9,14 @@ negation, as its late rewrites apply them), arithmetic used once inlined into it
 (clang contracts a*b+c into an FMA only within one expression: the same FMAs), each sum in order. So under NOOPT the
 numbers are tinygrad's bit for bit (tests/test_plain_c.py). For speed without reordering a sum, a store whose value
 has a reduce writes several outputs per step of its loops (`_upcast`: tinygrad's upcast of outputs), their
-accumulators independent chains the compiler vectorises. Any other kernel (above `MAX_WORK` iterations, a long sum
+accumulators independent chains the compiler vectorises. A kernel with a sum comparing its own range (a one-hot
+gather) first goes through tinygrad's own early passes (`_tinygrads_early_passes`: its load collapse and symbolic
+rewrites), and what they leave is written here. Any other kernel (above `MAX_WORK` iterations, a long sum
 with few outputs, half, a variable, a buffer read and written, BEAM, ...) returns None: tinygrad's path.
 """
 from __future__ import annotations
-import itertools, math
+import itertools, math, struct
+from fractions import Fraction
 from typing import Callable
 from dataclasses import replace
 from tinygrad.dtype import AddrSpace, DType, Invalid, dtypes, least_upper_dtype
@@ -85,8 +88,10 @@ def _is_const(u: UOp, value) -> bool:
 
 class _Kernel:
   """One kernel's C: statements at the loop level of their deepest range, expressions used once inlined."""
-  def __init__(self, ast: UOp, small: bool = False):
+  def __init__(self, ast: UOp, small: bool = False, table: bool = False):
     self.small = small                  # few iterations in all: compile time outweighs what unrolling saves
+    # a loop-free kernel's constants in tables (`_Tables`): its binary serves every kernel of the same code
+    self.tables: dict[DType, list] | None = {} if table else None
     self.uses: dict[UOp, int] = {}
     for u in ast.toposort():
       for s in u.src: self.uses[s] = self.uses.get(s, 0) + 1
@@ -106,6 +111,13 @@ class _Kernel:
     self.base: dict[UOp, str] = {}      # a range's loop variable
 
   def dt(self, dt: DType) -> DType: return self.index if dt is dtypes.weakint else dt
+
+  def const(self, value, dt: DType) -> str:
+    """A constant of the AST: its C literal, or its entry in the kernel's table of constants of its type."""
+    if self.tables is None or (held := _table_value(value, dt)) is None: return _const(value, dt)
+    entries = self.tables.setdefault(dt, [])
+    entries.append(held)
+    return f"{_table_name(dt)}[{len(entries) - 1}]"
 
   def name(self, prefix: str) -> str:
     self.count[prefix] += 1
@@ -180,7 +192,7 @@ class _Kernel:
     if (text := self.names.get(u)) is not None or (text := self.inline.get(u)) is not None: return text
     if u.op is Ops.CONST:
       if not isinstance(u.arg, (int, float)) or u.src: raise _Unsupported(u)   # (Invalid: a gated index)
-      return _const(u.arg, self.dt(u.dtype))
+      return self.const(u.arg, self.dt(u.dtype))
     if u.op is Ops.RANGE: raise _Unsupported("a range not looped over")
     if u.op is Ops.INDEX:   # a load
       self.names[u] = name = self.name("val")
@@ -207,7 +219,7 @@ class _Kernel:
 
   def operand(self, s: UOp, commit: DType) -> str:
     """A source of an operation at `commit`, the dtype tinygrad commits its weak constants to (pm_commit_weak)."""
-    return _const(s.arg, commit) if s.op is Ops.CONST and s.dtype in dtypes.weaks and isinstance(s.arg, (int, float)) else self.expr(s)
+    return self.const(s.arg, commit) if s.op is Ops.CONST and s.dtype in dtypes.weaks and isinstance(s.arg, (int, float)) else self.expr(s)
 
   def alu(self, u: UOp) -> str:
     if u.op not in _OPS or u.dtype is dtypes.weakfloat: raise _Unsupported(u.op)
@@ -296,6 +308,91 @@ class _Kernel:
       self.levels.append((loop, lines))
     return self.accs[(r, self.copy if upcast else ())]
 
+# ---- a loop-free kernel's constants in tables ---------------------------------------------------------------------------
+# Eager code compiles a kernel per operation, and kernels that differ only by their constants (an index, a Python float:
+# `x[i]` in a loop, a solver step's scalars) are each a clang run of ~35 ms (physical_optimization's 183 eager kernels:
+# 19 codes). A loop-free kernel compiled alone reads the constants of its AST from tables of the object's .data (hidden
+# globals: clang cannot fold them, and reaches them by PC-relative relocations tinygrad's loader applies). The first
+# kernel of a code is compiled, the object's table bytes checked against the values packed here; the next kernels of
+# that code are the same object with their values written into its tables, no clang. A float32 constant that is not
+# rounded as clang rounds its literal (`_float32_of_literal`).
+_TABLE_FORMATS = {dtypes.bool: "?", dtypes.int32: "i", dtypes.int64: "q", dtypes.uint32: "I", dtypes.uint64: "Q", dtypes.float32: "f",
+                  dtypes.float64: "d"}
+
+def _table_name(dt: DType) -> str: return f"tinyjax_k_{dt.name.replace(' ', '_')}"
+
+def _table_value(value, dt: DType):
+  """The value a table holds for this constant (as its C literal converts it), or None: a literal it stays."""
+  if dt not in _TABLE_FORMATS or isinstance(value, bool) and dt is not dtypes.bool: return None
+  if dt is dtypes.bool: return bool(value)
+  if dtypes.is_float(dt):
+    v = float(value)
+    return _float32_of_literal(v) if dt is dtypes.float32 and math.isfinite(v) else v
+  bits = dt.itemsize * 8
+  v = int(value) % (1 << bits)   # (C converts an integer literal to the table's type modulo 2^bits)
+  return v - (1 << bits) if not dtypes.is_unsigned(dt) and v >= 1 << (bits - 1) else v
+
+def _f32(bits: int) -> float: return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+def _float32_of_literal(v: float) -> float | None:
+  """The float32 clang makes of the literal `_const` writes for v (its decimal, correctly rounded to nearest, ties to
+  even): v's float32 rounding can differ from it (v rounds once to a double, the decimal once to a float). None where
+  the literal is out of float32's range."""
+  exact = Fraction(repr(abs(v)))
+  try: bits = struct.unpack("<I", struct.pack("<f", abs(v)))[0]
+  except OverflowError: return None
+  near = [b for b in (bits - 1, bits, bits + 1) if 0 <= b < 0x7F800000]
+  best = min(near, key=lambda b: (abs(Fraction(_f32(b)) - exact), b & 1))
+  return math.copysign(_f32(best), v)
+
+def _declarations(tables: dict[DType, list], values: bool) -> str:
+  return "".join(f'__attribute__((visibility("hidden"), section(".data"))) {_ctype(dt)} {_table_name(dt)}[{len(vs)}]'
+                 + (f" = {{{', '.join(_const(v, dt) for v in vs)}}};\n" if values else ";\n") for dt, vs in tables.items())
+
+def _packed(dt: DType, values: list) -> bytes: return struct.pack(f"<{len(values)}{_TABLE_FORMATS[dt]}", *values)
+
+def _symbols(lib: bytes, names: set[str]) -> dict[str, int]:
+  """The file offsets of these symbols' bytes in an ELF64 object (symbols in a section with contents only)."""
+  shoff, = struct.unpack_from("<Q", lib, 0x28)
+  shentsize, shnum = struct.unpack_from("<HH", lib, 0x3A)
+  sections = [struct.unpack_from("<IIQQQQIIQQ", lib, shoff + i * shentsize) for i in range(shnum)]
+  out: dict[str, int] = {}
+  for _, kind, _, _, offset, size, link, _, _, entsize in sections:
+    if kind != 2: continue   # SHT_SYMTAB
+    strtab = sections[link][4]
+    for at in range(offset, offset + size, entsize):
+      name_at, _, _, shndx, value, _ = struct.unpack_from("<IBBHQQ", lib, at)
+      name = lib[strtab + name_at:lib.index(b"\0", strtab + name_at)].decode()
+      if name in names and 0 < shndx < len(sections) and sections[shndx][1] == 1: out[name] = sections[shndx][4] + value   # PROGBITS
+  return out
+
+class _Tables:
+  """Objects by their code without the tables' values (and the compiler): the object, each table's offset in it."""
+  def __init__(self, size: int = 4096):
+    self.size, self.reused = size, 0   # (reused: objects written from another's, read by tests)
+    self.made: dict[tuple, tuple[bytes, dict[DType, int]]] = {}
+  def compile(self, compiler, src: str, code: str, tables: dict[DType, list]) -> bytes:
+    key = (type(compiler).__name__, getattr(compiler, "cachekey", None), tuple(getattr(compiler, "args", ())), code)
+    if (got := self.made.get(key)) is not None:
+      lib, offsets = got
+      self.reused += 1
+      out = bytearray(lib)
+      for dt, vs in tables.items():
+        packed = _packed(dt, vs)
+        out[offsets[dt]:offsets[dt] + len(packed)] = packed
+      return bytes(out)
+    lib = compiler.compile_cached(src)
+    try: where = _symbols(lib, {_table_name(dt) for dt in tables})
+    except (struct.error, ValueError, IndexError): return lib
+    offsets = {dt: where.get(_table_name(dt), -1) for dt in tables}
+    # kept only where the object holds each table at its offset, its bytes the values packed here
+    if self.size and all(o >= 0 and lib[o:o + len(b := _packed(dt, tables[dt]))] == b for dt, o in offsets.items()):
+      if len(self.made) >= self.size: self.made.pop(next(iter(self.made)))
+      self.made[key] = (lib, offsets)
+    return lib
+
+_TABLES = _Tables()
+
 def _is_invalid(u: UOp) -> bool: return u.op is Ops.CONST and u.arg is Invalid
 
 def _flat_param(u: UOp) -> UOp | None:
@@ -365,8 +462,9 @@ def _upcast(value: dict[UOp, None], ordered: list[UOp]) -> dict[UOp, int]:
   if len(ranges) == 2: return {r: 4 for r in ranges}
   return {r: next(n for n in (CHAINS, 8, 4) if r.src[0].arg % n == 0) for r in ranges}
 
-def render(ast: UOp) -> tuple[str, str] | None:
-  """(name, C source) of a kernel AST written here, or None when it is not one of these kernels."""
+def render(ast: UOp, table: bool = False) -> tuple[str, str, dict[DType, list]] | None:
+  """(name, C source, its tables of constants) of a kernel AST written here, or None when it is not one of these
+  kernels. table: a loop-free kernel reads its constants from tables (`_Tables`)."""
   if ast.op is not Ops.SINK or ast.arg is None or ast.arg.applied_opts or ast.arg.opts_to_apply or getattr(ast.arg, "beam", 0): return None
   try:
     if any(_compares_own_range(u) for u in ast.toposort() if u.op is Ops.REDUCE): ast = _tinygrads_early_passes(ast)
@@ -385,7 +483,7 @@ def render(ast: UOp) -> tuple[str, str] | None:
     work = sum(math.prod(r.src[0].arg for r in ranges if r.src[0].op is Ops.CONST) * math.prod(n)
                for (_, ranges), n in zip(stores, sums, strict=True))
     if work > MAX_WORK: return None
-    k = _Kernel(ast, small=work <= SMALL_WORK)
+    k = _Kernel(ast, small=work <= SMALL_WORK, table=table and not any(u.op is Ops.RANGE for u in nodes))
     shape: list[int] = []
     for (s, ranges), value, lengths in zip(stores, values, sums, strict=True):
       if any(r in k.depth for r in ranges) or set(s.ranges) - set(ranges): return None   # (a range its loops do not give)
@@ -404,21 +502,24 @@ def render(ast: UOp) -> tuple[str, str] | None:
   except _Unsupported: return None
   reduces = [u for u in nodes if u.op is Ops.REDUCE]
   name = ("r" if reduces else "E") + "".join(f"_{n}" for n in shape + [n for u in reduces[:1] for r in u.src[1:] for n in [r.src[0].arg]])
-  return name, "\n".join(k.levels[0][1])
+  return name, "\n".join(k.levels[0][1]), k.tables or {}
 
 def program(ast: UOp, renderer) -> UOp | None:
   """The PROGRAM of a plain kernel (`render`) for tinygrad's CPU renderer (clang): tinygrad's PROGRAM structure (the AST
   renamed, the LINEAR of its parameters, the source, the binary its compiler makes), or None."""
   if not PLAIN_C.value or type(renderer).__name__ != "ClangRenderer" or renderer.has_local or not renderer.target.arch.startswith("x86_64"):
     return None
-  if (made := render(ast)) is None: return None
-  name, body = made
+  # constants in tables where the kernel is compiled alone (eager code's kernels; not one of a unit's sources)
+  if (made := render(ast, table=type(renderer.compiler).__name__ == "ClangCompiler")) is None: return None
+  name, body, tables = made
   info = replace(ProgramInfo.from_sink(ast, renderer.target), name=name)
   params = {u.arg.slot: u for u in ast.toposort() if u.op is Ops.PARAM}
   args = ", ".join(f"{_ctype(params[g].dtype)}* restrict {_param_name(params[g])}" for g in info.globals)
-  src = f"\n{MARK}\nvoid {info.function_name}({args}) {{\n" + "\n".join("  " + ln for ln in body.split("\n")) + "\n}\n"
+  code = f"void {info.function_name}({args}) {{\n" + "\n".join("  " + ln for ln in body.split("\n")) + "\n}\n"
+  src = f"\n{MARK}\n{_declarations(tables, True)}{code}"
   if DEBUG >= 4: print(src)
-  lib = renderer.compiler.compile_cached(src)
+  lib = _TABLES.compile(renderer.compiler, src, f"\n{MARK}\n{_declarations(tables, False)}{code}", tables) if tables else \
+    renderer.compiler.compile_cached(src)
   # (the AST renamed: a PROGRAM holding the AST itself would be substituted into itself where tinygrad swaps it in)
   return UOp(Ops.PROGRAM, src=(ast.replace(arg=replace(ast.arg, name=name)), UOp(Ops.LINEAR, src=tuple(params[g] for g in info.globals)),
                                UOp(Ops.SOURCE, arg=src), UOp(Ops.BINARY, arg=lib)), arg=info)
