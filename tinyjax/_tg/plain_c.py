@@ -338,9 +338,9 @@ def _float32_of_literal(v: float) -> float | None:
   """The float32 clang makes of the literal `_const` writes for v (its decimal, correctly rounded to nearest, ties to
   even): v's float32 rounding can differ from it (v rounds once to a double, the decimal once to a float). None where
   the literal is out of float32's range."""
+  if abs(v) >= 3.4e38: return None   # (at the top of the range clang's rounding may reach inf: left to it)
   exact = Fraction(repr(abs(v)))
-  try: bits = struct.unpack("<I", struct.pack("<f", abs(v)))[0]
-  except OverflowError: return None
+  bits = struct.unpack("<I", struct.pack("<f", abs(v)))[0]
   near = [b for b in (bits - 1, bits, bits + 1) if 0 <= b < 0x7F800000]
   best = min(near, key=lambda b: (abs(Fraction(_f32(b)) - exact), b & 1))
   return math.copysign(_f32(best), v)
