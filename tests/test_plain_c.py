@@ -67,12 +67,6 @@ CASES = {
               lambda x, i: (x.ravel()[G] * 2).sum() + x[:, i[:5]].sum(0)),   # compares its range: tinygrad's load collapse
   "eye-compare": (lambda x: ((x[:4, :4] - Tensor.eye(4)).abs() > 0.5).max() + (x[:4, :4] * Tensor.eye(4)).sum(0), (X,),
                   lambda x: (np.abs(x[:4, :4] - np.eye(4)) > 0.5).max() + (x[:4, :4] * np.eye(4)).sum(0)),
-  # casts over weakly typed values (a where of Python numbers): tinygrad's weak lowering first, then plain C
-  "weak-cast": (lambda x: (x > 0).where(1.0, 2.5).cast(dtypes.float32) * x + ((x > 0).where(1.0, 2.5) * 3.0 + 0.1).cast(dtypes.float32),
-                (X,), lambda x: np.where(x > 0, 1.0, 2.5) * x + (np.where(x > 0, 1.0, 2.5) * 3.0 + 0.1)),
-  "weak-cast64": (lambda x: ((x > 0).where(1.0, 2.5) / 3.0).cast(dtypes.float64) + x.cast(dtypes.float64), (X,),
-                  lambda x: np.where(x > 0, 1.0, 2.5) / 3.0 + x),
-  "weak-int": (lambda x: ((x > 0).where(3, -7) * 5 // 2).cast(dtypes.int32) + 1, (X,), lambda x: np.where(x > 0, 3, -7) * 5 // 2 + 1),
   "tanh-matvec": (lambda a, b: (a @ b).tanh().sum(0), (A, B), lambda a, b: np.tanh(a @ b).sum(0)),
 }
 

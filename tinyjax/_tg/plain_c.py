@@ -418,13 +418,6 @@ def _tinygrads_early_passes(ast: UOp) -> UOp:
   return graph_rewrite(sink, _codegen.sym + _codegen.pm_move_where_on_load + _codegen.pm_flatten_range + _codegen.pm_reduce_unparented,
                        name="postopt symbolic")
 
-def _tinygrads_weak_lowering(sink: UOp) -> UOp:
-  """tinygrad's lowering of weakly typed values (a cast over a weak subtree sets the width it is computed at), then
-  its final symbolic pass, as its code generation runs them after its (NOOPT: empty) optimisations."""
-  sink = graph_rewrite(sink, _codegen.symbolic_simple + _codegen.pm_lower_index_dtype + _codegen.indexing_simplify, ctx={},
-                       name="lower all index dtypes")
-  return graph_rewrite(sink, _codegen.symbolic, name="final symbolic")
-
 def _param_name(p: UOp) -> str: return f"data{p.arg.slot}_" + "_".join(str(x) for x in p.shape)   # (tinygrad's)
 
 def _negated(u: UOp) -> UOp | None:
@@ -475,9 +468,6 @@ def render(ast: UOp, table: bool = False) -> tuple[str, str, dict[DType, list]] 
   if ast.op is not Ops.SINK or ast.arg is None or ast.arg.applied_opts or ast.arg.opts_to_apply or getattr(ast.arg, "beam", 0): return None
   try:
     if any(_compares_own_range(u) for u in ast.toposort() if u.op is Ops.REDUCE): ast = _tinygrads_early_passes(ast)
-    if any(u.op is Ops.CAST and u.src[0].dtype in dtypes.weaks and u.src[0].op is not Ops.CONST for u in ast.toposort()) and \
-       not any(u.op is Ops.REDUCE for u in ast.toposort()):
-      ast = _tinygrads_weak_lowering(_tinygrads_early_passes(ast))
     if any(u.op is Ops.FLOORMOD and u.src[0].op is Ops.RANGE and u.src[1].op is Ops.CONST for u in ast.toposort()):
       # a loop whose index is taken modulo a constant is split in two, as tinygrad splits it (inner loops the compiler
       # vectorises, instead of a division and a remainder per element)
