@@ -45,6 +45,7 @@ _UNROLL_4 = '_Pragma("clang loop unroll_count(4)") '
 # it vectorise the outer one (spjacobian 1-D Bratu's 1000 x 3 with an exponential each: 14 us a call, 21 without)
 SMALL_WORK = 1 << 12
 _NO_UNROLL = '_Pragma("clang loop unroll(disable)") '
+_NO_VECTORIZE = '_Pragma("clang loop vectorize(disable)") '   # (a soft kernel's short loop: SHORT_LOOP below)
 
 _C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
             dtypes.uint16: "unsigned short", dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long",
@@ -133,8 +134,8 @@ class _Kernel:
     if r.src[0].op is not Ops.CONST or self.dt(r.dtype) not in (dtypes.int32, dtypes.int64) or len(r.src) != 1: raise _Unsupported(r)
     n = r.src[0].arg
     self.names[r] = self.base[r] = name = f"{axis_letters[r.arg[-1]]}idx{range_str(r)}"
-    pragma = (_NO_UNROLL if self.expanded else _UNROLL_4) if reduce else (_NO_UNROLL if self.small and not self.soft else "") + \
-      ('_Pragma("clang loop vectorize(disable)") ' if self.soft and n < SHORT_LOOP else "")
+    if reduce: pragma = _NO_UNROLL if self.expanded else _UNROLL_4
+    else: pragma = (_NO_UNROLL if self.small and not self.soft else "") + (_NO_VECTORIZE if self.soft and n < SHORT_LOOP else "")
     self.depth[r] = len(self.levels)
     advance = f"{name}++" if step == 1 else f"{name} += {step}"
     self.levels.append((r, [f"{pragma}for ({_ctype(self.dt(r.dtype))} {name} = 0; {name} < {_const(n, self.dt(r.dtype))}; {advance}) {{"]))
@@ -467,12 +468,12 @@ def render(ast: UOp, table: bool = False) -> tuple[str, str, dict[DType, list]] 
   kernels. table: a loop-free kernel reads its constants from tables (`_Tables`)."""
   if ast.op is not Ops.SINK or ast.arg is None or ast.arg.applied_opts or ast.arg.opts_to_apply or getattr(ast.arg, "beam", 0): return None
   try:
-    if any(_compares_own_range(u) for u in ast.toposort() if u.op is Ops.REDUCE): ast = _tinygrads_early_passes(ast)
-    if any(u.op is Ops.FLOORMOD and u.src[0].op is Ops.RANGE and u.src[1].op is Ops.CONST for u in ast.toposort()):
+    nodes = ast.toposort()
+    if any(_compares_own_range(u) for u in nodes if u.op is Ops.REDUCE): nodes = (ast := _tinygrads_early_passes(ast)).toposort()
+    if any(u.op is Ops.FLOORMOD and u.src[0].op is Ops.RANGE and u.src[1].op is Ops.CONST for u in nodes):
       # a loop whose index is taken modulo a constant is split in two, as tinygrad splits it (inner loops the compiler
       # vectorises, instead of a division and a remainder per element)
-      ast = graph_rewrite(ast, pm_split_ranges + pm_flatten_range, ctx={}, name="split ranges")
-    nodes = ast.toposort()
+      nodes = (ast := graph_rewrite(ast, pm_split_ranges + pm_flatten_range, ctx={}, name="split ranges")).toposort()
     if flat := {u: p for u in nodes if u.op is Ops.RESHAPE and (p := _flat_param(u)) is not None}: nodes = (ast := ast.substitute(flat)).toposort()
     if any(u.op not in _STRUCTURE and u.op not in _OPS for u in nodes): return None
     stores = _stores(ast)
