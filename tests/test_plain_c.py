@@ -68,6 +68,12 @@ CASES = {
   "eye-compare": (lambda x: ((x[:4, :4] - Tensor.eye(4)).abs() > 0.5).max() + (x[:4, :4] * Tensor.eye(4)).sum(0), (X,),
                   lambda x: (np.abs(x[:4, :4] - np.eye(4)) > 0.5).max() + (x[:4, :4] * np.eye(4)).sum(0)),
   "tanh-matvec": (lambda a, b: (a @ b).tanh().sum(0), (A, B), lambda a, b: np.tanh(a @ b).sum(0)),
+  # short loops: the transcendentals are calls of one function each (the sine's argument is read by the exponential's
+  # multiplication too: written inline), the second kernel's sine the same function in the same translation unit
+  "short-calls": (lambda x: (y := x[:5, :7]).sin() + (y * 0.5).exp() + y.abs().log() + (y * 30).sin() * (y + 1).sin(), (S,),
+                  lambda x: np.sin(y := x[:5, :7]) + np.exp(y * 0.5) + np.log(np.abs(y)) + np.sin(y * 30) * np.sin(y + 1)),
+  "short-calls64": (lambda x: (y := x[:5, :7].cast(dtypes.float64) * 10).sin().contiguous().T * (y.T * 3 - 1).cos() + (y.T / 5).exp(), (S,),
+                    lambda x: np.sin(y := x[:5, :7] * 10).T * np.cos(y.T * 3 - 1) + np.exp(y.T / 5)),
 }
 
 def _sources(jf) -> list[str]:
@@ -111,6 +117,18 @@ def test_a_reduce_writes_several_outputs_at_each_step():
   np.testing.assert_array_equal(jf(Tensor(A), Tensor(B)).numpy(), _run(lambda a, b: a @ b, (A, B), 0)[0])
   [src] = _sources(jf)
   assert src.count(" += 4) {") == 2 and "acc15 = " in src and "acc16" not in src, src
+
+def test_short_loops_transcendentals_are_calls():
+  jf = tinyjax.jit(CASES["short-calls64"][0])
+  jf(Tensor(S)).realize()
+  srcs = _sources(jf)
+  assert len(srcs) == 2 and all("static double tinyjax_sin_double(double x) {" in src for src in srcs), srcs
+  assert "tinyjax_exp2_double(" in srcs[1] and srcs[1].count("tinyjax_sin_double(") == 2, srcs[1]   # (definition, call)
+  jf = tinyjax.jit(CASES["short-calls"][0])
+  jf(Tensor(S)).realize()
+  [src] = _sources(jf)
+  # the first sine's argument, a load the exponential's product reads too, keeps its expansion inline
+  assert src.count("tinyjax_sin_float(") == 3 and "tinyjax_exp2_float(" in src and "tinyjax_log2_float(" in src, src
 
 @pytest.mark.parametrize("fn, args, ref", [
   (lambda x: x.cast(dtypes.half) * 2, (X,), lambda x: x.astype(np.float16) * 2),   # half

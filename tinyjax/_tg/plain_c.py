@@ -15,7 +15,7 @@ rewrites), and what they leave is written here. Any other kernel (above `MAX_WOR
 with few outputs, half, a variable, a buffer read and written, BEAM, ...) returns None: tinygrad's path.
 """
 from __future__ import annotations
-import itertools, math, struct
+import functools, itertools, math, struct
 from fractions import Fraction
 from typing import Callable
 from dataclasses import replace
@@ -94,12 +94,18 @@ class _Kernel:
     # a loop-free kernel's constants in tables (`_Tables`): its binary serves every kernel of the same code
     self.tables: dict[DType, list] | None = {} if table else None
     self.uses: dict[UOp, int] = {}
+    self.users: dict[UOp, list[UOp]] = {}
     for u in ast.toposort():
-      for s in u.src: self.uses[s] = self.uses.get(s, 0) + 1
+      for s in u.src:
+        self.uses[s] = self.uses.get(s, 0) + 1
+        self.users.setdefault(s, []).append(u)
     # tinygrad's index type (weakint) is int where every index value fits in one, else long (as its lowering decides)
     fits = all(-2**31 <= u.vmin and u.vmax < 2**31 for u in self.uses if u.dtype is dtypes.weakint)
     self.index = dtypes.int32 if fits else dtypes.int64
     self.soft = any(u.op in _SOFT for u in self.uses)
+    # its transcendentals as calls of one function each (`_helper`) where no loop of it is vectorised: all short, no sum
+    self.calls = self.soft and all(u.op is not Ops.REDUCE and (u.op is not Ops.RANGE or u.src[0].arg < SHORT_LOOP) for u in self.uses)
+    self.helpers: dict[str, str] = {}   # the functions it calls: name -> C
     self.expanded = any(u.op in _EXPANDED for u in self.uses)   # (long bodies: a transcendental's or threefry's arithmetic)
     self.names: dict[UOp, str] = {}     # nodes with a variable (loads, shared or unlined arithmetic, reduces, ranges)
     self.inline: dict[UOp, str] = {}    # nodes written into their user
@@ -203,6 +209,14 @@ class _Kernel:
     if u.op in _EXPANDED:   # tinygrad's expansion of it into arithmetic, written as that arithmetic
       if u.op is Ops.THREEFRY and not (u.dtype is dtypes.uint64 and all(x.dtype is dtypes.uint64 for x in u.src)): raise _Unsupported(u)
       if u.op in _SOFT and (u.dtype not in (dtypes.float32, dtypes.float64) or u.src[0].dtype is not u.dtype): raise _Unsupported(u)
+      if u.op in _SOFT and self.calls and all(v.op in _SOFT for v in self.users.get(u.src[0], ())):
+        name, self.helpers[name] = _helper(u.op, u.dtype)
+        text = f"{name}({_strip(self.expr(u.src[0]))})"
+        if self.uses.get(u, 0) == 1: self.inline[u] = text
+        else:
+          self.names[u] = var = self.name("alu")
+          self.emit(self.level_of(u), f"{_ctype(u.dtype)} {var} = {text};")
+        return self.inline.get(u) or self.names[u]
       expanded = _EXPANDED[u.op](*u.src)
       for x in expanded.toposort():   # (the new nodes' uses of their sources; the expansion takes the uses of u)
         if x not in self.uses:
@@ -308,6 +322,27 @@ class _Kernel:
       if loop is not None: self.depth[loop] = len(self.levels)
       self.levels.append((loop, lines))
     return self.accs[(r, self.copy if upcast else ())]
+
+# ---- a transcendental as a function --------------------------------------------------------------------------------
+# tinygrad's float64 sine is ~60 lines of C (its Payne-Hanek reduction): written into each kernel that takes one, it was
+# ~17 ms of clang per kernel (the bicycle's constraints: 8 kernels of a sine or cosine each, 130 of their 180 ms) and
+# ~4 ms of Python expanding it again. Where no loop of a kernel is vectorised (all shorter than SHORT_LOOP, no sum) a
+# transcendental is a call of a static function with that arithmetic, written once per process, and in a translation
+# unit once (its kernels' sources guard it). The same numbers: its argument and its result are rounded values in the
+# kernel either way (the expansion reads its input more than once, so it was a variable already, and its last
+# operation is a select), the function's statements are the expansion's as a kernel writes them; only where nothing
+# but transcendentals reads the argument (nothing else of the kernel can share the expansion's nodes).
+@functools.cache
+def _helper(op: Ops, dt: DType) -> tuple[str, str]:
+  """(name, C definition) of the function computing tinygrad's expansion of op at dt."""
+  name, x = f"tinyjax_{op.name.lower()}_{_ctype(dt)}", UOp(Ops.NOOP, dt, (UOp(Ops.CONST, dt, arg=0.0),), "tinyjax helper argument")
+  expanded = _SOFT[op](x)
+  k = _Kernel(expanded)
+  k.names[x] = "x"
+  result = k.expr(expanded)
+  body = "".join(f"  {line}\n" for line in k.levels[0][1])
+  guard = name.upper()
+  return name, f"#ifndef {guard}\n#define {guard}\nstatic {_ctype(dt)} {name}({_ctype(dt)} x) {{\n{body}  return {result};\n}}\n#endif\n"
 
 # ---- a loop-free kernel's constants in tables ---------------------------------------------------------------------------
 # Eager code compiles a kernel per operation, and kernels that differ only by their constants (an index, a Python float:
@@ -463,9 +498,9 @@ def _upcast(value: dict[UOp, None], ordered: list[UOp]) -> dict[UOp, int]:
   if len(ranges) == 2: return {r: 4 for r in ranges}
   return {r: next(n for n in (CHAINS, 8, 4) if r.src[0].arg % n == 0) for r in ranges}
 
-def render(ast: UOp, table: bool = False) -> tuple[str, str, dict[DType, list]] | None:
-  """(name, C source, its tables of constants) of a kernel AST written here, or None when it is not one of these
-  kernels. table: a loop-free kernel reads its constants from tables (`_Tables`)."""
+def render(ast: UOp, table: bool = False) -> tuple[str, str, dict[DType, list], str] | None:
+  """(name, C source, its tables of constants, the functions it calls) of a kernel AST written here, or None when it
+  is not one of these kernels. table: a loop-free kernel reads its constants from tables (`_Tables`)."""
   if ast.op is not Ops.SINK or ast.arg is None or ast.arg.applied_opts or ast.arg.opts_to_apply or getattr(ast.arg, "beam", 0): return None
   try:
     nodes = ast.toposort()
@@ -503,7 +538,7 @@ def render(ast: UOp, table: bool = False) -> tuple[str, str, dict[DType, list]] 
   except _Unsupported: return None
   reduces = [u for u in nodes if u.op is Ops.REDUCE]
   name = ("r" if reduces else "E") + "".join(f"_{n}" for n in shape + [n for u in reduces[:1] for r in u.src[1:] for n in [r.src[0].arg]])
-  return name, "\n".join(k.levels[0][1]), k.tables or {}
+  return name, "\n".join(k.levels[0][1]), k.tables or {}, "".join(k.helpers.values())
 
 def program(ast: UOp, renderer) -> UOp | None:
   """The PROGRAM of a plain kernel (`render`) for tinygrad's CPU renderer (clang): tinygrad's PROGRAM structure (the AST
@@ -512,14 +547,14 @@ def program(ast: UOp, renderer) -> UOp | None:
     return None
   # constants in tables where the kernel is compiled alone (eager code's kernels; not one of a unit's sources)
   if (made := render(ast, table=type(renderer.compiler).__name__ == "ClangCompiler")) is None: return None
-  name, body, tables = made
+  name, body, tables, helpers = made
   info = replace(ProgramInfo.from_sink(ast, renderer.target), name=name)
   params = {u.arg.slot: u for u in ast.toposort() if u.op is Ops.PARAM}
   args = ", ".join(f"{_ctype(params[g].dtype)}* restrict {_param_name(params[g])}" for g in info.globals)
   code = f"void {info.function_name}({args}) {{\n" + "\n".join("  " + ln for ln in body.split("\n")) + "\n}\n"
-  src = f"\n{MARK}\n{_declarations(tables, True)}{code}"
+  src = f"\n{MARK}\n{_declarations(tables, True)}{helpers}{code}"
   if DEBUG >= 4: print(src)
-  lib = _TABLES.compile(renderer.compiler, src, f"\n{MARK}\n{_declarations(tables, False)}{code}", tables) if tables else \
+  lib = _TABLES.compile(renderer.compiler, src, f"\n{MARK}\n{_declarations(tables, False)}{helpers}{code}", tables) if tables else \
     renderer.compiler.compile_cached(src)
   # (the AST renamed: a PROGRAM holding the AST itself would be substituted into itself where tinygrad swaps it in)
   return UOp(Ops.PROGRAM, src=(ast.replace(arg=replace(ast.arg, name=name)), UOp(Ops.LINEAR, src=tuple(params[g] for g in info.globals)),
