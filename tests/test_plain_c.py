@@ -207,3 +207,18 @@ def test_float32_literals_round_as_clangs():
   assert [v for v, m in zip(vals, mine, strict=True) if m is None] == [3.4e38]   # (the top of the range stays a literal)
   clangs = struct.unpack_from(f"<{len(vals)}f", obj, at)
   assert [c for c, m in zip(clangs, mine, strict=True) if m is not None] == [m for m in mine if m is not None]
+
+@pytest.mark.parametrize("plain", [0, 1])
+def test_float_chains_keep_their_order(plain):
+  # a + (b + c) is not (a + b) + c for floats: tinygrad's renderer wrote both as (a+b+c); JAX's numbers, jitted and eager
+  import jax
+  a, b, c = np.float32([1e8, 2e8]), np.float32([-1e8, -2e8]), np.float32([1, 3])
+  x, y, z = np.float32([3e38, 1e38]), np.float32([10, 30]), np.float32([0.1, 0.05])
+  for fn, args in ((lambda a, b, c: a + (b + c), (a, b, c)), (lambda a, b, c: a * (b * c), (x, y, z)),
+                   (lambda a, b, c: (a * 2 + (b + c)) * (c * (b * a)), (a, b, c))):
+    want = np.asarray(jax.jit(fn)(*args))
+    with Context(TINYJAX_PLAIN_C=plain):
+      got = tinyjax.jit(fn)(*args).numpy()
+      eager = fn(*[tinyjax.numpy.asarray(v) for v in args]).numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(eager, want)

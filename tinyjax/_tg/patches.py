@@ -32,7 +32,7 @@ from tinygrad.dtype import AddrSpace as _AddrSpace
 from tinygrad.dtype import ConstFloat
 from tinygrad.codegen import to_program_key as _to_program_key, to_program_cache as _to_program_cache
 from tinygrad.uop.ops import UOp, Ops, GroupOp, _rebuild_dtype
-from tinygrad.helpers import argfix
+from tinygrad.helpers import argfix, strip_parens
 from tinyjax._tg.buffers import _host_copy, host_view, np_dtype, WEAK_FLOAT, weak_storage, plain_buffer_key, \
   _new_buffer, tensor_of, static_shape
 from tinyjax._tg.fold import folded_array
@@ -428,6 +428,29 @@ def _short_loop(ctx, x: UOp) -> str | None:
   if x.dtype == dtypes.void or (n := x.src[0]).vmin != n.vmax or n.vmax >= _SHORT_LOOP: return None   # (a constant bound)
   return f'_Pragma("clang loop vectorize(disable)") for ({ctx.render_dtype(x.dtype)} {ctx[x]} = 0; {ctx[x]} < {ctx[n]}; {ctx[x]}++) {{'
 
+# ---- float chains keep their order -------------------------------------------------------------------------------------
+# tinygrad's C-style renderers write an operand of the same associative op without its parentheses, on either side:
+# a + (b + c) as (a+b+c), which C reads as (a + b) + c. For floats that is another sum: 1e8 + (-1e8 + 1) was 1 in
+# float32 where JAX (and an eager call) give 0, a * (b * c) overflowed, and the Cody-Waite reductions of tinygrad's sine
+# (x - q*PI_A - q*PI_B - ..., built right-nested) added their small terms first: float64 sin(x) near a multiple of pi
+# was off by ~1e-16 * |x| absolutely (1e-11 relative at |x| ~ 10). Here the right operand of a float add or multiply
+# keeps its parentheses (integers and bitwise ops are associative: as tinygrad writes them); plain_c.py writes the same.
+_ASSOCIATIVE = {Ops.ADD, Ops.MUL, Ops.XOR, Ops.OR, Ops.AND}
+
+def _ordered_chain(ctx, x: UOp) -> str | None:
+  if x.op not in _ASSOCIATIVE or not dtypes.is_float(x.dtype) or len(x.src) != 2: return None
+  a, b = x.src
+  return ctx.code_for_op[x.op](strip_parens(ctx[a]) if a.op is x.op else ctx[a], ctx[b], x.dtype)
+
+def _c_renderers() -> list[type[_cstyle.CStyleLanguage]]:
+  """tinygrad's C-style renderer classes (their string_rewrite is built from base_rewrite when the class is made)."""
+  found: list[type[_cstyle.CStyleLanguage]] = []
+  todo: list[type[_cstyle.CStyleLanguage]] = [_cstyle.CStyleLanguage]
+  while todo:
+    found.append(c := todo.pop())
+    todo.extend(c.__subclasses__())
+  return found
+
 # ---- a kernel's linear order without comparing whole subgraphs ---------------------------------------------------------
 # tinygrad's linearize sorts a kernel's nodes by (priority, tuplize), tuplize being a node's whole subgraph as nested
 # tuples: two nodes of a deep chain (threefry's rounds, an unrolled iteration) are compared down to where they differ,
@@ -822,6 +845,11 @@ def install() -> None:
     "on a CPU a reduce whose result a software transcendental takes elementwise is stored by its kernel, and the "
     "transcendental's elementwise epilogue is a kernel of its own (clang vectorises its loop; in the reduce's kernel it "
     "was scalar code at each output); a matrix product big enough for BLAS is a kernel of its own, its operands stored")
+  chains = _cstyle.PatternMatcher([(_cstyle.UPat(GroupOp.ALU, name="x"), _ordered_chain)])
+  why = "a float add or multiply keeps the parentheses of its right operand of the same op (a + (b + c) was (a + b) + c)"
+  _patch(_cstyle, "base_rewrite", chains + _cstyle.base_rewrite, why)
+  for renderer in _c_renderers():
+    if "string_rewrite" in vars(renderer): _patch(renderer, "string_rewrite", chains + renderer.string_rewrite, why)
   _patch(_cstyle.ClangRenderer, "string_rewrite", _cstyle.PatternMatcher([
     (_cstyle.UPat(Ops.RANGE, name="x"), _short_loop)]) + _cstyle.ClangRenderer.string_rewrite,
     "clang does not vectorise a loop of fewer than 64 iterations (its vectoriser took ~40 ms for each short loop of a "

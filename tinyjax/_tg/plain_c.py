@@ -278,7 +278,7 @@ class _Kernel:
       if u.op is Ops.FLOORDIV:
         return f"({ta}/{tb})" if same_sign else f"(({ta}/{tb})-((({ta}%{tb})!=0)&(({ta}<0)!=({tb}<0))))"
       return f"({ta}%{tb})" if same_sign else f"(({ta}%{tb})+((((({ta}%{tb})!=0)&(({ta}<0)!=({tb}<0))))?{tb}:0))"
-    return f"({_flat(e(a), u.op, a)}{_ARITH[u.op]}{_flat(e(b), u.op, b)})"
+    return f"({_flat(e(a), u.op, a)}{_ARITH[u.op]}{_flat(e(b), u.op, b, right=True)})"
 
   def reduce(self, r: UOp) -> str:
     """A reduce's accumulator for the current copy. Its loop is written once for every copy of the upcast step: the
@@ -314,7 +314,7 @@ class _Kernel:
         x, k = src.src[1 - consts[0]], src.src[consts[0]]
         update = f"({_flat(self.operand(x, dt), op, x)}{sign}{acc}{sign}{self.operand(k, dt)})"
       elif op is Ops.MAX: update = f"(({acc}<{(value := self.operand(src, dt))})?{value}:{acc})"
-      else: update = f"({acc}{sign}{_flat(self.operand(src, dt), op, src)})"
+      else: update = f"({acc}{sign}{_flat(self.operand(src, dt), op, src, right=True)})"
       self.emit(len(self.levels) - 1, f"{acc} = {_strip(update) if op is Ops.MAX else update};")
     if self.copy != was: self.select(was)
     for _ in ranges: self.close_loop()
@@ -472,8 +472,10 @@ def _strip(text: str) -> str:
     if depth == 0 and i < len(text) - 1: return text
   return text[1:-1]
 
-def _flat(text: str, op: Ops, u: UOp) -> str:
-  # tinygrad writes a chain of one associative op without inner parentheses ((a+b)+c as (a+b+c)); the same C meaning
+def _flat(text: str, op: Ops, u: UOp, right: bool = False) -> str:
+  # tinygrad writes a chain of one associative op without inner parentheses ((a+b)+c as (a+b+c)); the same C meaning.
+  # A float's right operand keeps them: a + (b + c) is another sum (patches.py, "float chains keep their order")
+  if right and dtypes.is_float(u.dtype): return text
   return _strip(text) if u.op is op and op in (Ops.ADD, Ops.MUL, Ops.XOR, Ops.OR, Ops.AND) else text
 
 def _stores(ast: UOp) -> list[tuple[UOp, tuple[UOp, ...]]]:
