@@ -54,6 +54,10 @@ CASES = {
   "exp": (lambda x: x.exp(), (S,), np.exp), "log": (lambda x: x.abs().log(), (S,), lambda x: np.log(np.abs(x))),
   "sin": (lambda x: (x * 100).sin(), (S,), lambda x: np.sin((x.astype(np.float32) * np.float32(100)).astype(np.float64))),
   "tanh": (lambda x: x.tanh(), (S,), np.tanh),
+  "cos": (lambda x: (x * 100).cos(), (S,), lambda x: np.cos((x.astype(np.float32) * np.float32(100)).astype(np.float64))),
+  "cos64": (lambda x: (x.cast(dtypes.float64) * 1e3).cos(), (S,), lambda x: np.cos(x.astype(np.float64) * 1e3)),
+  "sincos64-huge": (lambda x: (y := x.cast(dtypes.float64) * 1e20).sin() + y.cos() * 2, (S,),   # (tinyjax's Payne-Hanek)
+                    lambda x: np.sin(y := x.astype(np.float64) * 1e20) + np.cos(y) * 2),
   "exp64": (lambda x: x.cast(dtypes.float64).exp(), (S,), lambda x: np.exp(x.astype(np.float64))),
   "sin64": (lambda x: (x.cast(dtypes.float64) * 1e3).sin(), (S,), lambda x: np.sin(x.astype(np.float64) * 1e3)),
   "softmax": (lambda x: x.softmax(1), (X,), lambda x: (e := np.exp(x - x.max(1, keepdims=True))) / e.sum(1, keepdims=True)),

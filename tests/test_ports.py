@@ -38,8 +38,10 @@ TOL: dict[str, tuple[float, float]] = {
   # gradients (up to 20) amplify that to 6e-5 relative, and mean[1] (~-0.0036, a difference of terms of size ~1) to
   # 3.6e-5 absolute, 9e-5 since kernels keep x * 0 for floats (IEEE: nan at inf), which changes their lanes and the
   # order of their sums, 1.4e-4 since a concatenated transcendental is a kernel of its own (another FMA contraction;
-  # the ELBO gradient still agrees to 2e-7). With x64 the funnel diverges, JAX's run too: mean -18 after 10 steps
-  "jaxexamples_advi": (2e-4, 2e-4),
+  # the ELBO gradient still agrees to 2e-7), 2.0e-4 since C kernels keep a float's a + (b + c) (tinygrad's log2's
+  # t * (x * x^2) in another rounding; the first gradient agrees to 2.3e-7, the tenth to 1.6e-4). With x64 the funnel
+  # diverges, JAX's run too: mean -18 after 10 steps
+  "jaxexamples_advi": (3e-4, 3e-4),
   # 5 EM steps, each the gradient of a 205-step logsumexp recursion renormalised and logged: an ulp of the first
   # moments grows to 3.8e-5 relative in the log transition probabilities (the printed log normalizers agree to 2e-5)
   "jaxexamples_hmm_em": (1e-4, 1e-6),

@@ -452,7 +452,7 @@ def _normal_of_f32(x: Tensor) -> Tensor:
   m = (a.bitcast(dtypes.int32) + ((-e).cast(dtypes.int32) << 23)).bitcast(dtypes.float32)
   t = (m - 1.0) / (m + 1.0)
   t2 = t * t
-  log2_u = ((0.4374550283 * t2 + 0.5764790177) * t2 + 0.9618012905120) * t * t2 + small.where(e - 64, e) + \
+  log2_u = ((0.4374550283 * t2 + 0.5764790177) * t2 + 0.9618012905120) * (t * t2) + small.where(e - 64, e) + \
     t * 2.8853900432586669922 + t * 3.2734474483568488616e-08
   w = -_select(u != 1, log2_u * math.log(2), -x2)
   lt = w < 5

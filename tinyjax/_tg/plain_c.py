@@ -22,10 +22,11 @@ from dataclasses import replace
 from tinygrad.dtype import AddrSpace, DType, Invalid, dtypes, least_upper_dtype
 from tinygrad.helpers import DEBUG, ContextVar
 from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, graph_rewrite, range_str
-from tinygrad.codegen.decomp.transcendental import xexp2, xlog2, xsin
+from tinygrad.codegen.decomp.transcendental import xexp2, xlog2
 from tinygrad.codegen.decomp.op import threefry2x32
 from tinygrad.codegen.simplify import pm_flatten_range, pm_split_ranges
 import tinygrad.codegen as _codegen
+from tinyjax._tg.trig import cosine_of, xcos, xsin
 
 # on by default; TINYJAX_PLAIN_C=0 (or Context(TINYJAX_PLAIN_C=0)) leaves every kernel to tinygrad. Part of tinygrad's
 # program key (patches.py), so a program made one way is not found the other way
@@ -209,9 +210,11 @@ class _Kernel:
     if u.op in _EXPANDED:   # tinygrad's expansion of it into arithmetic, written as that arithmetic
       if u.op is Ops.THREEFRY and not (u.dtype is dtypes.uint64 and all(x.dtype is dtypes.uint64 for x in u.src)): raise _Unsupported(u)
       if u.op in _SOFT and (u.dtype not in (dtypes.float32, dtypes.float64) or u.src[0].dtype is not u.dtype): raise _Unsupported(u)
-      if u.op in _SOFT and self.calls and all(v.op in _SOFT for v in self.users.get(u.src[0], ())):
-        name, self.helpers[name] = _helper(u.op, u.dtype)
-        text = f"{name}({_strip(self.expr(u.src[0]))})"
+      # (a SIN of pi/2 - x is the cosine of x: trig.py)
+      cosine, arg = (True, x) if u.op is Ops.SIN and (x := cosine_of(u.src[0])) is not None else (False, u.src[0])
+      if u.op in _SOFT and self.calls and self.read_by_soft(arg, 2 if cosine else 0):
+        name, self.helpers[name] = _helper(u.op, u.dtype, cosine)
+        text = f"{name}({_strip(self.expr(arg))})"
         if self.uses.get(u, 0) == 1: self.inline[u] = text
         else:
           self.names[u] = var = self.name("alu")
@@ -231,6 +234,10 @@ class _Kernel:
     self.names[u] = name = self.name("alu")
     self.emit(self.level_of(u), f"{_ctype(self.dt(u.dtype))} {name} = {_strip(text) if u.op is Ops.WHERE else text};")
     return name
+
+  def read_by_soft(self, u: UOp, depth: int) -> bool:
+    """Nothing but transcendentals reads u (or, `depth` levels down, reads what reads it: a cosine's pi/2 - x)."""
+    return all(v.op in _SOFT or (depth > 0 and self.read_by_soft(v, depth - 1)) for v in self.users.get(u, ()))
 
   def operand(self, s: UOp, commit: DType) -> str:
     """A source of an operation at `commit`, the dtype tinygrad commits its weak constants to (pm_commit_weak)."""
@@ -333,10 +340,11 @@ class _Kernel:
 # operation is a select), the function's statements are the expansion's as a kernel writes them; only where nothing
 # but transcendentals reads the argument (nothing else of the kernel can share the expansion's nodes).
 @functools.cache
-def _helper(op: Ops, dt: DType) -> tuple[str, str]:
-  """(name, C definition) of the function computing tinygrad's expansion of op at dt."""
-  name, x = f"tinyjax_{op.name.lower()}_{_ctype(dt)}", UOp(Ops.NOOP, dt, (UOp(Ops.CONST, dt, arg=0.0),), "tinyjax helper argument")
-  expanded = _SOFT[op](x)
+def _helper(op: Ops, dt: DType, cosine: bool = False) -> tuple[str, str]:
+  """(name, C definition) of the function computing tinygrad's expansion of op at dt (cosine: trig.py's cosine)."""
+  x = UOp(Ops.NOOP, dt, (UOp(Ops.CONST, dt, arg=0.0),), "tinyjax helper argument")
+  name = f"tinyjax_{'cos' if cosine else op.name.lower()}_{_ctype(dt)}"
+  expanded = xcos(x) if cosine else _SOFT[op](x)
   k = _Kernel(expanded)
   k.names[x] = "x"
   result = k.expr(expanded)

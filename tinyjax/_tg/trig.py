@@ -1,0 +1,184 @@
+"""Sine and cosine as software expansions (for renderers without them: the CPU's C), correct over the whole range.
+
+tinygrad expands SIN into arithmetic (`transcendental.xsin`): a Cody-Waite reduction below |x| = 30, a Payne-Hanek
+reduction above, and the cosine is sin(pi/2 - x). Three things there are wrong for JAX's numbers:
+- its Payne-Hanek reduction multiplies only 32 bits of the argument's mantissa: right for float32, for float64 it was
+  off by ~|x| 2^-32 (sin(1e5 + 0.3) 1.2e-5 away, sin(1e15) any value). float64 here: tinygrad's Cody-Waite reduction
+  (SLEEF's, whose range is |x| < 1e14: measured within 2 ulp of numpy there) and above it a Payne-Hanek reduction
+  modulo pi of the whole mantissa, in 32-bit limbs (`_payne_hanek_pi`);
+- pi/2 - x rounds away up to half an ulp of x: cos(x) of float32 at 1e4 was off by up to 5e-4, at 1e8 any value. A
+  SIN of pi/2 - x (how tinygrad's Tensor.cos writes it, the only way to write a cosine in its graphs) is expanded here
+  as the cosine of x: x reduced as the sine's argument is, then the cosine of the reduced argument (`_xcos`);
+- (its Cody-Waite reduction summed its small terms first: the C renderers' parentheses, fixed in patches.py.)
+sin(pi/2 - x) written by a user is computed as cos(x) too: the sine of pi/2 - x before its rounding, where JAX computes
+the sine of the rounded difference (the same number but for arguments past ~1e3 in float32, ~1e10 in float64).
+Patched in for tinygrad's code generation (patches.py) and used by plain C's kernels (plain_c.py).
+"""
+from __future__ import annotations
+import math
+import numpy as np
+from tinygrad.dtype import dtypes
+from tinygrad.uop.ops import Ops, UOp
+from tinygrad.codegen.decomp import transcendental as _t
+
+# ---- 1/pi in 64-bit words ---------------------------------------------------------------------------------------------
+_PAD = 64       # zero bits before 1/pi's first: a window starting before it (an argument below 2^53) reads zeros
+_WORDS = 20     # 1216 bits of 1/pi after the padding: the window of the largest float64 (2^1023) ends at its 1162nd
+
+def _inverse_pi_bits(n: int) -> int:
+  """floor(2^n / pi): 1/pi's first n bits after the binary point (Machin's formula in integers, 64 guard bits)."""
+  prec = n + 64
+  def atan_inv(k: int) -> int:   # atan(1/k) * 2^prec
+    total, term, i = 0, (1 << prec) // k, 0
+    while term:
+      total += term // (2 * i + 1) if i % 2 == 0 else -(term // (2 * i + 1))
+      term //= k * k
+      i += 1
+    return total
+  return (1 << (n + prec)) // (16 * atan_inv(5) - 4 * atan_inv(239))
+
+_BITS = _inverse_pi_bits(_WORDS * 64 - _PAD)
+INV_PI_WORDS = [(_BITS >> (64 * (_WORDS - 1 - j))) & (2**64 - 1) for j in range(_WORDS)]
+# fdlibm's table of 2/pi (ipio2: 24 bits a word) begins A2F983 6E4E44 1529FC 2757D1: 1/pi is it shifted by one bit
+assert INV_PI_WORDS[0] == 0 and INV_PI_WORDS[1] >> 32 == 0xA2F9836E4E441529FC2757D1 >> 65, "1/pi's bits"
+
+def _word(i: UOp, offset: int) -> UOp:
+  """INV_PI_WORDS[i + offset] for i in [0, _WORDS - 4] (a chain of selects: a kernel holds no table)."""
+  out = UOp.const(INV_PI_WORDS[offset], dtypes.uint64)
+  for j in range(1, _WORDS - 3): out = i.eq(j).where(UOp.const(INV_PI_WORDS[j + offset], dtypes.uint64), out)
+  return out
+
+def _payne_hanek_pi(x: UOp, half: bool = False) -> tuple[UOp, UOp]:
+  """x (float64, x >= 1e14, finite) = q pi + r with |r| <= pi/2 (half: x + pi/2, exactly): (r, q's parity as int32).
+  x = m 2^e (m the 53-bit mantissa); x/pi mod 2 is m times the 192 bits of 1/pi from bit e on (the bits before e add
+  even integers): the product's top bit is q's parity, the next 127 its fraction f (half: plus 1/2), rounded to the
+  nearest integer (f >= 1/2: f - 1, exactly, in the limbs), then r = f pi in float64."""
+  bits = x.bitcast(dtypes.uint64)
+  m = (bits & (2**52 - 1)) | 2**52
+  s = (((bits >> 52) & 2047).cast(dtypes.int64) - 1075 + _PAD - 1)   # the window's first bit in the padded table
+  s = (s < 0).where(0, (s > 64 * (_WORDS - 3) - 1).where(64 * (_WORDS - 3) - 1, s)).cast(dtypes.uint64)   # (a small x: unused)
+  i, b = s >> 6, s & 63
+  w = [_word(i, k) for k in range(4)]
+  # the window, 3 words: each word shifted left by b with the next word's top bits (>> 1 >> (63 - b): no shift by 64)
+  a = [(w[k] << b) | ((w[k + 1] >> 1) >> (63 - b)) for k in range(3)]
+  lo32 = 2**32 - 1
+  limbs = [a[0] >> 32, a[0] & lo32, a[1] >> 32, a[1] & lo32, a[2] >> 32, a[2] & lo32]   # w0 (most significant) .. w5
+  mh, ml = m >> 32, m & lo32
+  # the product's 32-bit limbs P0 (least significant) .. P5, carried; mh * w0 is a multiple of 2^192: dropped
+  terms: list[list[UOp]] = [[] for _ in range(6)]
+  for k, wk in enumerate(limbs):
+    for part, at in ((ml, 5 - k), (mh, 6 - k)):
+      if at > 5: continue
+      p = part * wk
+      terms[at].append(p & lo32)
+      if at + 1 <= 5: terms[at + 1].append(p >> 32)
+  P, carry = [], UOp.const(0, dtypes.uint64)
+  for t in range(6):
+    total = carry
+    for u in terms[t]: total = total + u
+    P.append(total & lo32)
+    carry = total >> 32
+  odd, top = P[5] >> 31, P[5] & (2**31 - 1)
+  if half: odd, top = odd ^ ((top + 2**30) >> 31), (top + 2**30) & (2**31 - 1)
+  odd = odd.cast(dtypes.int32)
+  frac = [top, P[4], P[3], P[2]]   # f = these 127 bits / 2^127
+  upper = (frac[0] >> 30).ne(0)   # f >= 1/2: r = (f - 1) pi, 1 - f the limbs' two's complement
+  neg, c = [], UOp.const(1, dtypes.uint64)
+  for limb, mask in zip(frac[::-1], (lo32, lo32, lo32, 2**31 - 1), strict=True):
+    v = (limb ^ mask) + c
+    neg.append(v & mask)
+    c = v >> 32
+  mag = [upper.where(n, f) for n, f in zip(neg[::-1], frac, strict=True)]
+  f = mag[3].cast(dtypes.float64) * 2.0**-127 + mag[2].cast(dtypes.float64) * 2.0**-95
+  f = f + mag[1].cast(dtypes.float64) * 2.0**-63
+  f = f + mag[0].cast(dtypes.float64) * 2.0**-31
+  r = f * math.pi
+  return upper.where(-r, r), upper.where(odd ^ 1, odd)
+
+TRIG_RANGE = 1e14   # SLEEF's range for its Cody-Waite reduction of doubles (TRIGRANGEMAX)
+_M_1_PI = 0.318309886183790671537767526745028724
+# tinygrad's (SLEEF's) parts of pi for its Cody-Waite reductions: each times a quotient is exact
+_PI_PARTS = {dtypes.float64: (3.1415926218032836914, 3.1786509424591713469e-08, 1.2246467864107188502e-16, 1.2736634327021899816e-24),
+             dtypes.float32: (3.1414794921875, 0.00011315941810607910156, 1.9841872589410058936e-09, 1.2154201256553420762e-10)}
+
+def _cody_waite_odd(x: UOp) -> tuple[UOp, UOp]:
+  """x (>= 0) = q pi/2 + r, q odd, |r| <= pi/2: (r, q as an int). SLEEF's xcos reduction (tinygrad's Cody-Waite for
+  the sine, about an odd multiple of pi/2: where cos x is 0, r is 0, and keeps its relative precision)."""
+  a, b, c, d = (p / 2 for p in _PI_PARTS[x.dtype])
+  if x.dtype is dtypes.float64:
+    dqh = (x * (_M_1_PI / 2**23) - 0.5 * (_M_1_PI / 2**23)).cast(dtypes.int64).cast(x.dtype)
+    q = _t.rintk(x * _M_1_PI - 0.5 - dqh * 2.0**23) * 2 + 1
+    qf, dqh = q.cast(x.dtype), dqh * 2.0**24
+    r = dqh * -a + x
+    r = qf * -a + r
+    r = dqh * -b + r
+    r = qf * -b + r
+    r = dqh * -c + r
+    r = qf * -c + r
+    return (dqh + qf) * -d + r, q
+  q = _t.rintk(x * _M_1_PI - 0.5) * 2 + 1
+  qf = q.cast(x.dtype)
+  r = qf * -a + x
+  r = qf * -b + r
+  r = qf * -c + r
+  return qf * -d + r, q
+
+def _masked(d: UOp) -> tuple[UOp, UOp]:
+  """(|x| with inf and nan as 0, its sign: -1, 0 or 1), as tinygrad's xsin begins."""
+  x = _t._lazy_map_numbers(d, d.const_like(0.0), d.const_like(0.0), d.const_like(0.0), d)
+  sign = x.ne(0).where((x < 0).where(x.const_like(-1), x.const_like(1)), x.const_like(0))
+  return x * sign, sign
+
+def _nan_where_not_finite(d: UOp, result: UOp) -> UOp:
+  return _t._lazy_map_numbers(d, d.const_like(math.nan), d.const_like(math.nan), d.const_like(math.nan), result)
+
+def _xsin64(d: UOp) -> UOp:
+  """tinygrad's sine of a double (its Cody-Waite reduction, its polynomial) with a Payne-Hanek reduction of the whole
+  mantissa past TRIG_RANGE."""
+  x_abs, sign = _masked(d)
+  r, q = _t.cody_waite_reduction(x_abs)
+  r_big, q_big = _payne_hanek_pi(x_abs)
+  small = x_abs < TRIG_RANGE
+  return _nan_where_not_finite(d, _t.sin_poly_small(small.where(r, r_big), small.where(q, q_big)) * sign)
+
+def xcos(x: UOp) -> UOp:
+  """cos x = sin(x + pi/2): x reduced about the odd multiples of pi/2 (`_cody_waite_odd`), past its range with tinygrad's
+  (float32) or tinyjax's (float64) Payne-Hanek reduction a quadrant on."""
+  x_abs, _ = _masked(x)
+  r, q = _cody_waite_odd(x_abs)
+  small = _t.sin_poly(r) * (q & 2).ne(0).where(r.const_like(1), r.const_like(-1))
+  if x.dtype is dtypes.float64:
+    r_big, odd = _payne_hanek_pi(x_abs, half=True)
+    result = (x_abs < TRIG_RANGE).where(small, _t.sin_poly_small(r_big, odd))
+  else:
+    r_big, quadrant = _t.payne_hanek_reduction(x_abs)
+    result = (x_abs < 30.0).where(small, _t.sin_poly_large(r_big, quadrant + 1))
+  return _nan_where_not_finite(x, result)
+
+def _negated(u: UOp) -> UOp | None:
+  """x where u is -x: a negation, or a product with a negative constant (tinygrad's symbolic folds -(a*k) into a*-k;
+  a*k is then -(a*-k) exactly)."""
+  if u.op is Ops.NEG: return u.src[0]
+  if u.op is Ops.MUL:
+    for a, k in ((u.src[0], u.src[1]), (u.src[1], u.src[0])):
+      if k.op is Ops.CONST and isinstance(k.arg, (int, float)) and k.arg < 0: return a if k.arg == -1 else a * k.const_like(-k.arg)
+  return None
+
+def cosine_of(d: UOp) -> UOp | None:
+  """x where d is pi/2 - x (pi/2 at d's width), else None."""
+  if d.dtype not in _PI_PARTS: return None
+  half_pi = (math.pi / 2, float(np.float32(math.pi / 2)) if d.dtype is dtypes.float32 else math.pi / 2)
+  def is_half_pi(c: UOp) -> bool: return c.op is Ops.CONST and isinstance(c.arg, float) and c.arg in half_pi
+  if d.op is Ops.SUB and is_half_pi(d.src[0]): return d.src[1]
+  if d.op is Ops.ADD:
+    for c, y in ((d.src[0], d.src[1]), (d.src[1], d.src[0])):
+      if is_half_pi(c) and (x := _negated(y)) is not None: return x
+  return None
+
+_TINYGRADS_XSIN = _t.xsin   # (patches.py puts xsin below in its place)
+
+def xsin(d: UOp, fast: bool = False, switch_over: float = 30.0) -> UOp:
+  """tinygrad's xsin, right over the whole range (see the module's docstring)."""
+  if (x := cosine_of(d)) is not None: return xcos(x)
+  if d.dtype is dtypes.float64 and not fast: return _xsin64(d)
+  return _TINYGRADS_XSIN(d, fast, switch_over)
