@@ -244,3 +244,16 @@ def test_abs_clears_the_sign_of_zero(name):
   for tj, jx in ((tinyjax.grad(loss(jnp)), jax.grad(loss(jxn))), (tinyjax.hessian(loss(jnp)), jax.hessian(loss(jxn))),
                  (tinyjax.vmap(tinyjax.grad(f)), jax.vmap(jax.grad(g))), (tinyjax.jit(tinyjax.grad(loss(jnp))), jax.grad(loss(jxn)))):
     assert_close(tj(Tensor(z)), jx(z))
+
+
+@pytest.mark.parametrize("name", ["exp", "cos", "tan", "sinh", "cosh", "tanh", "expm1", "arcsinh", "arccosh", "sin", "log1p"])
+def test_a_python_float_is_computed_at_its_width(name):
+  # a Python float is weakly typed, float64 with x64: tinygrad's exp and cos computed it at float32 (jnp.exp(0.3) was
+  # float32's exp), tanh, asinh and acosh chose their float32 formulas
+  import tinyjax
+  fn = getattr(jnp, name)
+  for x in (1.3, 1.7):   # (exp of a larger x: tinygrad's exp2(x log2 e) is off by ~|x| ulps)
+    want = float(getattr(jxn, name)(x))
+    for got in (fn(x), tinyjax.jit(fn)(x)):
+      assert got.dtype == np.float64
+      assert abs(float(got) - want) <= 4 * np.finfo(np.float64).eps * abs(want), (x, float(got), want)

@@ -100,6 +100,10 @@ def weak_storage_dtype(w: DType) -> DType:
   for a Python scalar of its kind (64 bits with x64)."""
   return default_float() if dtypes.is_float(w) else default_int()
 
+def computed_dtype(dt: DType) -> DType:
+  """The dtype values of dt are computed at: dt, or for a weakly typed one its width (weak_storage_dtype)."""
+  return weak_storage_dtype(dt) if dt in dtypes.weaks else dt
+
 def python_weak_dtype(x: Any) -> DType | None:
   """The weak dtype JAX traces a Python int or float with (tinygrad's weakint, weakfloat); None for anything else (a
   Python bool and numpy values are strongly typed)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from tinyjax._tg import Tensor, UOp, Ops, GroupOp, DType, dtypes, broadcast_to, param_like, unfilled, const_value
 from tinyjax.call_rule import CallRule, BatchedCall, is_zero
-from tinyjax.dtypes import weak_storage_dtype
+from tinyjax.dtypes import computed_dtype, weak_storage_dtype
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,7 +55,7 @@ def accurate_tanh(x: Tensor) -> Tensor:
   """tanh to about 1 ulp (Cephes, as accurate as JAX's): an odd polynomial (float32) or rational function (float64) of x for |x| < 0.625, where
   tinygrad's 2 sigmoid(2x) - 1 cancels (1.7e-4 relative error at x = 1e-4), 1 - 2 / (exp(2|x|) + 1) with x's sign beyond."""
   z = x * x
-  if x.dtype == dtypes.float64:
+  if computed_dtype(x.dtype) == dtypes.float64:   # (a Python float: at its width, float64 with x64)
     p, q = _horner(z, (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)), \
            _horner(z, (1.0, 1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3))
     small = x + x * (z * p / q)

@@ -21,6 +21,7 @@ import tinygrad.schedule as _schedule
 import tinygrad.uop.weak as _weak
 import tinygrad.mixin.reduce as _reduce
 import tinygrad.mixin.op as _mixin_op
+import tinygrad.mixin.elementwise as _elementwise
 import tinygrad.tensor as _tensor
 import tinygrad.runtime.ops_cpu as _ops_cpu
 import tinygrad.renderer.cstyle as _cstyle
@@ -586,6 +587,18 @@ _schedule_caches: dict[str, dict] = {}
 def _weak_default_dtype(u: UOp, orig=_weak.default_dtype) -> DType:
   return weak_storage(u.dtype) if u.dtype is dtypes.weakfloat else orig(u)
 
+# tinygrad's exp and cos compute a float narrower than float32 at float32: least_upper_dtype(x, float32), which for a
+# weakly typed float (a Python scalar's) is float32, so jnp.exp(0.3) was float32's exp under x64. A weak float is
+# computed at its width instead, as sin and log2 of it are (Ops on it, lowered at its width)
+# (Tensor has its own copies of the mixin's methods: tinygrad wraps them for its metadata)
+_WEAK_WIDTH = {"exp": lambda x: x.mul(1 / math.log(2)).exp2(), "cos": lambda x: ((math.pi / 2) - x).sin()}
+
+def _at_weak_width(name: str, orig: Callable) -> Callable:
+  @functools.wraps(orig)
+  def method(self):
+    return _WEAK_WIDTH[name](self) if self.dtype is dtypes.weakfloat else orig(self)
+  return method
+
 def _weak_sum_acc_dtype(dt: DType, orig=_reduce.sum_acc_dtype) -> DType:
   return orig(weak_storage(dt) if dt is dtypes.weakfloat else dt)
 
@@ -893,6 +906,8 @@ def install() -> None:
   _patch(_weak, "default_dtype", _weak_default_dtype, weak)
   for mod in (_weak, _rangeify, _reduce, _tensor, _ops): _patch(mod, "strong_dtype", weak_storage, weak + " (where tinygrad stores one)")
   for mod in (_reduce, _mixin_op): _patch(mod, "sum_acc_dtype", _weak_sum_acc_dtype, weak + " (a sum of them)")
+  for owner in (_elementwise.ElementwiseMixin, Tensor):
+    for name in _WEAK_WIDTH: _patch(owner, name, _at_weak_width(name, owner.__dict__[name]), weak + f" (tinygrad's {name} computed them at float32)")
   _patch(_codegen, "to_program_config", (*_codegen.to_program_config, WEAK_FLOAT, _plain_c.PLAIN_C), "the weak float width "
          "and whether plain kernels are written as C directly (plain_c.py) are part of a compiled kernel's cache key")
   context = (*_codegen.to_program_context, WEAK_FLOAT, _plain_c.PLAIN_C)

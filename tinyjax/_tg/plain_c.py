@@ -342,7 +342,7 @@ class _Kernel:
 @functools.cache
 def _helper(op: Ops, dt: DType, cosine: bool = False) -> tuple[str, str]:
   """(name, C definition) of the function computing tinygrad's expansion of op at dt (cosine: trig.py's cosine)."""
-  x = UOp(Ops.NOOP, dt, (UOp(Ops.CONST, dt, arg=0.0),), "tinyjax helper argument")
+  x = UOp(Ops.NOOP, dt, (UOp.const(0.0, dt),), "tinyjax helper argument")   # (a CONST as tinygrad makes it: UOps are shared)
   name = f"tinyjax_{'cos' if cosine else op.name.lower()}_{_ctype(dt)}"
   expanded = xcos(x) if cosine else _SOFT[op](x)
   k = _Kernel(expanded)

@@ -10,6 +10,7 @@ import math
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.core import composite, fill_like, primitive_kernel
 from tinyjax import primitives as P
+from tinyjax.dtypes import computed_dtype
 from tinyjax.custom import custom_jvp, structural
 
 __all__ = ["log1p", "expm1", "erfc", "cbrt", "atan", "atan2", "asin", "acos", "asinh", "acosh", "negative_sign",
@@ -84,11 +85,13 @@ def asin(x: Tensor) -> Tensor: return atan2(x, ((1 - x) * (1 + x)).sqrt())
 @primitive_kernel("acos", P.acos_partials)
 def acos(x: Tensor) -> Tensor: return 2 * atan(((1 - x) / (1 + x)).sqrt())
 
+def _wide(x: Tensor) -> bool: return computed_dtype(x.dtype) == dtypes.float64   # (a Python float's: float64 with x64)
+
 @primitive_kernel("asinh", P.ASINH.partials)
 def asinh(x: Tensor) -> Tensor:
   # odd, on |x|: log1p(a + a^2 / (1 + sqrt(1 + a^2))) (exact for tiny a), log(a) + log(2) where a^2 would overflow
   a = x.abs()
-  huge = a > 1e150 if x.dtype == dtypes.float64 else a > 1e18
+  huge = a > 1e150 if _wide(x) else a > 1e18
   s = huge.where(1.0, a)
   small = log1p(s + s * s / (1 + (1 + s * s).sqrt()))
   out = huge.where(a.log() + math.log(2), small)
@@ -96,7 +99,7 @@ def asinh(x: Tensor) -> Tensor:
 
 @primitive_kernel("acosh", P.ACOSH.partials)
 def acosh(x: Tensor) -> Tensor:
-  huge = x > 1e150 if x.dtype == dtypes.float64 else x > 1e18
+  huge = x > 1e150 if _wide(x) else x > 1e18
   s = huge.where(2.0, x)
   return huge.where(x.log() + math.log(2), (s + ((s - 1) * (s + 1)).sqrt()).log())
 
@@ -152,7 +155,7 @@ def erf_inv(x: Tensor) -> Tensor:
   """The inverse of erf (Giles' approximations as XLA's: single precision for float32, double for float64), with the
   derivative sqrt(pi)/2 exp(erf_inv(x)^2)."""
   w = -log1p(-x * x)   # XLA's (jax.random.normal's tails depend on it: (1 - x)(1 + x) differs by 86 ulps)
-  if x.dtype == dtypes.float64: out = _erf_inv64(x, w)
+  if _wide(x): out = _erf_inv64(x, w)
   else:
     lt = w < 5
     wl, wg = lt.where(w, 5.0) - 2.5, lt.where(6.25, w).sqrt() - 3

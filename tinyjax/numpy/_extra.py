@@ -10,6 +10,7 @@ from builtins import range as builtins_range   # (histogramdd's `range` argument
 from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 from tinyjax._tg import Tensor, dtypes, np_dtype, static_shape as _S
+from tinyjax.dtypes import computed_dtype
 from tinyjax.numpy._core import asarray, array, promote, promote_inexact, as_inexact, result_type, to_dtype, default_float, \
   default_int, canonicalize_axis, canonicalize_axes, to_inexact_dtype, canonical_dtype
 from tinyjax.lax import sorting
@@ -934,7 +935,7 @@ def _chebyshev(x: Tensor, coeffs: list[float]) -> Tensor:
   return 0.5 * (b0 - b2)
 
 def _i0e(x: Tensor) -> Tensor:
-  wide = x.dtype == dtypes.float64
+  wide = computed_dtype(x.dtype) == dtypes.float64   # (a Python float's: float64 with x64)
   a, b = (_I0E_A64 + _I0E_A32, _I0E_B64 + _I0E_B32) if wide else (_I0E_A32, _I0E_B32)
   small = _chebyshev(0.5 * x - 2.0, a)
   xl = where(x <= 8.0, 8.0, x)   # (the large-x series at 0 would be NaN, and so its cotangent there)
