@@ -26,7 +26,7 @@ import tinygrad.tensor as _tensor
 import tinygrad.runtime.ops_cpu as _ops_cpu
 import tinygrad.renderer.cstyle as _cstyle
 import tinygrad.codegen.decomp.transcendental as _transcendental
-import tinyjax._tg.trig as _trig
+import tinyjax._tg.transcendental as _transcendental_fixes
 import tinygrad.runtime.support.compiler_cpu as _compiler_cpu
 import tinygrad.runtime.support.hcq2 as _hcq2
 from tinygrad.codegen.opt import Opt as _Opt, OptOps as _OptOps, KernelOptError as _KernelOptError
@@ -860,8 +860,10 @@ def install() -> None:
     "on a CPU a reduce whose result a software transcendental takes elementwise is stored by its kernel, and the "
     "transcendental's elementwise epilogue is a kernel of its own (clang vectorises its loop; in the reduce's kernel it "
     "was scalar code at each output); a matrix product big enough for BLAS is a kernel of its own, its operands stored")
-  _patch(_transcendental, "xsin", _trig.xsin, "sin and cos right over the whole range: float64 arguments past 30 were "
-         "reduced with 32 bits of their mantissa, a cosine was the sine of pi/2 - x rounded (_tg/trig.py)")
+  _patch(_transcendental, "xsin", _transcendental_fixes.xsin, "sin and cos right over the whole range: float64 arguments past 30 were "
+         "reduced with 32 bits of their mantissa, a cosine was the sine of pi/2 - x rounded (_tg/transcendental.py)")
+  _patch(_transcendental, "xexp2", _transcendental_fixes.xexp2, "an exponential (EXP2 of x log2 e) to 1 ulp: tinygrad's rounded x log2 e "
+         "was ~|x| ulps off (_tg/transcendental.py)")
   _transcendental.get_transcendental_patterns.cache_clear()   # (its patterns hold the function they were made with)
   chains = _cstyle.PatternMatcher([(_cstyle.UPat(GroupOp.ALU, name="x"), _ordered_chain)])
   why = "a float add or multiply keeps the parentheses of its right operand of the same op (a + (b + c) was (a + b) + c)"

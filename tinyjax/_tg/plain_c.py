@@ -22,11 +22,11 @@ from dataclasses import replace
 from tinygrad.dtype import AddrSpace, DType, Invalid, dtypes, least_upper_dtype
 from tinygrad.helpers import DEBUG, ContextVar
 from tinygrad.uop.ops import Ops, ProgramInfo, UOp, axis_letters, graph_rewrite, range_str
-from tinygrad.codegen.decomp.transcendental import xexp2, xlog2
+from tinygrad.codegen.decomp.transcendental import xlog2
 from tinygrad.codegen.decomp.op import threefry2x32
 from tinygrad.codegen.simplify import pm_flatten_range, pm_split_ranges
 import tinygrad.codegen as _codegen
-from tinyjax._tg.trig import cosine_of, xcos, xsin
+from tinyjax._tg.transcendental import EXPANSIONS, call_form, xexp2, xsin
 
 # on by default; TINYJAX_PLAIN_C=0 (or Context(TINYJAX_PLAIN_C=0)) leaves every kernel to tinygrad. Part of tinygrad's
 # program key (patches.py), so a program made one way is not found the other way
@@ -210,10 +210,10 @@ class _Kernel:
     if u.op in _EXPANDED:   # tinygrad's expansion of it into arithmetic, written as that arithmetic
       if u.op is Ops.THREEFRY and not (u.dtype is dtypes.uint64 and all(x.dtype is dtypes.uint64 for x in u.src)): raise _Unsupported(u)
       if u.op in _SOFT and (u.dtype not in (dtypes.float32, dtypes.float64) or u.src[0].dtype is not u.dtype): raise _Unsupported(u)
-      # (a SIN of pi/2 - x is the cosine of x: trig.py)
-      cosine, arg = (True, x) if u.op is Ops.SIN and (x := cosine_of(u.src[0])) is not None else (False, u.src[0])
-      if u.op in _SOFT and self.calls and self.read_by_soft(arg, 2 if cosine else 0):
-        name, self.helpers[name] = _helper(u.op, u.dtype, cosine)
+      # (a SIN of pi/2 - x is the cosine of x, an EXP2 of x log2 e the exponential of x: transcendental.py)
+      kind, arg, depth = form if (form := call_form(u)) is not None else (None, u.src[0], 0)
+      if u.op in _SOFT and self.calls and self.read_by_soft(arg, depth):
+        name, self.helpers[name] = _helper(u.op, u.dtype, kind)
         text = f"{name}({_strip(self.expr(arg))})"
         if self.uses.get(u, 0) == 1: self.inline[u] = text
         else:
@@ -340,11 +340,11 @@ class _Kernel:
 # operation is a select), the function's statements are the expansion's as a kernel writes them; only where nothing
 # but transcendentals reads the argument (nothing else of the kernel can share the expansion's nodes).
 @functools.cache
-def _helper(op: Ops, dt: DType, cosine: bool = False) -> tuple[str, str]:
-  """(name, C definition) of the function computing tinygrad's expansion of op at dt (cosine: trig.py's cosine)."""
+def _helper(op: Ops, dt: DType, kind: str | None = None) -> tuple[str, str]:
+  """(name, C definition) of the function computing tinygrad's expansion of op at dt (kind: transcendental.py's cos or exp)."""
   x = UOp(Ops.NOOP, dt, (UOp.const(0.0, dt),), "tinyjax helper argument")   # (a CONST as tinygrad makes it: UOps are shared)
-  name = f"tinyjax_{'cos' if cosine else op.name.lower()}_{_ctype(dt)}"
-  expanded = xcos(x) if cosine else _SOFT[op](x)
+  name = f"tinyjax_{kind or op.name.lower()}_{_ctype(dt)}"
+  expanded = EXPANSIONS[kind](x) if kind is not None else _SOFT[op](x)
   k = _Kernel(expanded)
   k.names[x] = "x"
   result = k.expr(expanded)

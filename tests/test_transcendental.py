@@ -1,5 +1,6 @@
-"""Sine and cosine over the whole range (tinyjax/_tg/trig.py): JAX's numbers (numpy's: JAX's CPU sin and cos of doubles
-equal them), jitted and eager, through tinyjax's C kernels and tinygrad's code generation.
+"""Sine, cosine and the exponential (tinyjax/_tg/transcendental.py): JAX's numbers over the whole range (numpy's for sin
+and cos: JAX's CPU sin and cos of doubles equal them), jitted and eager, through tinyjax's C kernels and tinygrad's
+code generation.
 
 tinygrad's float64 sine reduced arguments past 30 with 32 bits of their mantissa (sin(1e5 + 0.3) was 1.2e-5 off,
 sin(1e15) any value) and its cosine is the sine of pi/2 - x rounded (float32 cos(1e4) up to 5e-4 off)."""
@@ -96,3 +97,23 @@ def test_trig_of_float64_is_float64_arithmetic():
   # the Payne-Hanek reduction's limbs are integer arithmetic: a kernel of uint64 ops besides the float64 ones
   y = (Tensor([1e20, 3.0], dtype=dtypes.float64).sin() * 2).numpy()
   np.testing.assert_allclose(y, np.sin([1e20, 3.0]) * 2, rtol=4e-16)
+
+
+# ---- the exponential: tinygrad's exp2(x log2 e) rounded x log2 e (float32 exp(80) 32 ulps off, float64 exp(700) 219)
+
+@pytest.mark.parametrize("plain", [0, 1])
+# (bounds with normal results: JAX flushes float32 denormals to 0)
+@pytest.mark.parametrize("dtype, bounds", [(np.float32, (-87.0, 87.0)), (np.float64, (-708.0, 708.0))])
+def test_exp_within_about_an_ulp_of_jaxs(dtype, bounds, plain):
+  import jax
+  rng = np.random.default_rng(6)
+  x = np.concatenate([rng.uniform(*bounds, 2000), rng.uniform(-1, 1, 500), [0.0, -0.0, np.inf, -np.inf, np.nan, 1e5, -1e5]]).astype(dtype)
+  # exp(x), and exp(-x), exp(x/2) whose factors tinygrad's symbolic folds into log2 e's
+  fns = (lambda v: v.exp(), lambda v: (-v).exp(), lambda v: (v * 0.5).exp())
+  jfns = (jax.numpy.exp, lambda v: jax.numpy.exp(-v), lambda v: jax.numpy.exp(v * 0.5))
+  for fn, jfn in zip(fns, jfns, strict=True):
+    with Context(TINYJAX_PLAIN_C=plain): got = tinyjax.jit(fn)(Tensor(x)).numpy().astype(np.float64)
+    want = np.asarray(jax.jit(jfn)(x)).astype(np.float64)
+    finite = np.isfinite(want) & (want > 0)
+    assert np.array_equal(got[~finite], want[~finite], equal_nan=True)
+    assert (np.abs(got[finite] - want[finite]) / want[finite]).max() <= 2.5 * np.finfo(dtype).eps

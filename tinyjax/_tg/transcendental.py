@@ -1,23 +1,28 @@
-"""Sine and cosine as software expansions (for renderers without them: the CPU's C), correct over the whole range.
+"""Sine, cosine and the exponential as software expansions (for renderers without them: the CPU's C), as accurate as JAX's.
 
-tinygrad expands SIN into arithmetic (`transcendental.xsin`): a Cody-Waite reduction below |x| = 30, a Payne-Hanek
-reduction above, and the cosine is sin(pi/2 - x). Three things there are wrong for JAX's numbers:
+tinygrad expands SIN and EXP2 into arithmetic (`transcendental.xsin`, `xexp2`): a Cody-Waite reduction of the sine
+below |x| = 30, a Payne-Hanek one above; the cosine is sin(pi/2 - x), the exponential exp2(x log2 e). Where that was
+wrong for JAX's numbers:
 - its Payne-Hanek reduction multiplies only 32 bits of the argument's mantissa: right for float32, for float64 it was
   off by ~|x| 2^-32 (sin(1e5 + 0.3) 1.2e-5 away, sin(1e15) any value). float64 here: tinygrad's Cody-Waite reduction
   (SLEEF's, whose range is |x| < 1e14: measured within 2 ulp of numpy there) and above it a Payne-Hanek reduction
   modulo pi of the whole mantissa, in 32-bit limbs (`_payne_hanek_pi`);
 - pi/2 - x rounds away up to half an ulp of x: cos(x) of float32 at 1e4 was off by up to 5e-4, at 1e8 any value. A
   SIN of pi/2 - x (how tinygrad's Tensor.cos writes it, the only way to write a cosine in its graphs) is expanded here
-  as the cosine of x: x reduced as the sine's argument is, then the cosine of the reduced argument (`_xcos`);
+  as the cosine of x (`xcos`, SLEEF's reduction about the odd multiples of pi/2);
+- x log2 e rounds too: an error of ~|x log2 e| ulps in the exponent (float32 exp(80) 32 ulps off, float64 exp(700)
+  219). An EXP2 of x * k log2 e (k a power of two) is expanded as exp(k x) with the product kept exact (`xexp`);
 - (its Cody-Waite reduction summed its small terms first: the C renderers' parentheses, fixed in patches.py.)
-sin(pi/2 - x) written by a user is computed as cos(x) too: the sine of pi/2 - x before its rounding, where JAX computes
-the sine of the rounded difference (the same number but for arguments past ~1e3 in float32, ~1e10 in float64).
+sin(pi/2 - x) or exp2(x * log2 e) written by a user are computed as cos(x) and exp(x) too: more exactly than JAX's
+sine of the rounded difference and power of the rounded product (the same numbers but for arguments past ~1e3 in
+float32, ~1e10 in float64, and a few ulps of exp2 of large products).
 Patched in for tinygrad's code generation (patches.py) and used by plain C's kernels (plain_c.py).
 """
 from __future__ import annotations
 import math
+from fractions import Fraction
 import numpy as np
-from tinygrad.dtype import dtypes
+from tinygrad.dtype import DType, dtypes
 from tinygrad.uop.ops import Ops, UOp
 from tinygrad.codegen.decomp import transcendental as _t
 
@@ -174,6 +179,71 @@ def cosine_of(d: UOp) -> UOp | None:
     for c, y in ((d.src[0], d.src[1]), (d.src[1], d.src[0])):
       if is_half_pi(c) and (x := _negated(y)) is not None: return x
   return None
+
+# ---- the exponential ----------------------------------------------------------------------------------------------------
+# tinygrad's exp(x) is exp2(x * log2 e): the product's rounding is an error of ~|x log2 e| ulps in the exponent (float32
+# exp(80) 32 ulps off, float64 exp(700) 219). An EXP2 of x * k log2 e (k = 1 or another power of two: exp(-x), exp(x/2),
+# as tinygrad's symbolic folds their factor in) is expanded here as exp(k x): k x (exact) times log2 e in three parts
+# with x in two halves, each partial product exact, q the nearest integer to the leading one and the rest added to
+# its fraction; then tinygrad's polynomial and scaling (xexp2's).
+_LOG2E = Fraction("1.44269504088896340735992468100189213742664595415298593413544940693110921918118507988552662289350634449699")
+
+def _log2e_parts(bits: int, dt: DType) -> tuple[float, float, float]:
+  def leading(v: Fraction) -> Fraction:   # v's first `bits` significant bits
+    e = math.floor(math.log2(abs(v)))
+    return Fraction(math.floor(v / Fraction(2) ** (e - bits + 1)), 1) * Fraction(2) ** (e - bits + 1)
+  l1 = leading(_LOG2E)
+  l2 = leading(_LOG2E - l1)
+  return float(l1), float(l2), float(np.array(float(_LOG2E - l1 - l2), dtype=_NP[dt]))
+
+_NP: dict[DType, type[np.floating]] = {dtypes.float64: np.float64, dtypes.float32: np.float32}
+# (mantissa bits the split clears from x, log2 e's parts): x's halves times the parts' bits fit in the mantissa
+_EXP_SPLIT = {dtypes.float64: (27, _log2e_parts(26, dtypes.float64)), dtypes.float32: (12, _log2e_parts(12, dtypes.float32))}
+_EXP2_POLY = {dtypes.float64: [0.4434359082926529454e-9, 0.7073164598085707425e-8, 0.1017819260921760451e-6, 0.1321543872511327615e-5,
+                               0.1525273353517584730e-4, 0.1540353045101147808e-3, 0.1333355814670499073e-2, 0.9618129107597600536e-2,
+                               0.5550410866482046596e-1, 0.2402265069591012214e+0, 0.6931471805599452862e+0, 0.1000000000000000000e+1],
+              dtypes.float32: [0.1535920892e-3, 0.1339262701e-2, 0.9618384764e-2, 0.5550347269e-1, 0.2402264476e+0, 0.6931471825e+0, 1.0]}
+
+def exponent_of(d: UOp) -> UOp | None:
+  """x where d is x * k log2 e (k a power of two, at d's width: then d's exp2 is exp(k x)), else None."""
+  if d.dtype not in _EXP_SPLIT or d.op is not Ops.MUL: return None
+  for y, c in ((d.src[0], d.src[1]), (d.src[1], d.src[0])):
+    if c.op is not Ops.CONST or not isinstance(c.arg, float) or c.arg == 0: continue
+    k = 2.0 ** round(math.log2(abs(c.arg) / float(_LOG2E))) * (1 if c.arg > 0 else -1)
+    if c.arg in (k * float(_LOG2E), float(_NP[d.dtype](k * float(_LOG2E)))): return y if k == 1 else y * y.const_like(k)
+  return None
+
+def xexp(x: UOp, d: UOp) -> UOp:
+  """e^x (d: x log2 e as tinygrad computed it, for inf, nan and the range's ends)."""
+  dt = x.dtype
+  xm = _t._lazy_map_numbers(x, x.const_like(0.0), x.const_like(0.0), x.const_like(0.0), x)
+  cleared, (l1, l2, l3) = _EXP_SPLIT[dt]
+  ui = dtypes.uint64 if dt is dtypes.float64 else dtypes.uint32
+  hi = (xm.bitcast(ui) & ((1 << (dt.itemsize * 8)) - (1 << cleared))).bitcast(dt)
+  lo = xm - hi
+  t_hi = hi * l1
+  t_lo = ((xm * l3 + lo * l2) + lo * l1) + hi * l2
+  q = _t.rintk(t_hi)
+  s = (t_hi - q.cast(dt)) + t_lo
+  u = _t.ldexp2k(_t.polyN(s, _EXP2_POLY[dt]), q)
+  upper, lower = (1025, -2000) if dt is dtypes.float64 else (129, -150)
+  u = (d >= upper).where(d.const_like(math.inf), u)
+  u = (d < lower).where(d.const_like(0.0), u)
+  return d.ne(d).where(d.const_like(math.nan), u)
+
+_TINYGRADS_XEXP2 = _t.xexp2   # (patches.py puts xexp2 below in its place)
+
+def xexp2(d: UOp) -> UOp:
+  """tinygrad's xexp2, an exponential (x * log2 e) to 1 ulp (see above)."""
+  return xexp(x, d) if (x := exponent_of(d)) is not None else _TINYGRADS_XEXP2(d)
+
+def call_form(u: UOp) -> tuple[str, UOp, int] | None:
+  """A SIN that is a cosine or an EXP2 that is an exponential: (its name, its argument x, the levels between x and u)."""
+  if u.op is Ops.SIN and (x := cosine_of(u.src[0])) is not None: return "cos", x, 2
+  if u.op is Ops.EXP2 and (x := exponent_of(u.src[0])) is not None: return "exp", x, 1
+  return None
+
+EXPANSIONS = {"cos": lambda x: xcos(x), "exp": lambda x: xexp(x, x * float(_LOG2E))}
 
 _TINYGRADS_XSIN = _t.xsin   # (patches.py puts xsin below in its place)
 
