@@ -441,8 +441,8 @@ def _select(c: Tensor, a: Tensor, b: Tensor) -> Tensor:
 
 def _normal_of_f32(x: Tensor) -> Tensor:
   """special.erf_inv(x) * sqrt(2) for float32 x in (-1, 1), the same operations in the same order (so the same numbers:
-  XLA's ErfInv32, w = -log1p(-x^2) by tinygrad's log2 decomposition: log1p is log(u) where u = 1 + x is exact, as
-  here), without the branches: log2's cases for inf, 0, nan and negative inputs never arise (0 < 1 - x^2 <= 1), the
+  XLA's ErfInv32, w = -log1p(-x^2) by tinygrad's log2 decomposition and special.log1p's correction of log(u) where
+  u = 1 - x^2 is rounded), without the branches: log2's cases for inf, 0, nan and negative inputs never arise (0 < 1 - x^2 <= 1), the
   two polynomials are one with selected coefficients (XLA's form), the other wheres select bits."""
   x2 = x * x
   u = 1 - x2
@@ -454,7 +454,8 @@ def _normal_of_f32(x: Tensor) -> Tensor:
   t2 = t * t
   log2_u = ((0.4374550283 * t2 + 0.5764790177) * t2 + 0.9618012905120) * (t * t2) + small.where(e - 64, e) + \
     t * 2.8853900432586669922 + t * 3.2734474483568488616e-08
-  w = -_select(u != 1, log2_u * math.log(2), -x2)
+  log_u = log2_u * math.log(2)
+  w = -_select(u != 1, _select(u - 1 == -x2, log_u, log_u * -x2 / (u - 1)), -x2)   # (log1p's: u is 1 - x^2 rounded)
   lt = w < 5
   ww = _select(lt, lt.where(w, 5.0) - 2.5, lt.where(6.25, w).sqrt() - 3)
   p = lt.where(_ERFINV_W_LT_5[0], _ERFINV_W_GE_5[0])

@@ -229,8 +229,8 @@ log = _unary("log", Tensor.log, FLOAT)
 # 64x32 array: jnp.tanh 1.19 -> 0.13 ms, erf 1.12 -> 0.13 ms); under a trace or a jit tanh and erf are their primitives'
 # calls (`primitives.bind`), the others the ops themselves. numpy, scipy and nn use them too.
 tanh_kernel, erf_kernel = composite(accurate_tanh, primitives.ACCURATE_TANH), composite(Tensor.erf, primitives.ERF)
-sinh_kernel = primitive_kernel("sinh", primitives.sinh_partials)(Tensor.sinh)
-cosh_kernel = primitive_kernel("cosh", primitives.cosh_partials)(Tensor.cosh)
+sinh_kernel = primitive_kernel("sinh", primitives.sinh_partials)(primitives.xla_sinh)
+cosh_kernel = primitive_kernel("cosh", primitives.cosh_partials)(primitives.xla_cosh)
 softplus_kernel = composite(Tensor.softplus)
 tanh = _unary("tanh", tanh_kernel, FLOAT)
 logistic = _unary("logistic", Tensor.sigmoid, FLOAT)

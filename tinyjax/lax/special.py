@@ -28,8 +28,7 @@ def log1p(x: Tensor) -> Tensor:
 @primitive_kernel("expm1", P.expm1_partials)
 def expm1(x: Tensor) -> Tensor:
   """exp(x) - 1, accurate for small x (Kahan's (u - 1) * x / log(u), u = exp(x))."""
-  u = x.exp()
-  return (u == 1).where(x, (u - 1 == -1).where(-1.0, (u == math.inf).where(u, (u - 1) * x / u.log())))
+  return P.kahan_expm1(x)
 
 @composite
 def erfc(x: Tensor) -> Tensor:
