@@ -124,8 +124,6 @@ def logaddexp2_partials(ops, out): return [(_replace_inf(o) - _replace_inf(out))
 def acos_partials(ops, out): return [-(1 - ops[0] * ops[0]).rsqrt()]
 def log1p_partials(ops, out): return [(ops[0] + 1).reciprocal()]
 def expm1_partials(ops, out): return [out + 1]
-def sinh_partials(ops, out): return [xla_cosh(ops[0])]
-def cosh_partials(ops, out): return [xla_sinh(ops[0])]
 
 
 # ---- recognisers: root op -> candidates (primitive, operands, params), each checked by rebuilding -----------------------

@@ -10,6 +10,7 @@ from tinygrad import Tensor, dtypes
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 import tinygrad.uop.ops as _ops
 from tinyjax._tg.buffers import np_dtype, static_shape
+from tinyjax._tg.transcendental import call_form
 
 _LIMIT = 4096   # elements: bigger graphs are cheaper as a kernel than element by element in Python
 _SHAPE = object()   # a movement op's shape operand (a STACK): not a value
@@ -130,6 +131,11 @@ def _fold(u: UOp) -> np.ndarray | None:
         if (a := vals[x.src[0]]) is _SHAPE or (src_t := np_dtype(x.src[0].dtype)) is None or (out_t := np_dtype(x.dtype)) is None or \
            np.dtype(src_t).itemsize != np.dtype(out_t).itemsize: return None
         vals[x] = np.asarray(a.astype(src_t).view(out_t).tolist(), dtype=object).reshape(a.shape)
+      elif (form := call_form(x)) is not None and (out_t := _typed(x.dtype)) is not None and out_t is not np.bool_:
+        # a cosine or an exponential (transcendental.py): of x itself, not of pi/2 - x or x log2 e rounded, as its kernel
+        a = np.asarray(_operand(form[1], vals), dtype=np.float64)
+        with np.errstate(all="ignore"): v = (np.cos(a) if form[0] == "cos" else np.exp(a)).astype(out_t)
+        vals[x] = np.asarray(v.tolist(), dtype=object).reshape(a.shape)
       elif (x.op is Ops.CAST or (x.op in GroupOp.ALU and x.op is not Ops.THREEFRY and x.op in _ops.python_alu)):
         q = _quotient(x)
         srcs = [vals[s] for s in (x.src if q is None else q)]
@@ -143,6 +149,13 @@ def _fold(u: UOp) -> np.ndarray | None:
     if isinstance(v, np.ndarray): v.flags.writeable = False
     _FOLDED[x] = v
   return vals[u]
+
+def _operand(u: UOp, vals: dict) -> Any:
+  """A folded node's value, or a new one's that is a folded node times a constant (transcendental.call_form's k x)."""
+  try: return vals[u]
+  except KeyError:
+    if u.op is Ops.MUL and u.src[1].op is Ops.CONST: return vals[u.src[0]] * u.src[1].arg
+    raise
 
 def folded_array(t: Tensor) -> np.ndarray | None:
   """t's value as a numpy array if it is a device-less graph of constants of a numpy dtype (`folded_value`)."""

@@ -441,8 +441,9 @@ def _short_loop(ctx, x: UOp) -> str | None:
 _ASSOCIATIVE = {Ops.ADD, Ops.MUL, Ops.XOR, Ops.OR, Ops.AND}
 
 def _ordered_chain(ctx, x: UOp) -> str | None:
-  # (and a - -b: tinygrad writes a negation without parentheses, `a--b`, which C reads as a decrement)
+  # (and a - -b, - -b: tinygrad writes a negation without parentheses, `a--b`, which C reads as a decrement)
   if x.op is Ops.SUB and len(x.src) == 2 and (b := ctx[x.src[1]]).startswith("-"): return ctx.code_for_op[Ops.SUB](ctx[x.src[0]], f"({b})", x.dtype)
+  if x.op is Ops.NEG and (b := ctx[x.src[0]]).startswith("-"): return ctx.code_for_op[Ops.NEG](f"({b})", x.dtype)
   if x.op not in _ASSOCIATIVE or not dtypes.is_float(x.dtype) or len(x.src) != 2: return None
   a, b = x.src
   return ctx.code_for_op[x.op](strip_parens(ctx[a]) if a.op is x.op else ctx[a], ctx[b], x.dtype)
@@ -756,12 +757,17 @@ def _ieee_rules() -> dict:
     # folded to true, so jnp.log1p(1e-10) was 8e-8 off in float64, log1p(1e-5) 1.4e-3 in float32; x*c0 + x*c1 ->
     # x*(c0 + c1), x + x*c -> x*(c + 1), (x/x2)/x3 -> x/(x2*x3) (another rounding, or an overflow)
     # (no closures in tinygrad's matchers: the rule is a default argument)
-    elif "x.alu(f.op,c1.alu(f.op,c2))" in src: out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw, kw["f"].op in (Ops.ADD, Ops.MUL))
+    # (a product by a power of two is exact: (x * 2) * c is x * (2c), x * -1 * -1 is x)
+    elif "x.alu(f.op,c1.alu(f.op,c2))" in src:
+      out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw, kw["f"].op is Ops.ADD or (kw["f"].op is Ops.MUL and not _power_of_two(kw)))
     elif "x*(c0+c1)" in src or "x*(c+1)" in src or "# (x/x2)/x3 -> x/(x2*x3)" in src: out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw)
   assert len(out) >= 13, f"tinygrad's float-unsafe folding rules moved: found {len(out)} of 13"
   return out
 
 def _never(**_) -> None: return None
+
+def _power_of_two(kw: dict) -> bool:
+  return any(isinstance(v := c.arg, float) and v != 0 and math.isfinite(v) and math.frexp(abs(v))[0] == 0.5 for c in (kw["c1"], kw["c2"]))
 
 def _unless_float(rule: Callable, kw: dict, applies: bool = True) -> UOp | None:
   return None if applies and dtypes.is_float(kw["x"].dtype) else rule(**kw)

@@ -170,8 +170,8 @@ def _negated(u: UOp) -> UOp | None:
   return None
 
 def cosine_of(d: UOp) -> UOp | None:
-  """x where d is pi/2 - x (pi/2 at d's width), else None."""
-  if d.dtype not in _PI_PARTS: return None
+  """x where d is pi/2 - x (pi/2 at d's width; a weakly typed one's, a Python float's, folded on the host), else None."""
+  if d.dtype not in _PI_PARTS and d.dtype is not dtypes.weakfloat: return None
   half_pi = (math.pi / 2, float(np.float32(math.pi / 2)) if d.dtype is dtypes.float32 else math.pi / 2)
   def is_half_pi(c: UOp) -> bool: return c.op is Ops.CONST and isinstance(c.arg, float) and c.arg in half_pi
   if d.op is Ops.SUB and is_half_pi(d.src[0]): return d.src[1]
@@ -206,11 +206,11 @@ _EXP2_POLY = {dtypes.float64: [0.4434359082926529454e-9, 0.7073164598085707425e-
 
 def exponent_of(d: UOp) -> UOp | None:
   """x where d is x * k log2 e (k a power of two, at d's width: then d's exp2 is exp(k x)), else None."""
-  if d.dtype not in _EXP_SPLIT or d.op is not Ops.MUL: return None
+  if (d.dtype not in _EXP_SPLIT and d.dtype is not dtypes.weakfloat) or d.op is not Ops.MUL: return None
   for y, c in ((d.src[0], d.src[1]), (d.src[1], d.src[0])):
-    if c.op is not Ops.CONST or not isinstance(c.arg, float) or c.arg == 0: continue
+    if c.op is not Ops.CONST or not isinstance(c.arg, float) or c.arg == 0 or not math.isfinite(c.arg): continue
     k = 2.0 ** round(math.log2(abs(c.arg) / float(_LOG2E))) * (1 if c.arg > 0 else -1)
-    if c.arg in (k * float(_LOG2E), float(_NP[d.dtype](k * float(_LOG2E)))): return y if k == 1 else y * y.const_like(k)
+    if c.arg in (k * float(_LOG2E), float(_NP.get(d.dtype, np.float64)(k * float(_LOG2E)))): return y if k == 1 else y * y.const_like(k)
   return None
 
 def xexp(x: UOp, d: UOp) -> UOp:

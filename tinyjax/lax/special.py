@@ -30,10 +30,44 @@ def expm1(x: Tensor) -> Tensor:
   """exp(x) - 1, accurate for small x (Kahan's (u - 1) * x / log(u), u = exp(x))."""
   return P.kahan_expm1(x)
 
-@composite
+@primitive_kernel("erfc", lambda ops, out: [-2 / math.sqrt(math.pi) * (-(ops[0] * ops[0])).exp()])   # (JAX's rule)
 def erfc(x: Tensor) -> Tensor:
-  """1 - erf(x): tinygrad's erf, accurate to about 2e-7 absolute (not relative in the tails: docs/porting.md)."""
+  """1 - erf(x): XLA's for float64 (Cephes' rational approximations, relative precision in the tails), tinygrad's erf
+  otherwise (accurate to about 2e-7 absolute, not relative in the tails: docs/porting.md)."""
+  if _wide(x): return (x.abs() > 1).where(_erfc64(x), 1 - _erf64(x))
   return 1 - x.erf()
+
+def erf(x: Tensor) -> Tensor:
+  """XLA's for float64 (Cephes': x T(x^2) / U(x^2) for |x| < 1, 1 - erfc beyond), tinygrad's otherwise (2e-7 absolute:
+  it was float64's too, 1e-5 off relatively near 0.5)."""
+  return (x.abs() < 1).where(_erf64(x), 1 - _erfc64(x)) if _wide(x) else x.erf()
+
+# Cephes' coefficients as XLA's ErfImpl64 and ErfcImpl64 (xla/hlo/builder/lib/math.cc), highest degree first
+_ERF_T = (9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3, 7.00332514112805075473e3, 5.55923013010394962768e4)
+_ERF_U = (1.0, 3.35617141647503099647e1, 5.21357949780152679795e2, 4.59432382970980127987e3, 2.26290000613890934246e4, 4.92673942608635921086e4)
+_ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0, 4.86371970985681366614e1, 1.96520832956077098242e2,
+           5.26445194995477358631e2, 9.34528527171957607540e2, 1.02755188689515710272e3, 5.57535335369399327526e2)
+_ERFC_Q = (1.0, 1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2, 9.75708501743205489753e2,
+           1.82390916687909736289e3, 2.24633760818710981792e3, 1.65666309194161350182e3, 5.57535340817727675546e2)
+_ERFC_R = (5.64189583547755073984e-1, 1.27536670759978104416e0, 5.01905042251180477414e0, 6.16021097993053585195e0, 7.40974269950448939160e0,
+           2.97886665372100240670e0)
+_ERFC_S = (1.0, 2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605e1, 1.70814450747565897222e1,
+           9.60896809063285878198e0, 3.36907645100081516050e0)
+
+def _polynomial(x: Tensor, coefficients: tuple[float, ...]) -> Tensor:
+  out = fill_like(x, coefficients[0])
+  for c in coefficients[1:]: out = out * x + c
+  return out
+
+def _erf64(x: Tensor) -> Tensor:
+  z = x * x
+  return x * _polynomial(z, _ERF_T) / _polynomial(z, _ERF_U)
+
+def _erfc64(x: Tensor) -> Tensor:
+  z, a = -x * x, x.abs()
+  y = (a < 8).where(z.exp() * _polynomial(a, _ERFC_P) / _polynomial(a, _ERFC_Q), z.exp() * _polynomial(a, _ERFC_R) / _polynomial(a, _ERFC_S))
+  y = (z < -7.09782712893383996843e2).where(0.0, y)
+  return (x < 0).where(2 - y, y)
 
 @composite
 def cbrt(x: Tensor) -> Tensor: return x.sign() * x.abs().pow(1.0 / 3.0)
@@ -83,6 +117,12 @@ def atan2(y: Tensor, x: Tensor) -> Tensor:
 def asin(x: Tensor) -> Tensor: return atan2(x, ((1 - x) * (1 + x)).sqrt())
 @primitive_kernel("acos", P.acos_partials)
 def acos(x: Tensor) -> Tensor: return 2 * atan(((1 - x) / (1 + x)).sqrt())
+
+@primitive_kernel("atanh", P.ATANH.partials)
+def atanh(x: Tensor) -> Tensor:
+  """XLA's: (log1p(x) - log1p(-x)) / 2, nan where |x| > 1 (tinygrad's log((1 + x) / (1 - x)) / 2 cancels for small x:
+  atanh(1e-8) was 1e-5 off relatively)."""
+  return (x.abs() > 1).where(math.nan, (log1p(x) - log1p(-x)) * 0.5)
 
 def _wide(x: Tensor) -> bool: return computed_dtype(x.dtype) == dtypes.float64   # (a Python float's: float64 with x64)
 
@@ -172,43 +212,52 @@ def _erf_inv_jvp(primals, tangents):
 # ---- lgamma, digamma --------------------------------------------------------------------------------------------------
 
 # Lanczos approximation (g = 7, n = 9), as Numerical Recipes / XLA's lgamma
+# XLA's Lanczos approximation (g = 7, n = 9) for lgamma and digamma (xla/hlo/builder/lib/math.cc: Lgamma, Digamma),
+# transcribed operation for operation (log(t) as log(7.5) + log1p(z / 7.5), the reflections on the reduced fraction), so
+# JAX's numbers: tinyjax's own series and Lanczos sum were 3757 / 6e5 ulps from scipy's at |x| ~ 1000 where JAX's are 14 / 411
 _LANCZOS_G = 7.0
-_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-            12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
+_LANCZOS_BASE = 0.99999999999980993227684700473478
+_LANCZOS = (676.520368121885098567009190444019, -1259.13921672240287047156078755283, 771.3234287776530788486528258894,
+            -176.61502916214059906584551354, 12.507343278686904814458936853, -0.13857109526572011689554707,
+            9.984369578019570859563e-6, 1.50563273514931155834e-7)
 
+def _lanczos_t(z: Tensor) -> tuple[Tensor, Tensor]:
+  """(t, log t), t = z + g + 1/2, log t as log(g + 1/2) + log1p(z / (g + 1/2))."""
+  return z + (_LANCZOS_G + 0.5), math.log(_LANCZOS_G + 0.5) + log1p(z / (_LANCZOS_G + 0.5))
 
 @composite
 def digamma(t: Tensor) -> Tensor:
-  """psi(t): recurrence up to t >= 10 (the series' first omitted term is then ~2e-14 of it: from 6, 1e-11 of JAX's),
-  then the asymptotic series; the reflection formula for t < 0.5 (pi cot(pi t) as cos / sin: tinygrad's tan gave a nan
-  derivative at half-integers); nan at the poles. The reflection is taken at 1/4 where it is not used: at an integer t
-  cot is infinite, and so was its derivative, which made the derivative nan."""
+  """psi(t), XLA's: digamma(z + 1) = log t(z) + A'(z) / A(z) - g / t(z) (Lanczos), psi(1 - x) - pi cot(pi x) below 1/2
+  (cot of x shifted into [-1/2, 1/2]); -inf at 0, nan at the negative integers."""
   refl = t < 0.5
-  z = refl.where(1 - t, t)
-  acc = fill_like(z, 0)
-  for _ in range(10):
-    small = z < 10
-    acc = acc - small.where(1 / z, 0.0)
-    z = small.where(z + 1, z)
-  inv2 = 1 / (z * z)
-  series = z.log() - 0.5 / z - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
-  out = acc + series
-  pt = math.pi * refl.where(t, 0.25)
-  out = refl.where(out - math.pi * pt.cos() / pt.sin(), out)
-  return ((t <= 0) & (t == t.floor())).where(math.nan, out)
+  z = refl.where(-t, t - 1)
+  num, denom = fill_like(z, 0), fill_like(z, _LANCZOS_BASE)
+  for i, c in enumerate(_LANCZOS):
+    num = num - c / (((z + i) + 1) * ((z + i) + 1))
+    denom = denom + c / ((z + i) + 1)
+  tt, log_t = _lanczos_t(z)
+  y = (log_t + num / denom) - _LANCZOS_G / tt
+  reduced = t + (t + 0.5).floor().abs()
+  out = refl.where(y - math.pi * (math.pi * reduced).cos() / (math.pi * reduced).sin(), y)
+  out = (t == 0).where(-math.inf, out)
+  return ((t < 0) & (t == t.floor())).where(math.nan, out)
 
 @primitive_kernel("lgamma", lambda ops, out: [digamma(ops[0])])   # JAX: g * digamma(x)
 def lgamma(t: Tensor) -> Tensor:
-  """log|Gamma(t)| (Lanczos, with the reflection formula for t < 0.5); inf at the poles (0, -1, -2, ...)."""
+  """log|Gamma(t)|, XLA's: Lanczos, the reflection below 1/2 with sin(pi frac) on the reduced fraction; inf at the poles
+  and at +-inf."""
   refl = t < 0.5
-  z = refl.where(1 - t, t) - 1
-  acc = fill_like(z, _LANCZOS[0])
-  for i, c in enumerate(_LANCZOS[1:], start=1): acc = acc + c / (z + i)
-  tt = z + _LANCZOS_G + 0.5
-  lg = 0.5 * math.log(2 * math.pi) + (z + 0.5) * tt.log() - tt + acc.log()
-  sin_pix = (math.pi * t).sin().abs()
-  out = refl.where(math.log(math.pi) - sin_pix.log() - lg, lg)
-  return ((t <= 0) & (t == t.floor())).where(math.inf, out)
+  z = refl.where(-t, t - 1)
+  acc = fill_like(z, _LANCZOS_BASE)
+  for i, c in enumerate(_LANCZOS): acc = acc + c / ((z + i) + 1)
+  tt, log_t = _lanczos_t(z)
+  log_y = ((math.log(2) + math.log(math.pi)) / 2 + ((z + 0.5) - tt / log_t) * log_t) + acc.log()
+  a = t.abs()
+  frac = a - a.floor()
+  denom = (math.pi * (frac > 0.5).where(1 - frac, frac)).sin().log()
+  reflection = (denom.abs() != math.inf).where((math.log(math.pi) - denom) - log_y, -denom)
+  out = refl.where(reflection, log_y)
+  return (t.abs() == math.inf).where(math.inf, out)
 
 # ---- logsumexp, softmax -----------------------------------------------------------------------------------------------
 

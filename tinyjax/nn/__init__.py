@@ -9,7 +9,7 @@ from tinyjax.core import composite
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
 from tinyjax.lax import special as _special
 from tinyjax.numpy._core import asarray, as_inexact, canonicalize_axes, default_float, to_dtype, promote_types
-from tinyjax.numpy import einsum
+from tinyjax.numpy import einsum, logaddexp
 from tinyjax.scipy.special import logsumexp
 from tinyjax.nn import initializers
 from tinyjax.nn.functional import params, functional_call, stack_params
@@ -36,7 +36,7 @@ def silu(x: Any) -> Tensor:
   t = as_inexact(x)
   return t * t.sigmoid()
 swish = silu
-def softplus(x: Any) -> Tensor: return lax_ops.softplus_kernel(as_inexact(x))
+def softplus(x: Any) -> Tensor: return logaddexp(as_inexact(x), 0)   # (JAX's: log(1 + e^x) lost e^x below an ulp of 1)
 def log_sigmoid(x: Any) -> Tensor: return -softplus(-as_inexact(x))
 def soft_sign(x: Any) -> Tensor:
   t = as_inexact(x)

@@ -68,10 +68,10 @@ cosh = _unary("cosh", lax_ops.cosh_kernel, True)
 tanh = _unary("tanh", lax_ops.tanh_kernel, True)
 arcsinh = _unary("arcsinh", _lax_special.asinh, True)
 arccosh = _unary("arccosh", _lax_special.acosh, True)
-arctanh = _unary("arctanh", Tensor.atanh, True)
+arctanh = _unary("arctanh", _lax_special.atanh, True)
 asinh = _unary("asinh", _lax_special.asinh, True)
 acosh = _unary("acosh", _lax_special.acosh, True)
-atanh = _unary("atanh", Tensor.atanh, True)
+atanh = _unary("atanh", _lax_special.atanh, True)
 exp = _unary("exp", lambda t: t.exp(), True)   # (looked up at the call: patches.py widens it for weak floats)
 exp2 = _unary("exp2", Tensor.exp2, True)
 expm1 = _unary("expm1", _expm1, True)
@@ -163,13 +163,10 @@ def _hypot(a: Tensor, b: Tensor) -> Tensor:
 
 @primitive_kernel("logaddexp", LOGADDEXP.partials)   # JAX's custom_jvp rule
 def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
-  # tinygrad's logaddexp (a primitive with JAX's derivative, tinyjax.primitives), where it is defined: both -inf give
-  # -inf (tinygrad: nan), an inf gives inf, a nan gives nan (tinygrad's max drops it)
-  amax = a.maximum(b)
-  safe = (amax.abs() == math.inf).where(0.0, 1.0)
-  out = (a * safe).logaddexp(b * safe)
-  out = (amax.abs() == math.inf).where(amax, out)
-  return ((a != a) | (b != b)).where(a + b, out)
+  # JAX's: max + log1p(exp(-|a - b|)), a + b where a - b is nan (a nan, or infinities of one sign). tinygrad's
+  # log(e^(a-m) + e^(b-m)) + m lost the smaller term below an ulp of 1 (logaddexp(-50, 0) was 0, not 2e-22: softplus)
+  delta = a - b
+  return (delta != delta).where(a + b, a.maximum(b) + _log1p((-delta.abs()).exp()))
 
 @primitive_kernel("logaddexp2", logaddexp2_partials)
 def _logaddexp2(a: Tensor, b: Tensor) -> Tensor: return _logaddexp(a * math.log(2), b * math.log(2)) / math.log(2)
