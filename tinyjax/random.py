@@ -591,7 +591,7 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
   k, dt = _key_array(key, "truncated_normal"), _float_dtype(dtype, "truncated_normal")
   lo, hi = as_tensor(lower).cast(dt), as_tensor(upper).cast(dt)
   sqrt2 = float((np_dtype(dt) or np.dtype(np.float32)).type(np.sqrt(2)))
-  u = _uniform(k, _out_shape(shape, lo, hi), dt, (lo / sqrt2).erf(), (hi / sqrt2).erf())
+  u = _uniform(k, _out_shape(shape, lo, hi), dt, special.erf(lo / sqrt2), special.erf(hi / sqrt2))   # (XLA's erf)
   out = special.erf_inv(u) * sqrt2
   return out.maximum(_nextafter(lo.detach(), True)).minimum(_nextafter(hi.detach(), False))
 

@@ -32,15 +32,18 @@ def expm1(x: Tensor) -> Tensor:
 
 @primitive_kernel("erfc", lambda ops, out: [-2 / math.sqrt(math.pi) * (-(ops[0] * ops[0])).exp()])   # (JAX's rule)
 def erfc(x: Tensor) -> Tensor:
-  """1 - erf(x): XLA's for float64 (Cephes' rational approximations, relative precision in the tails), tinygrad's erf
-  otherwise (accurate to about 2e-7 absolute, not relative in the tails: docs/porting.md)."""
+  """1 - erf(x) as XLA computes it: Cephes' rational approximations for float64, Eigen's for float32 (relative
+  precision in the tails); tinygrad's 1 - erf otherwise (half)."""
   if _wide(x): return (x.abs() > 1).where(_erfc64(x), 1 - _erf64(x))
+  if x.dtype in (dtypes.float32, dtypes.weakfloat): return (x.abs() > 1).where(_erfc32_large(x), _erfc32_small(x))
   return 1 - x.erf()
 
 def erf(x: Tensor) -> Tensor:
-  """XLA's for float64 (Cephes': x T(x^2) / U(x^2) for |x| < 1, 1 - erfc beyond), tinygrad's otherwise (2e-7 absolute:
-  it was float64's too, 1e-5 off relatively near 0.5)."""
-  return (x.abs() < 1).where(_erf64(x), 1 - _erfc64(x)) if _wide(x) else x.erf()
+  """erf as XLA computes it: Cephes' x T(x^2) / U(x^2) for |x| < 1 and 1 - erfc beyond for float64, Eigen's rational
+  interpolant for float32 (JAX's bit for bit where the kernel's polynomials contract to FMAs); tinygrad's otherwise (2e-7
+  absolute: it was float32's and float64's too, 1e-5 off relatively in float64 near 0.5)."""
+  if _wide(x): return (x.abs() < 1).where(_erf64(x), 1 - _erfc64(x))
+  return _erf32(x) if x.dtype in (dtypes.float32, dtypes.weakfloat) else x.erf()
 
 # Cephes' coefficients as XLA's ErfImpl64 and ErfcImpl64 (xla/hlo/builder/lib/math.cc), highest degree first
 _ERF_T = (9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3, 7.00332514112805075473e3, 5.55923013010394962768e4)
@@ -53,6 +56,30 @@ _ERFC_R = (5.64189583547755073984e-1, 1.27536670759978104416e0, 5.01905042251180
            2.97886665372100240670e0)
 _ERFC_S = (1.0, 2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605e1, 1.70814450747565897222e1,
            9.60896809063285878198e0, 3.36907645100081516050e0)
+
+# float32: Eigen's erf interpolant (XLA's CPU erf), XLA's ErfcLargeImpl32 / ErfcSmallImpl32
+_ERF32_ALPHA = (0.00022905065861350646, 0.0034082910107109506, 0.050955695062380861, 0.18520832239976145, 1.128379143519084)
+_ERF32_BETA = (-1.1791602954361697e-7, 0.000023547966471313185, 0.0010179625278914885, 0.014070470171167667, 0.11098505178285362,
+               0.49746925110067538, 1.0)
+_ERFC32_GAMMA = (1.0208116471767425537109375e-01, 4.2920666933059692382812500e-01, 3.2379078865051269531250000e-01,
+                 5.3971976041793823242187500e-02)
+_ERFC32_DELTA = (1.7251677811145782470703125e-02, 3.9137163758277893066406250e-01, 1.0, 6.2173241376876831054687500e-01,
+                 9.5662862062454223632812500e-02)
+_ERFC32_SMALL = (5.61802298761904239654541015625e-04, -4.91381669417023658752441406250e-03, 2.67075151205062866210937500000e-02,
+                 -1.12800106406211853027343750000e-01, 3.76122951507568359375000000000e-01, -1.12837910652160644531250000000e+00)
+
+def _erf32(x: Tensor) -> Tensor:
+  x2 = x * x
+  return (x.abs() >= 3.832506856900711).where(x.sign(), x * _polynomial(x2, _ERF32_ALPHA) / _polynomial(x2, _ERF32_BETA))
+
+def _erfc32_large(x: Tensor) -> Tensor:
+  x2 = x * x
+  q2 = 1 / x2
+  r = _polynomial(q2, _ERFC32_GAMMA) / (x.abs().minimum(10.06) * _polynomial(q2, _ERFC32_DELTA))
+  e = (-x2).exp() * r
+  return (x < 0).where(2 - e, e)
+
+def _erfc32_small(x: Tensor) -> Tensor: return x * _polynomial(x * x, _ERFC32_SMALL) + 1
 
 def _polynomial(x: Tensor, coefficients: tuple[float, ...]) -> Tensor:
   out = fill_like(x, coefficients[0])
