@@ -58,6 +58,9 @@ CASES = {
   "cos64": (lambda x: (x.cast(dtypes.float64) * 1e3).cos(), (S,), lambda x: np.cos(x.astype(np.float64) * 1e3)),
   "sincos64-huge": (lambda x: (y := x.cast(dtypes.float64) * 1e20).sin() + y.cos() * 2, (S,),   # (tinyjax's Payne-Hanek)
                     lambda x: np.sin(y := x.astype(np.float64) * 1e20) + np.cos(y) * 2),
+  # a short loop's calls branch between the two reductions (huge and small arguments in one kernel)
+  "sincos64-calls": (lambda x: (y := x[:5, :7].cast(dtypes.float64) * ((x[:5, :7] > 0).cast(dtypes.float64) * (1e20 - 1) + 1)).sin() + y.cos() * 2,
+                     (S,), lambda x: np.sin(y := x[:5, :7].astype(np.float64) * np.where(x[:5, :7] > 0, 1e20, 1.0)) + np.cos(y) * 2),
   "exp64": (lambda x: x.cast(dtypes.float64).exp(), (S,), lambda x: np.exp(x.astype(np.float64))),
   "sin64": (lambda x: (x.cast(dtypes.float64) * 1e3).sin(), (S,), lambda x: np.sin(x.astype(np.float64) * 1e3)),
   "softmax": (lambda x: x.softmax(1), (X,), lambda x: (e := np.exp(x - x.max(1, keepdims=True))) / e.sum(1, keepdims=True)),

@@ -26,7 +26,7 @@ from tinygrad.codegen.decomp.transcendental import xlog2
 from tinygrad.codegen.decomp.op import threefry2x32
 from tinygrad.codegen.simplify import pm_flatten_range, pm_split_ranges
 import tinygrad.codegen as _codegen
-from tinyjax._tg.transcendental import EXPANSIONS, call_form, xexp2, xsin
+from tinyjax._tg.transcendental import EXPANSIONS, PATHS, TRIG_RANGE, call_form, xexp2, xsin
 
 # on by default; TINYJAX_PLAIN_C=0 (or Context(TINYJAX_PLAIN_C=0)) leaves every kernel to tinygrad. Part of tinygrad's
 # program key (patches.py), so a program made one way is not found the other way
@@ -341,16 +341,28 @@ class _Kernel:
 # but transcendentals reads the argument (nothing else of the kernel can share the expansion's nodes).
 @functools.cache
 def _helper(op: Ops, dt: DType, kind: str | None = None) -> tuple[str, str]:
-  """(name, C definition) of the function computing tinygrad's expansion of op at dt (kind: transcendental.py's cos or exp)."""
-  x = UOp(Ops.NOOP, dt, (UOp.const(0.0, dt),), "tinyjax helper argument")   # (a CONST as tinygrad makes it: UOps are shared)
+  """(name, C definition) of the function computing tinygrad's expansion of op at dt (kind: transcendental.py's cos or
+  exp). A float64 sine or cosine is two functions, one per reduction, and one that branches between them."""
   name = f"tinyjax_{kind or op.name.lower()}_{_ctype(dt)}"
-  expanded = EXPANSIONS[kind](x) if kind is not None else _SOFT[op](x)
+  if dt is dtypes.float64 and (path := kind or op.name.lower()) in PATHS:
+    parts = [_function(f"{name}_{p}", dt, functools.partial(PATHS[path], path=p)) for p in ("small", "big")]
+    # (the expansion's test: |x| of x with inf and nan as 0 below TRIG_RANGE takes the small one)
+    a = "(x < 0.0 ? -x : x)"
+    big = f"{a} >= {TRIG_RANGE!r} && {a} <= 1.7976931348623157e308"   # (finite: inf and nan take the small one)
+    branch = f"static double {name}(double x) {{\n  return ({big}) ? {name}_big(x) : {name}_small(x);\n}}\n"
+    return name, _guarded(name, "".join(parts) + branch)
+  return name, _guarded(name, _function(name, dt, EXPANSIONS[kind] if kind is not None else _SOFT[op]))
+
+def _function(name: str, dt: DType, expansion: Callable[[UOp], UOp]) -> str:
+  x = UOp(Ops.NOOP, dt, (UOp.const(0.0, dt),), "tinyjax helper argument")   # (a CONST as tinygrad makes it: UOps are shared)
+  expanded = expansion(x)
   k = _Kernel(expanded)
   k.names[x] = "x"
   result = k.expr(expanded)
   body = "".join(f"  {line}\n" for line in k.levels[0][1])
-  guard = name.upper()
-  return name, f"#ifndef {guard}\n#define {guard}\nstatic {_ctype(dt)} {name}({_ctype(dt)} x) {{\n{body}  return {result};\n}}\n#endif\n"
+  return f"static {_ctype(dt)} {name}({_ctype(dt)} x) {{\n{body}  return {result};\n}}\n"
+
+def _guarded(name: str, text: str) -> str: return f"#ifndef {name.upper()}\n#define {name.upper()}\n{text}#endif\n"
 
 # ---- a loop-free kernel's constants in tables ---------------------------------------------------------------------------
 # Eager code compiles a kernel per operation, and kernels that differ only by their constants (an index, a Python float:

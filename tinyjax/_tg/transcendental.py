@@ -137,23 +137,27 @@ def _masked(d: UOp) -> tuple[UOp, UOp]:
 def _nan_where_not_finite(d: UOp, result: UOp) -> UOp:
   return _t._lazy_map_numbers(d, d.const_like(math.nan), d.const_like(math.nan), d.const_like(math.nan), result)
 
-def _xsin64(d: UOp) -> UOp:
+def _xsin64(d: UOp, path: str | None = None) -> UOp:
   """tinygrad's sine of a double (its Cody-Waite reduction, its polynomial) with a Payne-Hanek reduction of the whole
-  mantissa past TRIG_RANGE."""
+  mantissa past TRIG_RANGE (path "small" or "big": that reduction's value alone, for a function that branches)."""
   x_abs, sign = _masked(d)
   r, q = _t.cody_waite_reduction(x_abs)
   r_big, q_big = _payne_hanek_pi(x_abs)
   small = x_abs < TRIG_RANGE
-  return _nan_where_not_finite(d, _t.sin_poly_small(small.where(r, r_big), small.where(q, q_big)) * sign)
+  if path is not None: r, q = (r, q) if path == "small" else (r_big, q_big)
+  else: r, q = small.where(r, r_big), small.where(q, q_big)
+  return _nan_where_not_finite(d, _t.sin_poly_small(r, q) * sign)
 
-def xcos(x: UOp) -> UOp:
+def xcos(x: UOp, path: str | None = None) -> UOp:
   """cos x = sin(x + pi/2): x reduced about the odd multiples of pi/2 (`_cody_waite_odd`), past its range with tinygrad's
-  (float32) or tinyjax's (float64) Payne-Hanek reduction a quadrant on."""
+  (float32) or tinyjax's (float64) Payne-Hanek reduction a quadrant on (path: as _xsin64's, float64)."""
   x_abs, _ = _masked(x)
   r, q = _cody_waite_odd(x_abs)
   small = _t.sin_poly(r) * (q & 2).ne(0).where(r.const_like(1), r.const_like(-1))
   if x.dtype is dtypes.float64:
+    if path == "small": return _nan_where_not_finite(x, small)
     r_big, odd = _payne_hanek_pi(x_abs, half=True)
+    if path == "big": return _nan_where_not_finite(x, _t.sin_poly_small(r_big, odd))
     result = (x_abs < TRIG_RANGE).where(small, _t.sin_poly_small(r_big, odd))
   else:
     r_big, quadrant = _t.payne_hanek_reduction(x_abs)
@@ -244,6 +248,9 @@ def call_form(u: UOp) -> tuple[str, UOp, int] | None:
   return None
 
 EXPANSIONS = {"cos": lambda x: xcos(x), "exp": lambda x: xexp(x, x * float(_LOG2E))}
+# a float64 sine's or cosine's two reductions apart ((kind or "sin") -> path -> expansion): a C function branches on
+# |x| < TRIG_RANGE where a kernel's select computes both (the Payne-Hanek one is ~2/3 of the arithmetic)
+PATHS = {"sin": lambda x, path: _xsin64(x, path), "cos": lambda x, path: xcos(x, path)}
 
 _TINYGRADS_XSIN = _t.xsin   # (patches.py puts xsin below in its place)
 
