@@ -56,10 +56,10 @@ def accurate_tanh(x: Tensor) -> Tensor:
   tinygrad's 2 sigmoid(2x) - 1 cancels (1.7e-4 relative error at x = 1e-4), 1 - 2 / (exp(2|x|) + 1) with x's sign beyond."""
   z = x * x
   if computed_dtype(x.dtype) == dtypes.float64:   # (a Python float: at its width, float64 with x64)
-    p, q = _horner(z, (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)), \
-           _horner(z, (1.0, 1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3))
+    p, q = horner(z, (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)), \
+           horner(z, (1.0, 1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3))
     small = x + x * (z * p / q)
-  else: small = x + x * (z * _horner(z, (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)))
+  else: small = x + x * (z * horner(z, (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)))
   a = x.abs()
   return (x == 0).where(x, (a < 0.625).where(small, x.sign() * (1 - 2 / ((2 * a).exp() + 1))))   # tanh(-0.0) = -0.0
 
@@ -81,7 +81,8 @@ def xla_cosh(x: Tensor) -> Tensor:
   log_half = math.log(0.5)
   return (x + log_half).exp() + (log_half - x).exp()
 
-def _horner(z: Tensor, coefficients: tuple[float, ...]) -> Tensor:
+def horner(z: Tensor, coefficients: tuple[float, ...]) -> Tensor:
+  """The polynomial of z with these coefficients, highest degree first (XLA's EvaluatePolynomial, in its order)."""
   out = z * coefficients[0] + coefficients[1]
   for c in coefficients[2:]: out = out * z + c
   return out

@@ -214,12 +214,7 @@ class _Kernel:
       kind, arg, depth = form if (form := call_form(u)) is not None else (None, u.src[0], 0)
       if u.op in _SOFT and self.calls and self.read_by_soft(arg, depth):
         name, self.helpers[name] = _helper(u.op, u.dtype, kind)
-        text = f"{name}({_strip(self.expr(arg))})"
-        if self.uses.get(u, 0) == 1: self.inline[u] = text
-        else:
-          self.names[u] = var = self.name("alu")
-          self.emit(self.level_of(u), f"{_ctype(u.dtype)} {var} = {text};")
-        return self.inline.get(u) or self.names[u]
+        return self.bind(u, f"{name}({_strip(self.expr(arg))})")
       expanded = _EXPANDED[u.op](*u.src)
       for x in expanded.toposort():   # (the new nodes' uses of their sources; the expansion takes the uses of u)
         if x not in self.uses:
@@ -227,7 +222,10 @@ class _Kernel:
       self.uses[expanded] = self.uses.get(expanded, 0) + self.uses.get(u, 0)
       self.inline[u] = text = self.expr(expanded)
       return text
-    text = self.alu(u)
+    return self.bind(u, self.alu(u))
+
+  def bind(self, u: UOp, text: str) -> str:
+    """u's C: written into its user where it has one (not a select), else a variable's statement."""
     if u.op is not Ops.WHERE and self.uses.get(u, 0) == 1:
       self.inline[u] = text
       return text

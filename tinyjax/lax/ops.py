@@ -229,7 +229,7 @@ log = _unary("log", Tensor.log, FLOAT)
 # 64x32 array: jnp.tanh 1.19 -> 0.13 ms, erf 1.12 -> 0.13 ms); under a trace or a jit tanh and erf are their primitives'
 # calls (`primitives.bind`), the others the ops themselves. numpy, scipy and nn use them too.
 tanh_kernel = composite(accurate_tanh, primitives.ACCURATE_TANH)
-erf_kernel = composite(special.erf, primitives.Primitive("erf", special.erf, primitives.ERF.partials))   # (float64: XLA's)
+erf_kernel = primitive_kernel("erf", primitives.ERF.partials)(special.erf)   # (XLA's formulas)
 # (each one's derivative is the other's primitive, as JAX's rules: sinh'' is sinh, exactly 0 at 0)
 def _sinh_partials(ops, out): return [cosh_kernel(ops[0])]
 def _cosh_partials(ops, out): return [sinh_kernel(ops[0])]

@@ -70,29 +70,24 @@ _ERFC32_SMALL = (5.61802298761904239654541015625e-04, -4.91381669417023658752441
 
 def _erf32(x: Tensor) -> Tensor:
   x2 = x * x
-  return (x.abs() >= 3.832506856900711).where(x.sign(), x * _polynomial(x2, _ERF32_ALPHA) / _polynomial(x2, _ERF32_BETA))
+  return (x.abs() >= 3.832506856900711).where(x.sign(), x * P.horner(x2, _ERF32_ALPHA) / P.horner(x2, _ERF32_BETA))
 
 def _erfc32_large(x: Tensor) -> Tensor:
   x2 = x * x
   q2 = 1 / x2
-  r = _polynomial(q2, _ERFC32_GAMMA) / (x.abs().minimum(10.06) * _polynomial(q2, _ERFC32_DELTA))
+  r = P.horner(q2, _ERFC32_GAMMA) / (x.abs().minimum(10.06) * P.horner(q2, _ERFC32_DELTA))
   e = (-x2).exp() * r
   return (x < 0).where(2 - e, e)
 
-def _erfc32_small(x: Tensor) -> Tensor: return x * _polynomial(x * x, _ERFC32_SMALL) + 1
-
-def _polynomial(x: Tensor, coefficients: tuple[float, ...]) -> Tensor:
-  out = fill_like(x, coefficients[0])
-  for c in coefficients[1:]: out = out * x + c
-  return out
+def _erfc32_small(x: Tensor) -> Tensor: return x * P.horner(x * x, _ERFC32_SMALL) + 1
 
 def _erf64(x: Tensor) -> Tensor:
   z = x * x
-  return x * _polynomial(z, _ERF_T) / _polynomial(z, _ERF_U)
+  return x * P.horner(z, _ERF_T) / P.horner(z, _ERF_U)
 
 def _erfc64(x: Tensor) -> Tensor:
   z, a = -x * x, x.abs()
-  y = (a < 8).where(z.exp() * _polynomial(a, _ERFC_P) / _polynomial(a, _ERFC_Q), z.exp() * _polynomial(a, _ERFC_R) / _polynomial(a, _ERFC_S))
+  y = (a < 8).where(z.exp() * P.horner(a, _ERFC_P) / P.horner(a, _ERFC_Q), z.exp() * P.horner(a, _ERFC_R) / P.horner(a, _ERFC_S))
   y = (z < -7.09782712893383996843e2).where(0.0, y)
   return (x < 0).where(2 - y, y)
 
