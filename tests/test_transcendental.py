@@ -3,7 +3,8 @@ and cos: JAX's CPU sin and cos of doubles equal them), jitted and eager, through
 code generation.
 
 tinygrad's float64 sine reduced arguments past 30 with 32 bits of their mantissa (sin(1e5 + 0.3) was 1.2e-5 off,
-sin(1e15) any value) and its cosine is the sine of pi/2 - x rounded (float32 cos(1e4) up to 5e-4 off)."""
+sin(1e15) any value), its float32 reductions missed pi by 1.2e-10 or lost the remainder near k pi (float32 sin near its
+zeros up to 1e7 ulps off) and its cosine is the sine of pi/2 - x rounded (float32 cos(1e4) up to 5e-4 off)."""
 import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
@@ -44,17 +45,45 @@ def test_jnp_float64_sin_cos_are_jaxs(fn):
   jitted = np.asarray(tinyjax.jit(getattr(jnp, fn))(x))
   for got in (eager, jitted): assert _ulps(got, want, np.float64) <= 2.5
 
-@pytest.mark.parametrize("plain", [0, 1])
-def test_float32_cos_is_the_cosine_of_x_not_of_pi_over_2_minus_x_rounded(plain):
-  import jax
-  x = _args(np.float32)
-  want = np.asarray(jax.jit(jax.numpy.cos)(x))
-  with Context(TINYJAX_PLAIN_C=plain):
-    got = tinyjax.jit(jnp.cos)(x).numpy()
-  finite = np.isfinite(x)
+def _float32_args() -> np.ndarray:
+  """float32s of every magnitude (random bit patterns, both signs), the nearest ones to k pi/2 (sin or cos near a
+  zero: where the reduction's error shows) and their neighbours, the reductions' switch (30), the ends."""
+  rng = np.random.default_rng(7)
+  bits = rng.integers(0, 0x7F800000, 20000).astype(np.uint32).view(np.float32)
+  near = (np.round(np.exp(rng.uniform(0, np.log(1e37), 5000))) * np.pi / 2).astype(np.float32)
+  ends = np.float32([np.pi, np.pi / 2, 30, np.nextafter(np.float32(30), np.float32(0)), 3.4028235e38, 1e-45, 0, -0.0, np.inf, -np.inf, np.nan])
+  return np.concatenate([bits, -bits, near, np.nextafter(near, np.float32(np.inf)), ends])
+
+def _ulps32(got: np.ndarray, want: np.ndarray) -> float:
+  """The largest error in float32 ulps of the exact value (want, float64)."""
   assert np.array_equal(np.isnan(got), np.isnan(want))
-  # within float32's rounding of a value near 1 (tinygrad's polynomial and reduction); was up to 2 (any value) at 1e8
-  np.testing.assert_allclose(got[finite], want[finite], rtol=0, atol=3e-7)
+  finite = np.isfinite(want)
+  ulp = np.spacing(np.abs(want[finite]).astype(np.float32)).astype(np.float64)
+  return float((np.abs(got[finite].astype(np.float64) - want[finite]) / ulp).max())
+
+@pytest.mark.parametrize("plain", [0, 1])
+@pytest.mark.parametrize("fn", ["sin", "cos"])
+def test_float32_sin_cos_within_a_few_ulps_everywhere(fn, plain):
+  # tinygrad's float32 reductions: the Cody-Waite one's parts of pi summed to pi + 1.2e-10 and the Payne-Hanek one
+  # subtracted pi/2 from a rounded remainder, so near k pi (k pi/2 for cos) sin(x) was up to 1e7 ulps off, some of the
+  # wrong sign (JAX: 0.6 ulps); the cosine was the sine of pi/2 - x rounded
+  x = _float32_args()
+  with np.errstate(invalid="ignore"): want = getattr(np, fn)(x.astype(np.float64))   # exact, then within float32's
+  with Context(TINYJAX_PLAIN_C=plain):
+    got = tinyjax.jit(getattr(jnp, fn))(x).numpy()
+  assert got.dtype == np.float32
+  assert _ulps32(got, want) <= 3.5
+  signed = np.isfinite(want) & (want != 0)
+  assert np.array_equal(np.signbit(got[signed]), np.signbit(want[signed]))
+
+@pytest.mark.parametrize("fn", ["sin", "cos", "tan"])
+def test_jnp_float32_sin_cos_tan_are_jaxs_within_a_few_ulps(fn):
+  import jax
+  x = _float32_args()
+  want = np.asarray(getattr(jax.numpy, fn)(x)).astype(np.float64)   # (JAX's within 1 ulp of the exact value)
+  eager = np.asarray(getattr(jnp, fn)(jnp.asarray(x)))
+  assert eager.dtype == np.float32
+  assert _ulps32(eager, want) <= (5.5 if fn == "tan" else 4.5)
 
 def test_sin_of_pi_over_2_minus_x_is_cos_x():
   # a SIN of pi/2 - x is expanded as the cosine of x, also where tinygrad's symbolic folds the negation into a factor

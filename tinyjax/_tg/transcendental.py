@@ -100,11 +100,54 @@ def _payne_hanek_pi(x: UOp, half: bool = False) -> tuple[UOp, UOp]:
   r = f * math.pi
   return upper.where(-r, r), upper.where(odd ^ 1, odd)
 
+_NP: dict[DType, type[np.floating]] = {dtypes.float64: np.float64, dtypes.float32: np.float32, dtypes.float16: np.float16}
 TRIG_RANGE = 1e14   # SLEEF's range for its Cody-Waite reduction of doubles (TRIGRANGEMAX)
+TRIG_RANGE32 = 30.0 # tinygrad's switch from its float32 Cody-Waite reduction to its Payne-Hanek one
 _M_1_PI = 0.318309886183790671537767526745028724
-# tinygrad's (SLEEF's) parts of pi for its Cody-Waite reductions: each times a quotient is exact
+# SLEEF's parts of pi for its Cody-Waite reductions without a fused multiply-add: each times a quotient is exact.
+# float32: tinygrad's were three of the parts for a fused multiply-add (PI_A2f.., which sum to pi) and this set's last
+# (PI_Df): pi + 1.2e-10, so every reduction was 1.2e-10 q off (float32 sin(x) near k pi: 1e7 ulps, a wrong sign)
 _PI_PARTS = {dtypes.float64: (3.1415926218032836914, 3.1786509424591713469e-08, 1.2246467864107188502e-16, 1.2736634327021899816e-24),
-             dtypes.float32: (3.1414794921875, 0.00011315941810607910156, 1.9841872589410058936e-09, 1.2154201256553420762e-10)}
+             dtypes.float32: (3.140625, 0.0009670257568359375, 6.2771141529083251953e-07, 1.2154201256553420762e-10)}
+
+def _cody_waite32(x: UOp) -> tuple[UOp, UOp]:
+  """x (float32, 0 <= x < TRIG_RANGE32) = q pi + r, |r| <= pi/2: (r, q as int32)."""
+  q = _t.rintk(x * _M_1_PI)
+  qf = q.cast(x.dtype)
+  r = x
+  for part in _PI_PARTS[dtypes.float32]: r = qf * -part + r
+  return r, q
+
+def _payne_hanek_pi32(x: UOp, half: bool = False) -> tuple[UOp, UOp]:
+  """x (float32, TRIG_RANGE32 <= x, finite) = q pi + r, |r| <= pi/2 (half: x + pi/2): (r, q's parity as int32).
+  x = m 2^(E - 150) (m the 24-bit mantissa); P = m times 96 bits of 1/pi (from bit E - 87 of the padded table), shifted
+  down 32, is x 2/pi mod 4 with 62 bits of fraction: its top bit is q's parity, the next 63 the fraction f of x/pi,
+  rounded to the nearest integer in the integers (f >= 1/2: f - 1) before r = f pi is a float. (tinygrad's reduction
+  subtracted pi/2 from a rounded r, losing r near its zeros: float32 sin(x) near k pi up to 1e7 ulps off.)"""
+  bits = x.bitcast(dtypes.uint32).cast(dtypes.uint64)
+  m = (bits & (2**23 - 1)) | 2**23
+  e = ((bits >> 23) & 255).cast(dtypes.int64) - 87   # the window's first bit in the padded table (E >= 131: 44..167)
+  s = (e < 0).where(0, e).cast(dtypes.uint64)          # (a smaller x: unused)
+  i, b = s >> 6, s & 63
+  w = [i.eq(1).where(UOp.const(INV_PI_WORDS[1 + k], dtypes.uint64), i.eq(2).where(UOp.const(INV_PI_WORDS[2 + k], dtypes.uint64),
+       UOp.const(INV_PI_WORDS[k], dtypes.uint64))) for k in range(3)]
+  a0 = (w[0] << b) | ((w[1] >> 1) >> (63 - b))
+  a1 = (w[1] << b) | ((w[2] >> 1) >> (63 - b))
+  lo32 = 2**32 - 1
+  p = ((m * (a1 >> 32)) >> 32) + m * (a0 & lo32) + ((m * (a0 >> 32)) << 32)   # (mod 2^64)
+  if half: p = p + 2**62
+  upper = ((p >> 62) & 1).ne(0)
+  signed = upper.where((p | 2**63).bitcast(dtypes.int64), (p & (2**63 - 1)).bitcast(dtypes.int64))   # f - 1 or f, times 2^63
+  q = ((p >> 63) ^ upper.cast(dtypes.uint64)).cast(dtypes.int32)
+  return signed.cast(x.dtype) * float(np.float32(math.pi * 2.0**-63)), q
+
+def _xsin32(d: UOp) -> UOp:
+  """The sine of a float32: tinygrad's polynomial after the reductions above."""
+  x_abs, sign = _masked(d)
+  r, q = _cody_waite32(x_abs)
+  r_big, q_big = _payne_hanek_pi32(x_abs)
+  small = x_abs < TRIG_RANGE32
+  return _nan_where_not_finite(d, _t.sin_poly_small(small.where(r, r_big), small.where(q, q_big)) * sign)
 
 def _cody_waite_odd(x: UOp) -> tuple[UOp, UOp]:
   """x (>= 0) = q pi/2 + r, q odd, |r| <= pi/2: (r, q as an int). SLEEF's xcos reduction (tinygrad's Cody-Waite for
@@ -151,6 +194,7 @@ def _xsin64(d: UOp, path: str | None = None) -> UOp:
 def xcos(x: UOp, path: str | None = None) -> UOp:
   """cos x = sin(x + pi/2): x reduced about the odd multiples of pi/2 (`_cody_waite_odd`), past its range with tinygrad's
   (float32) or tinyjax's (float64) Payne-Hanek reduction a quadrant on (path: as _xsin64's, float64)."""
+  if x.dtype is dtypes.float16: return xcos(x.cast(dtypes.float32)).cast(dtypes.float16)   # (as XLA: at float32)
   x_abs, _ = _masked(x)
   r, q = _cody_waite_odd(x_abs)
   small = _t.sin_poly(r) * (q & 2).ne(0).where(r.const_like(1), r.const_like(-1))
@@ -160,8 +204,8 @@ def xcos(x: UOp, path: str | None = None) -> UOp:
     if path == "big": return _nan_where_not_finite(x, _t.sin_poly_small(r_big, odd))
     result = (x_abs < TRIG_RANGE).where(small, _t.sin_poly_small(r_big, odd))
   else:
-    r_big, quadrant = _t.payne_hanek_reduction(x_abs)
-    result = (x_abs < 30.0).where(small, _t.sin_poly_large(r_big, quadrant + 1))
+    r_big, odd = _payne_hanek_pi32(x_abs, half=True)
+    result = (x_abs < TRIG_RANGE32).where(small, _t.sin_poly_small(r_big, odd))
   return _nan_where_not_finite(x, result)
 
 def _negated(u: UOp) -> UOp | None:
@@ -175,8 +219,8 @@ def _negated(u: UOp) -> UOp | None:
 
 def cosine_of(d: UOp) -> UOp | None:
   """x where d is pi/2 - x (pi/2 at d's width; a weakly typed one's, a Python float's, folded on the host), else None."""
-  if d.dtype not in _PI_PARTS and d.dtype is not dtypes.weakfloat: return None
-  half_pi = (math.pi / 2, float(np.float32(math.pi / 2)) if d.dtype is dtypes.float32 else math.pi / 2)
+  if d.dtype not in _PI_PARTS and d.dtype not in (dtypes.float16, dtypes.weakfloat): return None
+  half_pi = (math.pi / 2, float(_NP[d.dtype](math.pi / 2)) if d.dtype in _NP else math.pi / 2)
   def is_half_pi(c: UOp) -> bool: return c.op is Ops.CONST and isinstance(c.arg, float) and c.arg in half_pi
   if d.op is Ops.SUB and is_half_pi(d.src[0]): return d.src[1]
   if d.op is Ops.ADD:
@@ -200,7 +244,6 @@ def _log2e_parts(bits: int, dt: DType) -> tuple[float, float, float]:
   l2 = leading(_LOG2E - l1)
   return float(l1), float(l2), float(np.array(float(_LOG2E - l1 - l2), dtype=_NP[dt]))
 
-_NP: dict[DType, type[np.floating]] = {dtypes.float64: np.float64, dtypes.float32: np.float32}
 # (mantissa bits the split clears from x, log2 e's parts): x's halves times the parts' bits fit in the mantissa
 _EXP_SPLIT = {dtypes.float64: (27, _log2e_parts(26, dtypes.float64)), dtypes.float32: (12, _log2e_parts(12, dtypes.float32))}
 _EXP2_POLY = {dtypes.float64: [0.4434359082926529454e-9, 0.7073164598085707425e-8, 0.1017819260921760451e-6, 0.1321543872511327615e-5,
@@ -258,4 +301,6 @@ def xsin(d: UOp, fast: bool = False, switch_over: float = 30.0) -> UOp:
   """tinygrad's xsin, right over the whole range (see the module's docstring)."""
   if (x := cosine_of(d)) is not None: return xcos(x)
   if d.dtype is dtypes.float64 and not fast: return _xsin64(d)
+  if d.dtype is dtypes.float32 and not fast: return _xsin32(d)
+  if d.dtype is dtypes.float16 and not fast: return _xsin32(d.cast(dtypes.float32)).cast(dtypes.float16)
   return _TINYGRADS_XSIN(d, fast, switch_over)
