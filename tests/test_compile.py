@@ -222,3 +222,22 @@ def test_a_clang_started_ahead_gives_the_same_object(monkeypatch):
   monkeypatch.setattr(tgc, "_start", lambda cmd: (started.append(cmd), None)[1])
   hessian(X, W, C + 1.375)
   assert started
+
+def test_transcendental_functions_are_compiled_apart_and_linked(clang, monkeypatch):
+  """plain C's functions for short loops' transcendentals (a float64 sine and cosine: ~45 ms of clang in every unit
+  that defined them) are compiled apart, once per machine, and linked into the units that call them: a unit declares
+  them. The numbers are the functions' (within 2 ulps of numpy's sine and cosine)."""
+  seen: list[str] = []
+  real = ClangCompiler.compile
+  monkeypatch.setattr(ClangCompiler, "compile", lambda self, src: (seen.append(src), real(self, src))[1])
+  x = RNG.uniform(-1e3, 1e3, 9)
+  def fn(c): return lambda v: ((v[:5] * c).sin() * 2, (v[5:] * c).cos() * 3)   # two kernels: one unit
+  for c in (C + 0.125, C + 0.25):
+    sin2, cos3 = tinyjax.jit(fn(c))(Tensor(x))
+    np.testing.assert_allclose(sin2.numpy(), np.sin(x[:5] * c) * 2, rtol=5e-16, atol=0)
+    np.testing.assert_allclose(cos3.numpy(), np.cos(x[5:] * c) * 3, rtol=5e-16, atol=0)
+  units = [s for s in seen if "tinyjax_kernel_" in s]
+  assert len(units) == 2 and all("tinyjax_sin_double(double x);" in s and "tinyjax_cos_double(double x);" in s for s in units), units
+  assert not any("tinyjax_sin_double_big(double x) {" in s for s in units)
+  # the functions' own compiles: none where they were on disk already, else once in this process
+  assert sum("tinyjax_sin_double_big(double x) {" in s for s in seen) <= 1

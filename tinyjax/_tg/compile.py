@@ -164,11 +164,12 @@ def compile_kernels(todo: list[tuple[UOp, Renderer]], direct: Callable[[UOp, Ren
     else: new.append(i)
   assert not (new and getenv("ASSERT_COMPILE")), f"tried to compile with ASSERT_COMPILE set\n{made[new[0]][1]}"
   units = [new[at:at + MAX_UNIT] for at in range(0, len(new), MAX_UNIT)]
-  if PARALLEL.value >= 2 and len(units) == 1 and len(new) >= 2 * _MIN_SPLIT: units = _balanced(new, [len(made[i][1]) for i in new])
+  if PARALLEL.value >= 2 and len(units) == 1 and len(new) >= 2 * _MIN_SPLIT:   # (sized without the functions linked in)
+    units = _balanced(new, [len(_GUARDED.sub("", made[i][1])) for i in new])
   compiler: ClangCompiler = todo[new[0]][1].compiler if new else None   # type: ignore[assignment]
   def run(unit: list[int]) -> list[bytes]:
     srcs = [(made[i][0].arg.function_name, made[i][1]) for i in unit]
-    return compile_unit(compiler, srcs) if len(unit) > 1 else [compiler.compile(srcs[0][1])]
+    return compile_unit(compiler, srcs) if len(unit) > 1 or _GUARDED.search(srcs[0][1]) else [compiler.compile(srcs[0][1])]
   # the units' clang processes at once, one per core (the Python waits in a thread each; clang is the work)
   if len(units) > 1:
     with ThreadPoolExecutor(min(len(units), max(PARALLEL.value, 1))) as ex: got = list(ex.map(run, units))
@@ -200,24 +201,81 @@ def _balanced(items: list[int], sizes: list[int]) -> list[list[int]]:
   return [sorted(p, key=items.index) for p in parts]
 
 def compile_unit(compiler: ClangCompiler, srcs: list[tuple[str, str]]) -> list[bytes]:
-  """(function name, C source) of tinygrad kernels -> one program each (see the module's docstring), one clang run."""
+  """(function name, C source) of tinygrad kernels -> one program each (see the module's docstring), one clang run;
+  the transcendental functions they define (plain C's) compiled apart, once, and linked in (below)."""
   global compiles
   names = [f"tinyjax_kernel_{i}" for i in range(len(srcs))]
+  text, blocks = _declared("".join(f"#define {fn} {n}\n{src}\n#undef {fn}\n" for n, (fn, src) in zip(names, srcs, strict=True)))
+  helpers = [_helper(compiler, block) for block in blocks]   # (compiled meanwhile, by their own clang)
   compiles += 1
-  obj = compiler.compile("".join(f"#define {fn} {n}\n{src}\n#undef {fn}\n" for n, (fn, src) in zip(names, srcs, strict=True)))
-  image = jit_loader(obj)   # raises on a symbol outside the object (no library is given)
-  _, sections, relocs = elf_loader(obj)
+  obj = compiler.compile(text)
+  image, resolver = _linked(obj, [h.result() for h in helpers])
+  _, sections, relocs = elf_loader(obj, link_libs=resolver.libs())
   if any(r[2] not in (libc.R_X86_64_PC32, libc.R_X86_64_PLT32) for r in relocs):
     raise RuntimeError("a relocation that depends on where the image is loaded")
   if max(s.header.sh_addralign for s in sections) > _ENTRY: raise RuntimeError("a section aligned beyond the entry jump")
-  where = symbols(obj)
+  where = symbols(obj, resolver)
   # jmp rel32 (from the end of its 5 bytes) to the function in the image after the entry bytes; int3 padding
   return [b"\xe9" + struct.pack("<i", _ENTRY + where[n] - 5) + b"\xcc" * (_ENTRY - 5) + image for n in names]
 
-def symbols(obj: bytes) -> dict[str, int]:
+# ---- plain C's transcendental functions, compiled once and linked --------------------------------------------------------
+# plain C writes a short loop's transcendental as a call of a static function, defined (guarded) in each source that
+# calls it: a float64 sine's or cosine's functions are ~45 ms of clang in every unit that has them (a unit of the
+# bicycle's constraints: 96 ms, 50 without). A unit here declares them instead; each guarded block of definitions is
+# compiled alone, once per machine: it is tinyjax's own code, not the user's (as the CPU graph executor, kept on disk
+# even with CCACHE=0; the source is the key), and its image is appended to the unit's, the calls resolved against it.
+# They are PC-relative (the declarations are hidden): the program stays a position-independent image, as before.
+_GUARDED = re.compile(r"#ifndef (TINYJAX_\w+)\n#define \1\n(.*?)#endif\n", re.S)
+_DEFINITION = re.compile(r"^static (\w[\w ]*?) (tinyjax_\w+)\(([^)]*)\) \{$", re.M)
+_HIDDEN = '__attribute__((visibility("hidden")))'
+_functions: dict[tuple, Any] = {}   # (compiler arguments, block) -> Future of (image, its symbols' offsets)
+_functions_lock = threading.Lock()
+_function_threads = ThreadPoolExecutor(2)
+
+def _declared(text: str) -> tuple[str, list[str]]:
+  """text with each guarded block of function definitions replaced by their declarations, and the blocks (once each)."""
+  blocks: dict[str, None] = {}
+  def declare(m: re.Match) -> str:
+    blocks[m.group(2)] = None
+    return "".join(f"{_HIDDEN} {t} {n}({a});\n" for t, n, a in _DEFINITION.findall(m.group(2)))
+  return _GUARDED.sub(declare, text), list(blocks)
+
+def _helper(compiler: ClangCompiler, block: str) -> Any:
+  key = (tuple(compiler.args), block)
+  with _functions_lock:
+    if (made := _functions.get(key)) is None: made = _functions[key] = _function_threads.submit(_compile_helper, compiler, block)
+  return made
+
+def _compile_helper(compiler: ClangCompiler, block: str) -> tuple[bytes, dict[str, int]]:
+  own = ClangCompiler.__new__(ClangCompiler)
+  own.__dict__.update(vars(compiler))
+  own.cachekey = "tinyjax_helpers_" + hashlib.sha256(" ".join(compiler.args).encode()).hexdigest()[:12]
+  obj = own.compile_cached(_DEFINITION.sub(lambda m: f"{_HIDDEN} {m.group(1)} {m.group(2)}({m.group(3)}) {{", block))
+  return jit_loader(obj), symbols(obj)   # (raises on a symbol outside it)
+
+class _Resolver:
+  """Stands in for a library in tinygrad's ELF loader: a helper function's name -> its address in the linked image."""
+  def __init__(self, at: dict[str, int]): self.at = at
+  def libs(self) -> list[ctypes.CDLL]: return [cast(ctypes.CDLL, self)]
+  def __getattr__(self, name: str) -> ctypes.c_void_p:
+    if name not in self.at: raise AttributeError(name)
+    return ctypes.c_void_p(self.at[name])
+
+def _linked(obj: bytes, helpers: list[tuple[bytes, dict[str, int]]]) -> tuple[bytes, _Resolver]:
+  """The object's image with the helpers' images after it (each at a multiple of _ENTRY), its calls resolved."""
+  size = len(elf_loader(obj, link_libs=_Resolver({n: 1 for _, syms in helpers for n in syms}).libs())[0])
+  at, tail, end = {}, b"", size + -size % _ENTRY
+  for image, syms in helpers:
+    at.update({n: end + len(tail) + off for n, off in syms.items()})
+    tail += image + b"\xcc" * (-len(image) % _ENTRY)
+  resolver = _Resolver(at)
+  image = jit_loader(obj, link_libs=resolver.libs())   # raises on a symbol neither defines
+  return image + b"\xcc" * (end - len(image)) + tail, resolver
+
+def symbols(obj: bytes, resolver: _Resolver | None = None) -> dict[str, int]:
   """The symbols an ELF object defines -> their offsets in the image tinygrad's loader makes of it. Raises on a symbol
-  it does not define (no library is given to look it up in)."""
-  _, sections, _ = elf_loader(obj)
+  it does not define (no library is given to look it up in, but the linked helpers' `resolver`)."""
+  _, sections, _ = elf_loader(obj, link_libs=None if resolver is None else resolver.libs())
   symtab = next(s for s in sections if s.header.sh_type == libc.SHT_SYMTAB)
   strtab = sections[symtab.header.sh_link].content
   syms = (libc.Elf64_Sym * (len(symtab.content) // ctypes.sizeof(libc.Elf64_Sym))).from_buffer_copy(symtab.content)
