@@ -169,7 +169,7 @@ def compile_kernels(todo: list[tuple[UOp, Renderer]], direct: Callable[[UOp, Ren
   compiler: ClangCompiler = todo[new[0]][1].compiler if new else None   # type: ignore[assignment]
   def run(unit: list[int]) -> list[bytes]:
     srcs = [(made[i][0].arg.function_name, made[i][1]) for i in unit]
-    return compile_unit(compiler, srcs) if len(unit) > 1 or _GUARDED.search(srcs[0][1]) else [compiler.compile(srcs[0][1])]
+    return compile_unit(compiler, srcs) if len(unit) > 1 or has_functions(srcs[0][1]) else [compiler.compile(srcs[0][1])]
   # the units' clang processes at once, one per core (the Python waits in a thread each; clang is the work)
   if len(units) > 1:
     with ThreadPoolExecutor(min(len(units), max(PARALLEL.value, 1))) as ex: got = list(ex.map(run, units))
@@ -208,15 +208,33 @@ def compile_unit(compiler: ClangCompiler, srcs: list[tuple[str, str]]) -> list[b
   text, blocks = _declared("".join(f"#define {fn} {n}\n{src}\n#undef {fn}\n" for n, (fn, src) in zip(names, srcs, strict=True)))
   helpers = [_helper(compiler, block) for block in blocks]   # (compiled meanwhile, by their own clang)
   compiles += 1
-  obj = compiler.compile(text)
-  image, resolver = _linked(obj, [h.result() for h in helpers])
+  image, where = _image(compiler.compile(text), [h.result() for h in helpers])
+  return [_entered(image, where[n]) for n in names]
+
+def _image(obj: bytes, helpers: list[tuple[bytes, dict[str, int]]]) -> tuple[bytes, dict[str, int]]:
+  """An object's image with these functions linked in, and its symbols' offsets; raises where it would not run loaded
+  at any address behind the entry jump."""
+  image, resolver = _linked(obj, helpers)
   _, sections, relocs = elf_loader(obj, link_libs=resolver.libs())
   if any(r[2] not in (libc.R_X86_64_PC32, libc.R_X86_64_PLT32) for r in relocs):
     raise RuntimeError("a relocation that depends on where the image is loaded")
   if max(s.header.sh_addralign for s in sections) > _ENTRY: raise RuntimeError("a section aligned beyond the entry jump")
-  where = symbols(obj, resolver)
+  return image, symbols(obj, resolver)
+
+def _entered(image: bytes, at: int) -> bytes:
   # jmp rel32 (from the end of its 5 bytes) to the function in the image after the entry bytes; int3 padding
-  return [b"\xe9" + struct.pack("<i", _ENTRY + where[n] - 5) + b"\xcc" * (_ENTRY - 5) + image for n in names]
+  return b"\xe9" + struct.pack("<i", _ENTRY + at - 5) + b"\xcc" * (_ENTRY - 5) + image
+
+def has_functions(src: str) -> bool: return _GUARDED.search(src) is not None
+
+def linked_program(compiler: ClangCompiler, src: str, entry: str) -> tuple[bytes, dict[str, int]]:
+  """A kernel compiled alone (eager code's) with plain C's functions linked in, as a unit's: its program (entered at
+  `entry`) and the offsets of its symbols in it. The object (of the source with the functions declared) is kept in the
+  compiler's disk cache as tinygrad keeps its own."""
+  text, blocks = _declared(src)
+  helpers = [_helper(compiler, block) for block in blocks]
+  image, where = _image(compiler.compile_cached(text), [h.result() for h in helpers])
+  return _entered(image, where[entry]), {n: _ENTRY + at for n, at in where.items()}
 
 # ---- plain C's transcendental functions, compiled once and linked --------------------------------------------------------
 # plain C writes a short loop's transcendental as a call of a static function, defined (guarded) in each source that

@@ -27,6 +27,7 @@ from tinygrad.codegen.decomp.op import threefry2x32
 from tinygrad.codegen.simplify import pm_flatten_range, pm_split_ranges
 import tinygrad.codegen as _codegen
 from tinyjax._tg.transcendental import EXPANSIONS, PATHS, TRIG_RANGE, call_form, xexp2, xsin
+from tinyjax._tg import compile as _compile
 
 # on by default; TINYJAX_PLAIN_C=0 (or Context(TINYJAX_PLAIN_C=0)) leaves every kernel to tinygrad. Part of tinygrad's
 # program key (patches.py), so a program made one way is not found the other way
@@ -425,7 +426,7 @@ class _Tables:
   def __init__(self, size: int = 4096):
     self.size, self.reused = size, 0   # (reused: objects written from another's, read by tests)
     self.made: dict[tuple, tuple[bytes, dict[DType, int]]] = {}
-  def compile(self, compiler, src: str, code: str, tables: dict[DType, list]) -> bytes:
+  def compile(self, compiler, src: str, code: str, tables: dict[DType, list], entry: str) -> bytes:
     key = (type(compiler).__name__, getattr(compiler, "cachekey", None), tuple(getattr(compiler, "args", ())), code)
     if (got := self.made.get(key)) is not None:
       lib, offsets = got
@@ -435,9 +436,11 @@ class _Tables:
         packed = _packed(dt, vs)
         out[offsets[dt]:offsets[dt] + len(packed)] = packed
       return bytes(out)
-    lib = compiler.compile_cached(src)
-    try: where = _symbols(lib, {_table_name(dt) for dt in tables})
-    except (struct.error, ValueError, IndexError): return lib
+    if (linked := _linked(compiler, src, entry)) is not None: lib, where = linked
+    else:
+      lib = compiler.compile_cached(src)
+      try: where = _symbols(lib, {_table_name(dt) for dt in tables})
+      except (struct.error, ValueError, IndexError): return lib
     offsets = {dt: where.get(_table_name(dt), -1) for dt in tables}
     # kept only where the object holds each table at its offset, its bytes the values packed here
     if self.size and all(o >= 0 and lib[o:o + len(b := _packed(dt, tables[dt]))] == b for dt, o in offsets.items()):
@@ -446,6 +449,16 @@ class _Tables:
     return lib
 
 _TABLES = _Tables()
+
+def _linked(compiler, src: str, entry: str) -> tuple[bytes, dict[str, int]] | None:
+  """A kernel compiled alone that calls functions of ours: its program with them compiled apart and linked in
+  (compile.linked_program, as a unit's), or None (none called, another compiler, or the link failed: then it is compiled
+  with the functions in its source, as before)."""
+  if type(compiler) is not _compile.ClangCompiler or compiler.arch != "x86_64" or not _compile.has_functions(src): return None
+  try: return _compile.linked_program(compiler, src, entry)
+  except Exception:
+    if _compile.RAISE: raise
+    return None
 
 def _is_invalid(u: UOp) -> bool: return u.op is Ops.CONST and u.arg is Invalid
 
@@ -574,8 +587,8 @@ def program(ast: UOp, renderer) -> UOp | None:
   code = f"void {info.function_name}({args}) {{\n" + "\n".join("  " + ln for ln in body.split("\n")) + "\n}\n"
   src = f"\n{MARK}\n{_declarations(tables, True)}{helpers}{code}"
   if DEBUG >= 4: print(src)
-  lib = _TABLES.compile(renderer.compiler, src, f"\n{MARK}\n{_declarations(tables, False)}{helpers}{code}", tables) if tables else \
-    renderer.compiler.compile_cached(src)
+  if tables: lib = _TABLES.compile(renderer.compiler, src, f"\n{MARK}\n{_declarations(tables, False)}{helpers}{code}", tables, info.function_name)
+  else: lib = linked[0] if (linked := _linked(renderer.compiler, src, info.function_name)) is not None else renderer.compiler.compile_cached(src)
   # (the AST renamed: a PROGRAM holding the AST itself would be substituted into itself where tinygrad swaps it in)
   return UOp(Ops.PROGRAM, src=(ast.replace(arg=replace(ast.arg, name=name)), UOp(Ops.LINEAR, src=tuple(params[g] for g in info.globals)),
                                UOp(Ops.SOURCE, arg=src), UOp(Ops.BINARY, arg=lib)), arg=info)
