@@ -5,7 +5,7 @@ below |x| = 30, a Payne-Hanek one above; the cosine is sin(pi/2 - x), the expone
 wrong for JAX's numbers:
 - its Payne-Hanek reduction multiplies only 32 bits of the argument's mantissa: right for float32, for float64 it was
   off by ~|x| 2^-32 (sin(1e5 + 0.3) 1.2e-5 away, sin(1e15) any value). float64 here: tinygrad's Cody-Waite reduction
-  (SLEEF's, whose range is |x| < 1e14: measured within 2 ulp of numpy there) and above it a Payne-Hanek reduction
+  (SLEEF's, to |x| < 1e9 here: within 2 ulp of numpy there) and above it a Payne-Hanek reduction
   modulo pi of the whole mantissa, in 32-bit limbs (`_payne_hanek_pi`);
 - pi/2 - x rounds away up to half an ulp of x: cos(x) of float32 at 1e4 was off by up to 5e-4, at 1e8 any value. A
   SIN of pi/2 - x (how tinygrad's Tensor.cos writes it, the only way to write a cosine in its graphs) is expanded here
@@ -54,7 +54,7 @@ def _word(i: UOp, offset: int) -> UOp:
   return out
 
 def _payne_hanek_pi(x: UOp, half: bool = False) -> tuple[UOp, UOp]:
-  """x (float64, x >= 1e14, finite) = q pi + r with |r| <= pi/2 (half: x + pi/2, exactly): (r, q's parity as int32).
+  """x (float64, x >= TRIG_RANGE, finite) = q pi + r with |r| <= pi/2 (half: x + pi/2, exactly): (r, q's parity as int32).
   x = m 2^e (m the 53-bit mantissa); x/pi mod 2 is m times the 192 bits of 1/pi from bit e on (the bits before e add
   even integers): the product's top bit is q's parity, the next 127 its fraction f (half: plus 1/2), rounded to the
   nearest integer (f >= 1/2: f - 1, exactly, in the limbs), then r = f pi in float64."""
@@ -101,7 +101,10 @@ def _payne_hanek_pi(x: UOp, half: bool = False) -> tuple[UOp, UOp]:
   return upper.where(-r, r), upper.where(odd ^ 1, odd)
 
 _NP: dict[DType, type[np.floating]] = {dtypes.float64: np.float64, dtypes.float32: np.float32, dtypes.float16: np.float16}
-TRIG_RANGE = 1e14   # SLEEF's range for its Cody-Waite reduction of doubles (TRIGRANGEMAX)
+# the float64 Cody-Waite reduction's range here: SLEEF's is 1e14 (TRIGRANGEMAX), but near a multiple of pi/2 its error
+# (~1e-28 absolute at 1e12) is thousands of ulps of the result past ~1e10 (sin(1.9e13) 2865 ulps, cos 4045): the
+# Payne-Hanek reduction takes over at 1e9, within 1 ulp at the closest doubles to k pi/2 of every binade
+TRIG_RANGE = 1e9
 TRIG_RANGE32 = 30.0 # tinygrad's switch from its float32 Cody-Waite reduction to its Payne-Hanek one
 _M_1_PI = 0.318309886183790671537767526745028724
 # SLEEF's parts of pi for its Cody-Waite reductions without a fused multiply-add: each times a quotient is exact.
