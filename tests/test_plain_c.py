@@ -222,10 +222,14 @@ def test_float_chains_keep_their_order(plain):
   a, b, c = np.float32([1e8, 2e8]), np.float32([-1e8, -2e8]), np.float32([1, 3])
   x, y, z = np.float32([3e38, 1e38]), np.float32([10, 30]), np.float32([0.1, 0.05])
   for fn, args in ((lambda a, b, c: a + (b + c), (a, b, c)), (lambda a, b, c: a * (b * c), (x, y, z)),
-                   (lambda a, b, c: (a * 2 + (b + c)) * (c * (b * a)), (a, b, c))):
-    want = np.asarray(jax.jit(fn)(*args))
+                   (lambda a, b, c: (a * 2 + (b + c)) * (c * (b * a)), (a, b, c)),
+                   # tinygrad's symbolic moved a sum's constant to its end: (a + 1) - a was (a - a) + 1 = 1 at 1e8, not 0,
+                   # a compensated sum's error term (s - a) - b folded away; (b + a) + a was b + 2a
+                   (lambda a, b, c: ((a + 1.0) - a, ((a + b * 1e-8) - a) - b * 1e-8, (c + a) + a, (b + 3.0) + c), (a, b, c))):
+    want = jax.jit(fn)(*args)
     with Context(TINYJAX_PLAIN_C=plain):
-      got = tinyjax.jit(fn)(*args).numpy()
-      eager = fn(*[tinyjax.numpy.asarray(v) for v in args]).numpy()
-    np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(eager, want)
+      got = tinyjax.jit(fn)(*args)
+      eager = fn(*[tinyjax.numpy.asarray(v) for v in args])
+    for g, e, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, eager, want)), strict=True):
+      np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+      np.testing.assert_array_equal(np.asarray(e), np.asarray(w))

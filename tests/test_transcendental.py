@@ -150,3 +150,49 @@ def test_exp_within_about_an_ulp_of_jaxs(dtype, bounds, plain):
     finite = np.isfinite(want) & (want > 0)
     assert np.array_equal(got[~finite], want[~finite], equal_nan=True)
     assert (np.abs(got[finite] - want[finite]) / want[finite]).max() <= 2.5 * np.finfo(dtype).eps
+
+
+# ---- the power function: tinygrad's exp2(y log2 x) rounded y log2 x: ~|y log2 x| ulps off (float64 up to 1210 ulps from
+# JAX's, float32 141), and pow(max, 1) was inf, pow(-0, -1) +inf, pow(1, nan) nan
+
+def _pow_args(dtype) -> tuple[np.ndarray, np.ndarray]:
+  rng = np.random.default_rng(9)
+  lim = 200 if dtype == np.float64 else 40
+  x = np.concatenate([np.exp(rng.uniform(-lim, lim, 2000)), rng.uniform(0, 3, 2000), -np.exp(rng.uniform(-5, 5, 500))])
+  y = np.concatenate([rng.uniform(-3, 3, 2000), rng.uniform(-lim * 1.5, lim * 1.5, 2000), np.round(rng.uniform(-20, 20, 500))])
+  return x.astype(dtype), y.astype(dtype)
+
+@pytest.mark.parametrize("plain", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pow_within_two_ulps_of_jaxs(dtype, plain):
+  import jax
+  x, y = _pow_args(dtype)
+  want = np.asarray(jax.jit(jax.numpy.power)(x, y)).astype(np.float64)   # (within an ulp of the exact value)
+  with Context(TINYJAX_PLAIN_C=plain):
+    jitted = tinyjax.jit(jnp.power)(x, y).numpy()
+  eager = jnp.power(jnp.asarray(x), jnp.asarray(y)).numpy()
+  normal = np.isfinite(want) & (np.abs(want) >= np.finfo(dtype).tiny)   # (JAX flushes denormal results to 0)
+  for got in (jitted, eager):
+    assert got.dtype == dtype and np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.array_equal(np.isinf(got), np.isinf(want))
+    assert (np.abs(got[normal] - want[normal]) / np.spacing(np.abs(want[normal]).astype(dtype))).max() <= 2
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pow_special_values_are_cs(dtype):
+  # C99's (and JAX's) pow at zeros of both signs, infinities, nan, +-1 and the largest float, signs included
+  import jax
+  sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, -2.0, 0.5, 3.0, -3.0, 2.5, -2.5, np.finfo(dtype).max], dtype)
+  x, y = (a.ravel() for a in np.meshgrid(sp, sp))
+  want = np.asarray(jax.numpy.power(x, y))
+  for got in (jnp.power(jnp.asarray(x), jnp.asarray(y)).numpy(), tinyjax.jit(jnp.power)(x, y).numpy()):
+    ok = (got == want) & (np.signbit(got) == np.signbit(want)) | np.isnan(got) & np.isnan(want)
+    ok |= np.abs(want) < np.finfo(dtype).tiny * 2 ** 10   # (max ** -1 and the like: JAX flushes the denormal to 0)
+    ok |= np.isclose(got, want, rtol=2 * np.finfo(dtype).eps, atol=0)   # (max ** 0.5: an ulp)
+    assert ok.all(), [(a, b, g, w) for a, b, g, w, o in zip(x, y, got, want, ok, strict=True) if not o]
+
+def test_pow_of_a_constant_base():
+  # c ** x was exp2(x log2 c) with log2 c rounded (tinygrad's symbolic), now pow: within an ulp or two of numpy's
+  x = np.linspace(-300, 300, 601)
+  for c in (0.5, 10.0, 1.1, 3.0):
+    got = tinyjax.jit(lambda v, c=c: c ** v)(Tensor(x)).numpy()
+    np.testing.assert_allclose(got, c ** x, rtol=3 * np.finfo(np.float64).eps, atol=0)

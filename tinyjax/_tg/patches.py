@@ -761,7 +761,16 @@ def _ieee_rules() -> dict:
     elif "x.alu(f.op,c1.alu(f.op,c2))" in src:
       out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw, kw["f"].op is Ops.ADD or (kw["f"].op is Ops.MUL and not _power_of_two(kw)))
     elif "x*(c0+c1)" in src or "x*(c+1)" in src or "# (x/x2)/x3 -> x/(x2*x3)" in src: out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw)
-  assert len(out) >= 13, f"tinygrad's float-unsafe folding rules moved: found {len(out)} of 13"
+    # a constant moved to the end of a sum ((x + c) + y -> (x + y) + c), (y + x) + x -> y + 2x, and two selects'
+    # constant branches summed: float reassociations of sums XLA does not make ((x + 1.0) - x was 1 at 1e16, not 0; a
+    # compensated sum's error term folded away). (A product's constant still moves to its end: a rounding, never a
+    # cancellation; tinygrad's gradients of log and exp match JAX's bits with it.)
+    elif "(x+y)+c1 if y.op is not Ops.CONST" in src or "lambda y,x: y+x*2" in src: out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw)
+    elif "y+c.where(t+tt, f+ff)" in src: out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw, of="y")
+    # c ** x -> exp2(x log2 c): log2 c rounded, an error of ~|x log2 c| ulps; pow (xpow) is exact to an ulp (c = 2 and 1 stay)
+    elif "(x*math.log2(c.val)).exp2()" in src:
+      out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw, kw["c"].arg not in (1, 2, 1.0, 2.0))
+  assert len(out) >= 17, f"tinygrad's float-unsafe folding rules moved: found {len(out)} of 17"
   return out
 
 def _never(**_) -> None: return None
@@ -769,8 +778,8 @@ def _never(**_) -> None: return None
 def _power_of_two(kw: dict) -> bool:
   return any(isinstance(v := c.arg, float) and v != 0 and math.isfinite(v) and math.frexp(abs(v))[0] == 0.5 for c in (kw["c1"], kw["c2"]))
 
-def _unless_float(rule: Callable, kw: dict, applies: bool = True) -> UOp | None:
-  return None if applies and dtypes.is_float(kw["x"].dtype) else rule(**kw)
+def _unless_float(rule: Callable, kw: dict, applies: bool = True, of: str = "x") -> UOp | None:
+  return None if applies and dtypes.is_float(kw[of].dtype) else rule(**kw)
 
 def _ieee_matchers() -> list[tuple[Any, str, Any]]:
   """(module, attribute, new matcher) for every tinygrad module attribute holding a PatternMatcher with those rules."""
@@ -881,6 +890,10 @@ def install() -> None:
          "reduced with 32 bits of their mantissa, a cosine was the sine of pi/2 - x rounded (_tg/transcendental.py)")
   _patch(_transcendental, "xexp2", _transcendental_fixes.xexp2, "an exponential (EXP2 of x log2 e) to 1 ulp: tinygrad's rounded x log2 e "
          "was ~|x| ulps off (_tg/transcendental.py)")
+  import tinygrad.uop.symbolic as _symbolic
+  for module in (_transcendental, _symbolic):
+    _patch(module, "xpow", _transcendental_fixes.xpow, "pow to ~1 ulp with C's special cases: tinygrad's exp2(y log2 x) was ~|y log2 x| "
+           "ulps off, pow(max, 1) inf, pow(-0, -1) +inf (_tg/transcendental.py)")
   _transcendental.get_transcendental_patterns.cache_clear()   # (its patterns hold the function they were made with)
   chains = _cstyle.PatternMatcher([(_cstyle.UPat(GroupOp.ALU, name="x"), _ordered_chain)])
   why = "a float add or multiply keeps the parentheses of its right operand of the same op (a + (b + c) was (a + b) + c)"

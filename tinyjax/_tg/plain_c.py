@@ -310,9 +310,10 @@ class _Kernel:
     for x in ranges: self.open_loop(x, reduce=True)
     was = self.copy
     src, sign = r.src[0], _ARITH.get(op, "")
-    # tinygrad's symbolic moves a constant to the end of a chain ((x + c) + y -> (x + y) + c): an accumulator's update
-    # acc + (x + c) is (x + acc) + c there, x whole
-    consts = [i for i, y in enumerate(src.src) if y.op is Ops.CONST] if op is not Ops.MAX and src.op is op else []
+    # tinygrad's symbolic moves a constant to the end of a chain ((x + c) + y -> (x + y) + c, * too): an accumulator's
+    # update acc + (x + c) is (x + acc) + c there, x whole (not a float sum's: patches.py keeps it as written)
+    moves = op is Ops.MUL or (op is Ops.ADD and not dtypes.is_float(dt))
+    consts = [i for i, y in enumerate(src.src) if y.op is Ops.CONST] if moves and src.op is op else []
     for c in copies:
       if upcast and c != self.copy: self.select(c)
       acc = self.accs[(r, c)]

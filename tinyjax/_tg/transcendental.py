@@ -19,7 +19,7 @@ float32, ~1e10 in float64, and a few ulps of exp2 of large products).
 Patched in for tinygrad's code generation (patches.py) and used by plain C's kernels (plain_c.py).
 """
 from __future__ import annotations
-import math
+import decimal, math
 from fractions import Fraction
 import numpy as np
 from tinygrad.dtype import DType, dtypes
@@ -307,3 +307,162 @@ def xsin(d: UOp, fast: bool = False, switch_over: float = 30.0) -> UOp:
   if d.dtype is dtypes.float32 and not fast: return _xsin32(d)
   if d.dtype is dtypes.float16 and not fast: return _xsin32(d.cast(dtypes.float32)).cast(dtypes.float16)
   return _TINYGRADS_XSIN(d, fast, switch_over)
+
+# ---- the power function ---------------------------------------------------------------------------------------------------
+# tinygrad's pow(x, y) is exp2(y log2 x): log2 x and the product round, an error of ~|y log2 x| ulps (float64 up to 1210
+# ulps from JAX's, float32 141), and its special cases are not C's (pow(max, 1) was inf, pow(1, nan) nan, pow(-0, -1)
+# +inf). Here SLEEF's xpow (and xpowf): log |x| as a double-double (a float-float for float32), times y in it, and its
+# exponential from that (SLEEF's logk/expk, without fused multiply-adds: products split by masking the mantissa, so no
+# rounding of the compiler's can undo them), then C99's special cases as SLEEF writes them.
+_UPPER = {dtypes.float64: (dtypes.uint64, 0xFFFFFFFFF8000000), dtypes.float32: (dtypes.uint32, 0xFFFFF000)}
+DD = tuple[UOp, UOp]
+_NP_UINT = {dtypes.float64: np.uint64, dtypes.float32: np.uint32}
+
+def _upper(x: UOp) -> UOp:
+  ui, mask = _UPPER[x.dtype]
+  if x.op is Ops.CONST:   # (on the host: tinygrad's folding of a constant's bitcast can take it at another width)
+    v = np.array(x.arg, _NP[x.dtype])
+    return x.const_like(float((v.view(_NP_UINT[x.dtype]) & mask).view(_NP[x.dtype])))
+  return (x.bitcast(ui) & mask).bitcast(x.dtype)
+
+def _add2_ss(x: UOp, y: UOp) -> DD:
+  s = x + y
+  v = s - x
+  return s, (x - (s - v)) + (y - v)
+
+def _add2_ds(x: DD, y: UOp) -> DD:
+  s = x[0] + y
+  v = s - x[0]
+  return s, ((x[0] - (s - v)) + (y - v)) + x[1]
+
+def _add_dd(x: DD, y: DD) -> DD:   # |x| >= |y|
+  s = x[0] + y[0]
+  return s, (((x[0] - s) + y[0]) + x[1]) + y[1]
+
+def _add2_dd(x: DD, y: DD) -> DD:
+  s = x[0] + y[0]
+  v = s - x[0]
+  return s, ((x[0] - (s - v)) + (y[0] - v)) + (x[1] + y[1])
+
+def _add_sd(x: UOp, y: DD) -> DD:   # |x| >= |y|
+  s = x + y[0]
+  return s, ((x - s) + y[0]) + y[1]
+
+def _mul_ds(x: DD, y: UOp) -> DD:
+  xh, yh = _upper(x[0]), _upper(y)
+  xl, yl = x[0] - xh, y - yh
+  s = x[0] * y
+  return s, ((((xh * yh - s) + xl * yh) + xh * yl) + xl * yl) + x[1] * y
+
+def _mul_dd(x: DD, y: DD) -> DD:
+  xh, yh = _upper(x[0]), _upper(y[0])
+  xl, yl = x[0] - xh, y[0] - yh
+  s = x[0] * y[0]
+  return s, (((((xh * yh - s) + xl * yh) + xh * yl) + xl * yl) + x[0] * y[1]) + x[1] * y[0]
+
+def _squ(x: DD) -> DD:
+  xh = _upper(x[0])
+  xl = x[0] - xh
+  s = x[0] * x[0]
+  return s, (((xh * xh - s) + (xh + xh) * xl) + xl * xl) + x[0] * (x[1] + x[1])
+
+def _div_dd(n: DD, d: DD) -> DD:
+  t = d[0].reciprocal()
+  dh, th, nh = _upper(d[0]), _upper(t), _upper(n[0])
+  dl, tl, nl = d[0] - dh, t - th, n[0] - nh
+  s = n[0] * t
+  u = ((((nh * th - s) + nh * tl) + nl * th) + nl * tl) + s * ((((1 - dh * th) - dh * tl) - dl * th) - dl * tl)
+  return s, t * (n[1] - s * d[1]) + u
+
+def _const2(hi: float, lo: float, like: UOp) -> DD: return like.const_like(hi), like.const_like(lo)
+
+_LOG_POLY = {dtypes.float64: [0.116255524079935043668677, 0.103239680901072952701192, 0.117754809412463995466069, 0.13332981086846273921509,
+                              0.153846227114512262845736, 0.181818180850050775676507, 0.222222222230083560345903, 0.285714285714249172087875,
+                              0.400000000000000077715612],
+             dtypes.float32: [0.240320354700088500976562, 0.285112679004669189453125, 0.400007992982864379882812]}
+_LN2 = {dtypes.float64: (0.693147180559945286226764, 2.319046813846299558417771e-17),
+        dtypes.float32: (0.69314718246459960938, -1.904654323148236017e-09)}
+_TWO_THIRDS = {dtypes.float64: (0.666666666666666629659233, 3.80554962542412056336616e-17),
+               dtypes.float32: (0.66666662693023681640625, 3.69183861259614332084311e-09)}
+
+def _logk(d: UOp) -> DD:
+  """log d (d > 0, finite) as a double-double: SLEEF's logk/logkf (a constant's on the host, to 40 digits)."""
+  if d.op is Ops.CONST:
+    v = float(d.arg)
+    if not (v > 0 and math.isfinite(v)): return d.const_like(math.nan), d.const_like(0.0)   # (the special cases decide)
+    with decimal.localcontext() as ctx:
+      ctx.prec = 40
+      exact = decimal.Decimal(v).ln()
+      hi = float(_NP[d.dtype](float(exact)))
+      return d.const_like(hi), d.const_like(float(_NP[d.dtype](float(exact - decimal.Decimal(hi)))))
+  tiny = d < float(np.finfo(_NP[d.dtype]).tiny)
+  d = tiny.where(d * 2.0**64, d)
+  e = _t.ilogb2k(d * (1.0 / 0.75))
+  m = _t.ldexp3k(d, (-e).cast(d.dtype))
+  e = tiny.where(e - 64, e).cast(d.dtype)
+  x = _div_dd(_add2_ss(d.const_like(-1.0), m), _add2_ss(d.const_like(1.0), m))
+  x2 = _squ(x)
+  t = _t.polyN(x2[0], _LOG_POLY[d.dtype])
+  s = _mul_ds(_const2(*_LN2[d.dtype], d), e)
+  s = _add_dd(s, (x[0] * 2, x[1] * 2))
+  c = _const2(*_TWO_THIRDS[d.dtype], d)
+  if d.dtype is dtypes.float32: return _add_dd(s, _mul_dd(_mul_dd(x2, x), _add2_dd(_mul_ds(x2, t), c)))
+  x = _mul_dd(x2, x)
+  s = _add_dd(s, _mul_dd(x, c))
+  return _add_dd(s, _mul_ds(_mul_dd(x2, x), t))
+
+_EXPK = {dtypes.float64: (.69314718055966295651160180568695068359375, .28235290563031577122588448175013436025525412068e-12,
+                          [2.51069683420950419527139e-08, 2.76286166770270649116855e-07, 2.75572496725023574143864e-06,
+                           2.48014973989819794114153e-05, 0.000198412698809069797676111, 0.0013888888939977128960529,
+                           0.00833333333332371417601081, 0.0416666666665409524128449, 0.166666666666666740681535, 0.500000000000000999200722]),
+         dtypes.float32: (0.693145751953125, 1.428606765330187045e-06,
+                          [0.00136324646882712841033936, 0.00836596917361021041870117, 0.0416710823774337768554688,
+                           0.166665524244308471679688, 0.499999850988388061523438])}
+
+def _expk(d: DD) -> UOp:
+  """e^d of a double-double d (|d| below the overflow bound): SLEEF's expk/expkf."""
+  l2u, l2l, poly = _EXPK[d[0].dtype]
+  q = _t.rintk((d[0] + d[1]) * float(_LOG2E))
+  qf = q.cast(d[0].dtype)
+  s = _add2_ds(d, qf * -l2u)
+  s = _add2_ds(s, qf * -l2l)
+  hi = s[0] + s[1]
+  s = (hi, (s[0] - hi) + s[1])   # normalised
+  u = _t.polyN(s[0], poly)
+  if d[0].dtype is dtypes.float64:
+    t = _add_sd(s[0].const_like(1.0), s)
+    t = _add_dd(t, _mul_ds(_squ(s), u))
+  else:
+    t = _add_dd(s, _mul_ds(_squ(s), u))
+    t = _add_sd(s[0].const_like(1.0), t)
+  return _t.ldexp2k(t[0] + t[1], q)
+
+def xpow(base: UOp, exponent: UOp) -> UOp:
+  """base ** exponent to ~1 ulp with C99's special cases (SLEEF's xpow; see above). float16 at float32."""
+  # (a weakly typed operand at the other's width; float16 and two weak ones at float32, as tinygrad's expansions)
+  dt = next((u.dtype for u in (base, exponent) if u.dtype in _UPPER), dtypes.float32)
+  if base.dtype is not dt or exponent.dtype is not dt: return xpow(base.cast(dt), exponent.cast(dt)).cast(base.dtype)
+  x, y = base, exponent
+  exact = 2.0 ** (dtypes.finfo(dt)[1] + 1)   # |y| from here on is an even integer
+  ints = dtypes.int64 if dt is dtypes.float64 else dtypes.int32
+  yi = (y.abs() < exact).where(y, y.const_like(0.0)).cast(ints)
+  yisint = (y.abs() >= exact) | yi.cast(dt).eq(y)
+  yisodd = yisint & (y.abs() < exact) & (yi & 1).ne(0)
+  ax = (x < 0).where(-x, x).simplify()   # (a constant base's logarithm is taken on the host)
+  d = _mul_ds(_logk(ax), y)
+  top, bottom = (709.79, -1000.0) if dt is dtypes.float64 else (88.73, -104.0)
+  result = _expk(d)
+  result = ((d[0] > top) | result.ne(result)).where(result.const_like(math.inf), result)
+  result = (d[0] < bottom).where(result.const_like(0.0), result)
+  result = (x > 0).where(result, yisint.where(yisodd.where(-result, result), result.const_like(math.nan)))
+  efx = ax - 1
+  efx = (y < 0).where(-efx, efx)
+  at_inf = (efx < 0).where(y.const_like(0.0), efx.eq(0).where(y.const_like(1.0), y.const_like(math.inf)))
+  result = y.abs().eq(math.inf).where(at_inf, result)
+  # x = +-0 or +-inf: 0 or inf (by the signs of y and of x == 0), the sign of x where y is an odd integer
+  magnitude = ((y < 0) ^ x.eq(0)).where(y.const_like(0.0), y.const_like(math.inf))
+  negative = (x < 0) | (x.eq(0) & (x.reciprocal() < 0))   # (-0.0 too)
+  signed = (yisodd & negative).where(-magnitude, magnitude)
+  result = (ax.eq(math.inf) | x.eq(0)).where(signed, result)
+  result = (x.ne(x) | y.ne(y)).where(result.const_like(math.nan), result)
+  return (y.eq(0) | x.eq(1)).where(result.const_like(1.0), result)
