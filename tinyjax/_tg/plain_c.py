@@ -335,7 +335,8 @@ class _Kernel:
 # ~17 ms of clang per kernel (the bicycle's constraints: 8 kernels of a sine or cosine each, 130 of their 180 ms) and
 # ~4 ms of Python expanding it again. Where no loop of a kernel is vectorised (all shorter than SHORT_LOOP, no sum) a
 # transcendental is a call of a static function with that arithmetic, written once per process, and in a translation
-# unit once (its kernels' sources guard it). The same numbers: its argument and its result are rounded values in the
+# unit once (its kernels' sources guard it; compile.py compiles the guarded functions apart, once, and links them into
+# the units and eager kernels that call them). The same numbers: its argument and its result are rounded values in the
 # kernel either way (the expansion reads its input more than once, so it was a variable already, and its last
 # operation is a select), the function's statements are the expansion's as a kernel writes them; only where nothing
 # but transcendentals reads the argument (nothing else of the kernel can share the expansion's nodes).
