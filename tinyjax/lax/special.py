@@ -4,9 +4,11 @@ lax.expm1, and the logsumexp and softmax that jax.nn and jax.scipy.special share
 the promotion and argument checks of their own APIs themselves.
 
 Every kernel is Tensor ops (and custom_jvp where JAX's derivative is not the one of the formula), so every transform
-applies. The approximations are XLA's where a JAX program's numbers depend on them (erf_inv: jax.random.normal)."""
+applies. The approximations are XLA's where a JAX program's numbers depend on them (erf_inv: jax.random.normal); Boost's
+where XLA's cancel to the zeros of lgamma (1, 2) and digamma (1.4616), which JAX's values miss by up to 1e9 ulps."""
 from __future__ import annotations
 import math
+from typing import Callable
 from tinyjax._tg import Tensor, dtypes
 from tinyjax.core import composite, fill_like, primitive_kernel
 from tinyjax import primitives as P
@@ -27,8 +29,10 @@ def log1p(x: Tensor) -> Tensor:
 
 @primitive_kernel("expm1", P.expm1_partials)
 def expm1(x: Tensor) -> Tensor:
-  """exp(x) - 1, accurate for small x (Kahan's (u - 1) * x / log(u), u = exp(x))."""
-  return P.kahan_expm1(x)
+  """exp(x) - 1 as XLA's CPU emitter computes it: tanh(x/2) (e^x + 1) for |x| <= 1/2, e^x - 1 beyond, x where x/2 is 0
+  (Kahan's (u - 1) x / log u, u = e^x, overflowed in the product: inf from x = 84.3 (float32) / 703.2 (float64) on)."""
+  u, half = x.exp(), x * 0.5
+  return (half == 0).where(x, (x.abs() > 0.5).where(u - 1, P.accurate_tanh(half) * (u + 1)))
 
 @primitive_kernel("erfc", lambda ops, out: [-2 / math.sqrt(math.pi) * (-(ops[0] * ops[0])).exp()])   # (JAX's rule)
 def erfc(x: Tensor) -> Tensor:
@@ -91,8 +95,30 @@ def _erfc64(x: Tensor) -> Tensor:
   y = (z < -7.09782712893383996843e2).where(0.0, y)
   return (x < 0).where(2 - y, y)
 
-@composite
-def cbrt(x: Tensor) -> Tensor: return x.sign() * x.abs().pow(1.0 / 3.0)
+def _max_finite(x: Tensor) -> float:
+  """The largest finite value of x's dtype (of its width for a Python float)."""
+  e, m = dtypes.finfo(computed_dtype(x.dtype))
+  return (2 - 2.0 ** -m) * 2.0 ** (2 ** (e - 1) - 1)
+
+@primitive_kernel("cbrt", lambda ops, out: [(out * out).reciprocal() * (1 / 3)])   # JAX's: g / 3 * ans^-2
+def cbrt(x: Tensor) -> Tensor:
+  """The real cube root within an ulp: pow's |x|^(1/3), then a Newton step y - (y - a / y^2) / 3 (pow alone, x.sign()
+  * |x|^(1/3), was up to 51 / 438 ulps off and cbrt(-0.) +0.); |x| scaled by 2^(-+3k) out of the denormals and away from
+  overflow and the root by 2^(+-k); x itself at 0, inf and nan. float16 at float32."""
+  return _at_float32(_cbrt, x)
+
+def _at_float32(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+  """fn(x), computed at float32 for a 16-bit float (XLA's DoWithUpcastToF32)."""
+  return fn(x) if computed_dtype(x.dtype) in (dtypes.float32, dtypes.float64) else fn(x.cast(dtypes.float32)).cast(x.dtype)
+
+def _cbrt(x: Tensor) -> Tensor:
+  a, k = x.abs(), 200 if _wide(x) else 20
+  small, large = a < 2.0 ** (-1.5 * k), a > 2.0 ** (1.5 * k)
+  a = small.where(a * 2.0 ** (3 * k), large.where(a * 2.0 ** (-3 * k), a))
+  y = a.pow(1 / 3)
+  y = y - (y - a / (y * y)) / 3
+  y = small.where(y * 2.0 ** -k, large.where(y * 2.0 ** k, y))
+  return ((a == 0) | (a == math.inf) | (x != x)).where(x, negative_sign(x).where(-y, y))
 
 # ---- the inverse trigonometric and hyperbolic functions -----------------------------------------------------------------
 # Cephes' atan: reduced to |t| <= 0.66, then a rational approximation, accurate to float64 rounding (tinygrad's atan
@@ -117,7 +143,7 @@ def atan(x: Tensor) -> Tensor:
   z = t * t
   r = t * (z * _polyval(_ATAN_P, z) / _polyval(_ATAN_Q, z)) + t
   base = big.where(math.pi / 2 + _MOREBITS, mid.where(math.pi / 4 + 0.5 * _MOREBITS, 0.0))
-  return (x < 0).where(-(base + r), base + r)
+  return (x == 0).where(x, (x < 0).where(-(base + r), base + r))   # atan(-0.) = -0. (so asin's and atan2's)
 
 @composite
 def negative_sign(x: Tensor) -> Tensor:
@@ -156,13 +182,14 @@ def asinh(x: Tensor) -> Tensor:
   s = huge.where(1.0, a)
   small = log1p(s + s * s / (1 + (1 + s * s).sqrt()))
   out = huge.where(a.log() + math.log(2), small)
-  return (x < 0).where(-out, out)
+  return negative_sign(x).where(-out, out)   # (asinh(-0.) = -0.)
 
 @primitive_kernel("acosh", P.ACOSH.partials)
 def acosh(x: Tensor) -> Tensor:
-  huge = x > 1e150 if _wide(x) else x > 1e18
-  s = huge.where(2.0, x)
-  return huge.where(x.log() + math.log(2), (s + ((s - 1) * (s + 1)).sqrt()).log())
+  """CHLO's: log1p(sqrt(x - 1) (sqrt(x + 1) + sqrt(x - 1))), log(2) + log(x) from max/2 on; nan below 1 (log(x + sqrt(x^2
+  - 1)) cancelled near 1, 2.5e7 ulps off at 1 + 2^-52, and was -+inf for x <= -1e10)."""
+  s = (x - 1).sqrt()
+  return (x >= _max_finite(x) / 2).where(math.log(2) + x.log(), log1p(s * ((x + 1).sqrt() + s)))
 
 # ---- erf_inv ----------------------------------------------------------------------------------------------------------
 
@@ -233,10 +260,11 @@ def _erf_inv_jvp(primals, tangents):
 
 # ---- lgamma, digamma --------------------------------------------------------------------------------------------------
 
-# Lanczos approximation (g = 7, n = 9), as Numerical Recipes / XLA's lgamma
-# XLA's Lanczos approximation (g = 7, n = 9) for lgamma and digamma (xla/hlo/builder/lib/math.cc: Lgamma, Digamma),
-# transcribed operation for operation (log(t) as log(7.5) + log1p(z / 7.5), the reflections on the reduced fraction), so
-# JAX's numbers: tinyjax's own series and Lanczos sum were 3757 / 6e5 ulps from scipy's at |x| ~ 1000 where JAX's are 14 / 411
+# XLA's Lanczos approximation (g = 7, n = 9) for lgamma and digamma (xla/hlo/builder/lib/math.cc: Lgamma, Digamma; JAX
+# lowers CHLO's copies, stablehlo/transforms/ChloLegalizeToStablehlo.cpp), operation for operation as XLA runs them:
+# log(t) as log(7.5) + log1p(z * (1 / 7.5)) (its simplifier's product for the division), z + k, the reflections on the
+# reduced fraction. tinyjax's own series and Lanczos sum were 3757 / 6e5 ulps from scipy's at |x| ~ 1000 where JAX's
+# are 14 / 411
 _LANCZOS_G = 7.0
 _LANCZOS_BASE = 0.99999999999980993227684700473478
 _LANCZOS = (676.520368121885098567009190444019, -1259.13921672240287047156078755283, 771.3234287776530788486528258894,
@@ -245,40 +273,102 @@ _LANCZOS = (676.520368121885098567009190444019, -1259.13921672240287047156078755
 
 def _lanczos_t(z: Tensor) -> tuple[Tensor, Tensor]:
   """(t, log t), t = z + g + 1/2, log t as log(g + 1/2) + log1p(z / (g + 1/2))."""
-  return z + (_LANCZOS_G + 0.5), math.log(_LANCZOS_G + 0.5) + log1p(z / (_LANCZOS_G + 0.5))
+  return z + (_LANCZOS_G + 0.5), math.log(_LANCZOS_G + 0.5) + log1p(z * (1 / (_LANCZOS_G + 0.5)))
+
+# Where XLA's Lanczos sum cancels towards a zero of the function (lgamma's 1 and 2, digamma's 1.4616) its absolute
+# error is 4-16 eps, so JAX's values there are up to 1e9 ulps off, with wrong signs (its lgamma(2) = 0 is a rounding's
+# luck, its float32 lgamma(1) 4.8e-7): there Boost's rational approximations, r (Y + P/Q) with r vanishing at the
+# zeros (boost/math/special_functions/detail/lgamma_small.hpp, digamma.hpp: digamma_imp_1_2). P, Q lowest degree first.
+# lgamma on [1, 1.5] of z - 1, on (1.5, 2) of 2 - z, r = (z - 1)(z - 2); on [2, 3) of z - 2, r = (z - 2)(z + 1)
+# (Boost's 64-bit coefficients, also its float's and double's)
+_LGAMMA_1 = (0.52815341949462890625,
+             (0.490622454069039543534e-1, -0.969117530159521214579e-1, -0.414983358359495381969e0, -0.406567124211938417342e0,
+              -0.158413586390692192217e0, -0.240149820648571559892e-1, -0.100346687696279557415e-2),
+             (0.1e1, 0.302349829846463038743e1, 0.348739585360723852576e1, 0.191415588274426679201e1, 0.507137738614363510846e0,
+              0.577039722690451849648e-1, 0.195768102601107189171e-2))
+_LGAMMA_2 = (0.452017307281494140625,
+             (-0.292329721830270012337e-1, 0.144216267757192309184e0, -0.142440390738631274135e0, 0.542809694055053558157e-1,
+              -0.850535976868336437746e-2, 0.431171342679297331241e-3),
+             (0.1e1, -0.150169356054485044494e1, 0.846973248876495016101e0, -0.220095151814995745555e0, 0.25582797155975869989e-1,
+              -0.100666795539143372762e-2, -0.827193521891290553639e-6))
+_LGAMMA_3 = (0.158963680267333984375,
+             (-0.180355685678449379109e-1, 0.25126649619989678683e-1, 0.494103151567532234274e-1, 0.172491608709613993966e-1,
+              -0.259453563205438108893e-3, -0.541009869215204396339e-3, -0.324588649825948492091e-4),
+             (0.1e1, 0.196202987197795200688e1, 0.148019669424231326694e1, 0.541391432071720958364e0, 0.988504251128010129477e-1,
+              0.82130967464889339326e-2, 0.224936291922115757597e-3, -0.223352763208617092964e-6))
+# digamma on [1, 2] of x - 1, r = x - root (the root less 1 in parts, so r is exact; Boost's 53- and 24-bit
+# coefficients, its float root_minor split in two float32s)
+_DIGAMMA_Y = 0.99558162689208984375
+_DIGAMMA_64 = ((1569415565 / 2 ** 30 - 1, 381566830 / 2 ** 60, 0.9016312093258695918615325266959189453125e-19),
+               (0.25479851061131551, -0.32555031186804491, -0.65031853770896507, -0.28919126444774784, -0.045251321448739056,
+                -0.0020713321167745952),
+               (1.0, 2.0767117023730469, 1.4606242909763515, 0.43593529692665969, 0.054151797245674225, 0.0021284987017821144,
+                -0.55789841321675513e-6))
+_DIGAMMA_32 = ((1532632 / 2 ** 20 - 1, 3.700660045069526e-07, 1.4084309686948106e-14),
+               (0.25479851023250261, -0.44981331915268368, -0.43916936919946835, -0.61041765350579073e-1),
+               (0.1e1, 0.15890202430554952e1, 0.65341249856146947e0, 0.63851690523355715e-1))
+
+def _boost(r: Tensor, v: Tensor, y: float, p: tuple[float, ...], q: tuple[float, ...]) -> Tensor:
+  """r Y + r P(v) / Q(v), in Boost's order."""
+  return r * y + r * (P.horner(v, p[::-1]) / P.horner(v, q[::-1]))
+
+def _lgamma_1_3(t: Tensor) -> Tensor:
+  """lgamma on [1/2, 3), Boost's: of z = t, or t + 1 less log t below 1, z - 1 and z - 2 taken from t exactly; 0 at 1
+  and 2."""
+  below = t < 1
+  zm1, zm2 = below.where(t, t - 1), below.where(t - 1, t - 2)
+  out = (zm1 <= 0.5).where(_boost(zm1 * zm2, zm1, *_LGAMMA_1),
+                           (zm1 < 1).where(_boost(zm2 * zm1, -zm2, *_LGAMMA_2), _boost(zm2 * (t + 1), zm2, *_LGAMMA_3)))
+  return ((zm1 == 0) | (zm2 == 0)).where(0.0, below.where(out - t.log(), out))
+
+def _digamma_1_2(z: Tensor) -> Tensor:
+  """digamma(1 + z), z in [0, 1], Boost's."""
+  roots, p, q = _DIGAMMA_64 if _wide(z) else _DIGAMMA_32
+  r = z
+  for root in roots: r = r - root
+  return _boost(r, z, _DIGAMMA_Y, p, q)
 
 @composite
 def digamma(t: Tensor) -> Tensor:
   """psi(t), XLA's: digamma(z + 1) = log t(z) + A'(z) / A(z) - g / t(z) (Lanczos), psi(1 - x) - pi cot(pi x) below 1/2
-  (cot of x shifted into [-1/2, 1/2]); -inf at 0, nan at the negative integers."""
+  (cot of x shifted into [-1/2, 1/2]); nan at the poles 0 and the negative integers (CHLO's, JAX's: XLA's own -inf at 0
+  was tinyjax's). Boost's on [1, 2], for psi(1 - t) too (the Lanczos sum was a median 17 ulps off on [1.1, 1.7], 1e5
+  near the root, JAX's too). 16-bit floats at float32, as XLA."""
+  return _at_float32(_digamma, t)
+
+def _digamma(t: Tensor) -> Tensor:
   refl = t < 0.5
   z = refl.where(-t, t - 1)
   num, denom = fill_like(z, 0), fill_like(z, _LANCZOS_BASE)
   for i, c in enumerate(_LANCZOS):
-    num = num - c / (((z + i) + 1) * ((z + i) + 1))
-    denom = denom + c / ((z + i) + 1)
+    num = num - c / ((z + (i + 1)) * (z + (i + 1)))
+    denom = denom + c / (z + (i + 1))
   tt, log_t = _lanczos_t(z)
-  y = (log_t + num / denom) - _LANCZOS_G / tt
+  y = ((z >= 0) & (z <= 1)).where(_digamma_1_2(z), (log_t + num / denom) - _LANCZOS_G / tt)   # (psi(1 - t) too)
   reduced = t + (t + 0.5).floor().abs()
   out = refl.where(y - math.pi * (math.pi * reduced).cos() / (math.pi * reduced).sin(), y)
-  out = (t == 0).where(-math.inf, out)
-  return ((t < 0) & (t == t.floor())).where(math.nan, out)
+  return ((t <= 0) & (t == t.floor())).where(math.nan, out)
 
 @primitive_kernel("lgamma", lambda ops, out: [digamma(ops[0])])   # JAX: g * digamma(x)
 def lgamma(t: Tensor) -> Tensor:
   """log|Gamma(t)|, XLA's: Lanczos, the reflection below 1/2 with sin(pi frac) on the reduced fraction; inf at the poles
-  and at +-inf."""
+  and at +-inf. Boost's on [1/2, 3) (gammaln(2) was 2.4e-7 in float32, gammaln(1) -4.4e-16 in float64, signs wrong near
+  both) and its -log|t| below eps (sin(pi t) of a denormal t has lost its digits). 16-bit floats at float32, as XLA."""
+  return _at_float32(_lgamma, t)
+
+def _lgamma(t: Tensor) -> Tensor:
   refl = t < 0.5
   z = refl.where(-t, t - 1)
   acc = fill_like(z, _LANCZOS_BASE)
-  for i, c in enumerate(_LANCZOS): acc = acc + c / ((z + i) + 1)
+  for i, c in enumerate(_LANCZOS): acc = acc + c / (z + (i + 1))
   tt, log_t = _lanczos_t(z)
   log_y = ((math.log(2) + math.log(math.pi)) / 2 + ((z + 0.5) - tt / log_t) * log_t) + acc.log()
   a = t.abs()
   frac = a - a.floor()
   denom = (math.pi * (frac > 0.5).where(1 - frac, frac)).sin().log()
   reflection = (denom.abs() != math.inf).where((math.log(math.pi) - denom) - log_y, -denom)
-  out = refl.where(reflection, log_y)
+  out = refl.where(reflection, ((t >= 0.5) & (t < 3)).where(_lgamma_1_3(t), log_y))
+  out = (a < 2.0 ** -dtypes.finfo(computed_dtype(t.dtype))[1]).where(-a.log(), out)
   return (t.abs() == math.inf).where(math.inf, out)
 
 # ---- logsumexp, softmax -----------------------------------------------------------------------------------------------
@@ -308,16 +398,18 @@ def logsumexp(x: Tensor, axes: tuple[int, ...], b: Tensor | None = None, keepdim
   return _squeeze(out, axes) if not keepdims and axes else out
 
 def _where_max(t: Tensor, axes: tuple[int, ...], where: Tensor | None) -> Tensor:
-  """The maximum over axes (of the entries in `where`) as a constant shift: 0 where it is infinite."""
-  m = (t if where is None else where.where(t, -math.inf)).max(axis=axes, keepdim=True).detach()
-  return (m.abs() == math.inf).where(0.0, m)
+  """The maximum over axes (of the entries in `where`, -inf for none) as a constant shift, JAX's stop_gradient(x_max):
+  not replaced by 0 where it is infinite, as logsumexp's, so a row with an inf is all nan, as JAX's (it was [nan, 0, 0]
+  for [inf, 0, 0]; log_softmax [nan, -inf, -inf])."""
+  return (t if where is None else where.where(t, -math.inf)).max(axis=axes, keepdim=True).detach()
 
 @composite
 def softmax(x: Tensor, axes: tuple[int, ...], where: Tensor | None = None) -> Tensor:
-  """exp(x - max) / sum over `axes`; entries outside `where` are 0."""
+  """exp(x - max) / sum over `axes`; entries outside `where` are 0 (rows with none too, as JAX's)."""
   e = (x - _where_max(x, axes, where)).exp()
-  if where is not None: e = where.where(e, 0.0)
-  return e / e.sum(axis=axes, keepdim=True)
+  if where is None: return e / e.sum(axis=axes, keepdim=True)
+  e = where.where(e, 0.0)
+  return where.where(e / e.sum(axis=axes, keepdim=True), 0.0)
 
 @composite
 def log_softmax(x: Tensor, axes: tuple[int, ...], where: Tensor | None = None) -> Tensor:
