@@ -761,16 +761,17 @@ def _ieee_rules() -> dict:
     elif "x.alu(f.op,c1.alu(f.op,c2))" in src:
       out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw, kw["f"].op is Ops.ADD or (kw["f"].op is Ops.MUL and not _power_of_two(kw)))
     elif "x*(c0+c1)" in src or "x*(c+1)" in src or "# (x/x2)/x3 -> x/(x2*x3)" in src: out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw)
-    # a constant moved to the end of a sum ((x + c) + y -> (x + y) + c), (y + x) + x -> y + 2x, and two selects'
-    # constant branches summed: float reassociations of sums XLA does not make ((x + 1.0) - x was 1 at 1e16, not 0; a
-    # compensated sum's error term folded away). (A product's constant still moves to its end: a rounding, never a
-    # cancellation; tinygrad's gradients of log and exp match JAX's bits with it.)
-    elif "(x+y)+c1 if y.op is not Ops.CONST" in src or "lambda y,x: y+x*2" in src: out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw)
+    # a constant moved to the end of a sum or a product ((x + c) + y -> (x + y) + c, * too), (y + x) + x -> y + 2x, and
+    # two selects' constant branches summed: float reassociations XLA does not make ((x + 1.0) - x was 1 at 1e16, not
+    # 0; a compensated sum's error term folded away; (x * c) * y overflowed where x * y does (gelu near the largest
+    # float, x * log y; also by a power of two: (x * 0.5) * y) and rounded twice in erfc's square
+    elif "(x+y)+c1 if y.op is not Ops.CONST" in src or "lambda y,x: y+x*2" in src or "(x*y)*c1 if y.op is not Ops.CONST" in src:
+      out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw)
     elif "y+c.where(t+tt, f+ff)" in src: out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw, of="y")
     # c ** x -> exp2(x log2 c): log2 c rounded, an error of ~|x log2 c| ulps; pow (xpow) is exact to an ulp (c = 2 and 1 stay)
     elif "(x*math.log2(c.val)).exp2()" in src:
       out[fn] = lambda _rule=fn, **kw: _unless_float(_rule, kw, kw["c"].arg not in (1, 2, 1.0, 2.0))
-  assert len(out) >= 17, f"tinygrad's float-unsafe folding rules moved: found {len(out)} of 17"
+  assert len(out) >= 18, f"tinygrad's float-unsafe folding rules moved: found {len(out)} of 18"
   return out
 
 def _never(**_) -> None: return None

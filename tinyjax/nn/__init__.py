@@ -5,7 +5,8 @@ import math
 from typing import Any
 import numpy as np
 from tinyjax.lax import ops as lax_ops
-from tinyjax.core import composite
+from tinyjax.core import composite, fill_like
+from tinyjax.custom import custom_jvp, structural
 from tinyjax._tg import Tensor, dtypes, dtype_name, static_shape
 from tinyjax.lax import special as _special
 from tinyjax.numpy._core import asarray, as_inexact, canonicalize_axes, default_float, to_dtype, promote_types
@@ -18,19 +19,38 @@ __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "
            "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_silu", "hard_swish", "tanh", "softmax", "log_softmax", "logsumexp",
            "one_hot", "standardize", "glu", "dot_product_attention", "initializers", "params", "functional_call", "stack_params"]
 
-# tinygrad's own activations where it has them: tinyjax.primitives recognises their lowerings and gives them JAX's
-# derivative rules at every order (relu6 and hard_sigmoid 0 at their kinks, elu's negative branch at 0...)
+# tinygrad's own activations where they are JAX's formulas (relu, sigmoid): tinyjax.primitives recognises their
+# lowerings and gives them JAX's derivative rules at every order (relu'(0) = 0)
 def relu(x: Any) -> Tensor: return asarray(x).relu()   # integers stay integers, as JAX's
-def relu6(x: Any) -> Tensor: return as_inexact(x).relu6()
+
+# max(0, x) with 0 first: XLA's max(-0., 0.) is +0., tinygrad's max keeps its first operand at a tie
+def _max0(t: Tensor) -> Tensor: return lax_ops.maximum(fill_like(t, 0.0), t)
+
+# JAX's relu6, min(max(x, 0), 6) (tinygrad's relu(x) - relu(x - 6) cancelled: 8 at 1e8, 0 at 1e30, nan at inf), with
+# its custom_jvp: g where 0 < x < 6, else 0, at both kinks too (a select, not g * 0: hard_silu'(inf) is 1, not nan)
+@structural
+@custom_jvp
+def _relu6(t: Tensor) -> Tensor: return lax_ops.minimum(_max0(t), fill_like(t, 6.0))
+_relu6.defjvps(lambda g, ans, t: ((t > 0) & (t < 6)).where(g, fill_like(g, 0.0)))
+def relu6(x: Any) -> Tensor: return _relu6(as_inexact(x))
+
 def gelu(x: Any, approximate: bool = True) -> Tensor:
-  """JAX's gelu: the tanh approximation by default, the exact erf form with approximate=False."""
+  """JAX's gelu: the tanh approximation by default, the exact erfc form with approximate=False."""
   return (_gelu_tanh if approximate else _gelu_erf)(as_inexact(x))
 
+
 @composite   # (eagerly: its ops built once per signature, 0.45 -> ~0.14 ms a call)
-def _gelu_tanh(t: Tensor) -> Tensor: return 0.5 * t * (1 + lax_ops.tanh_kernel(math.sqrt(2 / math.pi) * (t + 0.044715 * t * t * t)))
+def _gelu_tanh(t: Tensor) -> Tensor:
+  """JAX's: x * cdf, cdf = (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2 (cdf is 1 where x^3 overflows)."""
+  cdf = 0.5 * (1 + lax_ops.tanh_kernel(math.sqrt(2 / math.pi) * (t + 0.044715 * (t * t * t))))
+  return t * cdf
 
 @composite
-def _gelu_erf(t: Tensor) -> Tensor: return 0.5 * t * (1 + lax_ops.erf_kernel(t / math.sqrt(2)))
+def _gelu_erf(t: Tensor) -> Tensor:
+  """JAX's: x / 2 * erfc(-x sqrt(1/2)), relatively precise in the negative tail (x / 2 (1 + erf(x / sqrt 2)) cancelled:
+  a wrong sign at -5.4, 0 below -8.3)."""
+  return (0.5 * t) * _special.erfc((-t * math.sqrt(0.5)))
+
 def sigmoid(x: Any) -> Tensor: return as_inexact(x).sigmoid()
 def silu(x: Any) -> Tensor:
   t = as_inexact(x)
@@ -41,10 +61,17 @@ def log_sigmoid(x: Any) -> Tensor: return -softplus(-as_inexact(x))
 def soft_sign(x: Any) -> Tensor:
   t = as_inexact(x)
   return t / (t.abs() + 1)
-def elu(x: Any, alpha: float = 1.0) -> Tensor: return as_inexact(x).elu(alpha)
-def celu(x: Any, alpha: float = 1.0) -> Tensor: return as_inexact(x).celu(alpha)
-def selu(x: Any) -> Tensor:   # JAX's constants (tinygrad's are rounded to 6 digits)
-  return 1.0507009873554804934193349852946 * as_inexact(x).elu(1.6732632423543772848170429916717)
+# JAX's elu, celu and selu: expm1 on the negative side (exp(x) - 1 cancelled: elu(-1e-8) was 0), nan at nan
+def elu(x: Any, alpha: float = 1.0) -> Tensor:
+  t = as_inexact(x)
+  pos = t > 0
+  # (a fill, not the comparison's literal 0: core's clip rewrite makes pos.where(0, t) a minimum, whose derivative at 0
+  # is 1/2; JAX's select takes t's, 1)
+  return pos.where(t, alpha * _special.expm1(pos.where(fill_like(t, 0.0), t)))
+def celu(x: Any, alpha: float = 1.0) -> Tensor:
+  t = as_inexact(x)
+  return _max0(t) + alpha * _special.expm1(lax_ops.minimum(t, fill_like(t, 0.0)) / alpha)
+def selu(x: Any) -> Tensor: return 1.0507009873554804934193349852946 * elu(x, 1.6732632423543772848170429916717)   # (JAX's constants)
 def leaky_relu(x: Any, negative_slope: float = 0.01) -> Tensor:
   t = as_inexact(x)
   return (t >= 0).where(t, negative_slope * t)
