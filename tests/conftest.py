@@ -89,6 +89,23 @@ def norm_msg(msg: str) -> str:
   and the pytree repr (optree's PyTreeSpec vs JAX's PyTreeDef)."""
   return msg.replace("tinyjax.", "jax.").replace("PyTreeSpec(", "PyTreeDef(")
 
+def ulps(got, want) -> np.ndarray:
+  """|got - want| in ulps of their dtype; both nan: 0, one nan: inf. Values below the smallest normal count as zeros
+  (JAX's CPU flushes them), and zeros of different signs are 1 apart."""
+  got, want = np.asarray(got), np.asarray(want, np.asarray(got).dtype)
+  tiny = np.finfo(got.dtype).tiny
+  got, want = (np.where(np.abs(a) < tiny, np.copysign(0, a), a) for a in (got, want))
+  it = {4: np.int32, 8: np.int64}[got.dtype.itemsize]
+  def ordinal(a):   # the floats in order as integers, -0. just below +0.
+    i = a.view(it).astype(object)
+    return np.where(i < 0, -1 - (i - np.iinfo(it).min), i)
+  d = np.abs(ordinal(got) - ordinal(want)).astype(np.float64)
+  return np.where(np.isnan(got) & np.isnan(want), 0, np.where(np.isnan(got) | np.isnan(want), np.inf, d))
+
+def eager_and_jitted(fn, *args) -> list[tuple[str, object]]:
+  """fn(*args) eagerly and under tinyjax.jit, as numpy."""
+  return [("eager", to_np(fn(*args))), ("jit", to_np(tinyjax.jit(fn)(*args)))]
+
 def same_error(tj_fn, jax_fn, upto: str | None = None):
   """tinyjax raises what JAX raises: same exception type, same message (up to and including `upto` if given)."""
   tj, jx = raises(tj_fn), raises(jax_fn)

@@ -8,7 +8,7 @@ import pytest
 import jax
 import tinyjax
 import tinyjax.nn as tnn
-from conftest import to_np
+from conftest import to_np, ulps, eager_and_jitted
 
 F32, F64 = np.float32, np.float64
 SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan]
@@ -21,22 +21,6 @@ def points(dt) -> np.ndarray:
                       [big / 2, big / 1.5, big], SPECIALS])
   with np.errstate(over="ignore"): return x.astype(dt)
 
-def ulps(got, want) -> np.ndarray:
-  """|got - want| in ulps of their dtype; both nan: 0, one nan: inf. Values below the smallest normal count as zeros
-  (JAX's CPU flushes them), and zeros of different signs are 1 apart."""
-  got, want = np.asarray(got), np.asarray(want, np.asarray(got).dtype)
-  tiny = np.finfo(got.dtype).tiny
-  got, want = (np.where(np.abs(a) < tiny, np.copysign(0, a), a) for a in (got, want))
-  it = {4: np.int32, 8: np.int64}[got.dtype.itemsize]
-  def ordinal(a):   # the floats in order as integers, -0. just below +0.
-    i = a.view(it).astype(object)
-    return np.where(i < 0, -1 - (i - np.iinfo(it).min), i)
-  d = np.abs(ordinal(got) - ordinal(want)).astype(np.float64)
-  return np.where(np.isnan(got) & np.isnan(want), 0, np.where(np.isnan(got) | np.isnan(want), np.inf, d))
-
-def runs(fn, x):
-  """fn(x) eagerly and under tinyjax.jit."""
-  return [("eager", to_np(fn(x))), ("jit", to_np(tinyjax.jit(fn)(x)))]
 
 def assert_ulps(got, want, bound, x, what):
   u = ulps(got, want)
@@ -63,7 +47,7 @@ def test_activation_ulps(name, fn, jfn, b32, b64, dt):
   if name == "gelu-exact":   # (below, erfc's value is a denormal, which JAX's CPU flushes to 0: -0. where it is -8e-38)
     x = x[~(x < (-12.9 if dt == F32 else -37.4))]
   want = np.asarray(jfn(x))
-  for how, got in runs(fn, x):
+  for how, got in eager_and_jitted(fn, x):
     assert got.dtype == want.dtype
     assert_ulps(got, want, b32 if dt == F32 else b64, x, f"{name} {how}")
 
@@ -74,7 +58,7 @@ def test_gelu_tanh(dt):
   x = points(dt)
   want = np.asarray(jax.nn.gelu(x))
   eps = np.finfo(dt).eps
-  for how, got in runs(tnn.gelu, x):
+  for how, got in eager_and_jitted(tnn.gelu, x):
     assert got.dtype == want.dtype
     same = (got == want) | (np.isnan(got) & np.isnan(want))
     with np.errstate(invalid="ignore", over="ignore"):

@@ -11,28 +11,12 @@ import jax.scipy.special as jss
 import tinyjax
 import tinyjax.numpy as tnp
 import tinyjax.scipy.special as tss
-from conftest import to_np, same_error
+from conftest import to_np, same_error, ulps, eager_and_jitted
 
 F32, F64 = np.float32, np.float64
 DTYPES = pytest.mark.parametrize("dt", [F32, F64], ids=["float32", "float64"])
 SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan]
 
-def ulps(got, want) -> np.ndarray:
-  """|got - want| in ulps of their dtype; both nan: 0, one nan: inf. Values below the smallest normal count as zeros
-  (JAX's CPU flushes them), and zeros of different signs are 1 apart."""
-  got, want = np.asarray(got), np.asarray(want, np.asarray(got).dtype)
-  tiny = np.finfo(got.dtype).tiny
-  got, want = (np.where(np.abs(a) < tiny, np.copysign(0, a), a) for a in (got, want))
-  it = {4: np.int32, 8: np.int64}[got.dtype.itemsize]
-  def ordinal(a):   # the floats in order as integers, -0. just below +0.
-    i = a.view(it).astype(object)
-    return np.where(i < 0, -1 - (i - np.iinfo(it).min), i)
-  d = np.abs(ordinal(got) - ordinal(want)).astype(np.float64)
-  return np.where(np.isnan(got) & np.isnan(want), 0, np.where(np.isnan(got) | np.isnan(want), np.inf, d))
-
-def runs(fn, *args):
-  """fn(*args) eagerly and under tinyjax.jit."""
-  return [("eager", to_np(fn(*args))), ("jit", to_np(tinyjax.jit(fn)(*args)))]
 
 def assert_ulps(got, want, bound, x, what):
   u = ulps(got, want)
@@ -53,7 +37,7 @@ def test_ndtr(dt):
   ulps from XLA's)."""
   x = cast(np.concatenate([np.linspace(-40, 10, 8001), both_signs(1e-30, 40), SPECIALS]), dt)
   want = np.asarray(jss.ndtr(x))
-  for how, got in runs(tss.ndtr, x): assert_ulps(got, want, 10 if dt == F32 else 4, x, f"ndtr {how}")
+  for how, got in eager_and_jitted(tss.ndtr, x): assert_ulps(got, want, 10 if dt == F32 else 4, x, f"ndtr {how}")
 
 @DTYPES
 def test_log_ndtr(dt):
@@ -62,7 +46,7 @@ def test_log_ndtr(dt):
   x = cast(np.concatenate([np.linspace(-60, 40, 8001), both_signs(1e-30, 1e30), SPECIALS]), dt)
   want = np.asarray(jss.log_ndtr(x))
   middle = (x > -3) & (x <= (5 if dt == F32 else 8))
-  for how, got in runs(tss.log_ndtr, x):
+  for how, got in eager_and_jitted(tss.log_ndtr, x):
     assert_ulps(got[~middle], want[~middle], 6, x[~middle], f"log_ndtr {how}")
     np.testing.assert_allclose(got[middle], want[middle], rtol=4 * np.finfo(dt).eps, atol=8 * np.finfo(dt).eps)
 
@@ -85,7 +69,7 @@ def test_ndtri(dt):
   p = cast(np.concatenate([np.geomspace(f.tiny, 1, 4000), 1 - np.geomspace(f.eps / 2, 0.5, 1000), np.linspace(0, 1, 4001),
                            [-1e-30, -0.5, 1.5, 1 + 4 * f.eps, -1.0, 2.0], SPECIALS]), dt)
   want = np.asarray(jss.ndtri(p))
-  for how, got in runs(tss.ndtri, p): assert_ulps(got, want, 8, p, f"ndtri {how}")
+  for how, got in eager_and_jitted(tss.ndtri, p): assert_ulps(got, want, 8, p, f"ndtri {how}")
 
 def test_sweep_reproducers():
   p = np.array([1e-7, 1e-8, 1e-20, -1e-30], F32)
@@ -121,7 +105,7 @@ def test_entr_xlogy_xlog1py(dt):
     want = np.asarray(jfn(*args))
     # (and log1p's own distance from XLA's: lax.special's is up to 128 ulps off in float64 near -0.41)
     bound = 4 + 2 * ulps(to_np(tnp.log1p(args[1])), np.asarray(jnp.log1p(args[1]))) if "log1p" in name else 4
-    for how, got in runs(fn, *args):
+    for how, got in eager_and_jitted(fn, *args):
       assert got.dtype == want.dtype
       u = ulps(got, want)
       assert (u <= bound).all(), f"{name} {how}: at {x[u > bound][:4]}: {got[u > bound][:4]}, want {want[u > bound][:4]}"
