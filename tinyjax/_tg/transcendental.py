@@ -113,12 +113,12 @@ _M_1_PI = 0.318309886183790671537767526745028724
 _PI_PARTS = {dtypes.float64: (3.1415926218032836914, 3.1786509424591713469e-08, 1.2246467864107188502e-16, 1.2736634327021899816e-24),
              dtypes.float32: (3.140625, 0.0009670257568359375, 6.2771141529083251953e-07, 1.2154201256553420762e-10)}
 
-def _cody_waite32(x: UOp) -> tuple[UOp, UOp]:
-  """x (float32, 0 <= x < TRIG_RANGE32) = q pi + r, |r| <= pi/2: (r, q as int32)."""
-  q = _t.rintk(x * _M_1_PI)
+def _cody_waite32(x: UOp, odd: bool = False) -> tuple[UOp, UOp]:
+  """x (float32, 0 <= x < TRIG_RANGE32) = q pi + r, |r| <= pi/2 (odd: q pi/2 + r, q odd): (r, q as int32)."""
+  q = _t.rintk(x * _M_1_PI - 0.5) * 2 + 1 if odd else _t.rintk(x * _M_1_PI)
   qf = q.cast(x.dtype)
   r = x
-  for part in _PI_PARTS[dtypes.float32]: r = qf * -part + r
+  for part in _PI_PARTS[dtypes.float32]: r = qf * -(part / 2 if odd else part) + r
   return r, q
 
 def _payne_hanek_pi32(x: UOp, half: bool = False) -> tuple[UOp, UOp]:
@@ -155,24 +155,18 @@ def _xsin32(d: UOp) -> UOp:
 def _cody_waite_odd(x: UOp) -> tuple[UOp, UOp]:
   """x (>= 0) = q pi/2 + r, q odd, |r| <= pi/2: (r, q as an int). SLEEF's xcos reduction (tinygrad's Cody-Waite for
   the sine, about an odd multiple of pi/2: where cos x is 0, r is 0, and keeps its relative precision)."""
+  if x.dtype is not dtypes.float64: return _cody_waite32(x, odd=True)
   a, b, c, d = (p / 2 for p in _PI_PARTS[x.dtype])
-  if x.dtype is dtypes.float64:
-    dqh = (x * (_M_1_PI / 2**23) - 0.5 * (_M_1_PI / 2**23)).cast(dtypes.int64).cast(x.dtype)
-    q = _t.rintk(x * _M_1_PI - 0.5 - dqh * 2.0**23) * 2 + 1
-    qf, dqh = q.cast(x.dtype), dqh * 2.0**24
-    r = dqh * -a + x
-    r = qf * -a + r
-    r = dqh * -b + r
-    r = qf * -b + r
-    r = dqh * -c + r
-    r = qf * -c + r
-    return (dqh + qf) * -d + r, q
-  q = _t.rintk(x * _M_1_PI - 0.5) * 2 + 1
-  qf = q.cast(x.dtype)
-  r = qf * -a + x
+  dqh = (x * (_M_1_PI / 2**23) - 0.5 * (_M_1_PI / 2**23)).cast(dtypes.int64).cast(x.dtype)
+  q = _t.rintk(x * _M_1_PI - 0.5 - dqh * 2.0**23) * 2 + 1
+  qf, dqh = q.cast(x.dtype), dqh * 2.0**24
+  r = dqh * -a + x
+  r = qf * -a + r
+  r = dqh * -b + r
   r = qf * -b + r
+  r = dqh * -c + r
   r = qf * -c + r
-  return qf * -d + r, q
+  return (dqh + qf) * -d + r, q
 
 def _masked(d: UOp) -> tuple[UOp, UOp]:
   """(|x| with inf and nan as 0, its sign: -1, 0 or 1), as tinygrad's xsin begins."""

@@ -130,18 +130,13 @@ _ATAN_Q = (1.0, 2.485846490142306297962e1, 1.650270098316988542046e2, 4.32881060
            1.945506571482613964425e2)
 _MOREBITS = 6.123233995736765886130e-17
 
-def _polyval(coeffs: tuple[float, ...], z: Tensor) -> Tensor:
-  out = fill_like(z, coeffs[0])   # (not z * 0 + c: nan where z is inf or nan)
-  for c in coeffs[1:]: out = out * z + c
-  return out
-
 @primitive_kernel("atan", P.ATAN.partials)
 def atan(x: Tensor) -> Tensor:
   a = x.abs()
   big, mid = a > 2.414213562373095, (a > 0.66) & (a <= 2.414213562373095)
   t = big.where(-big.where(a, 1.0).reciprocal(), mid.where((a - 1) / (a + 1), a))
   z = t * t
-  r = t * (z * _polyval(_ATAN_P, z) / _polyval(_ATAN_Q, z)) + t
+  r = t * (z * P.horner(z, _ATAN_P) / P.horner(z, _ATAN_Q)) + t
   base = big.where(math.pi / 2 + _MOREBITS, mid.where(math.pi / 4 + 0.5 * _MOREBITS, 0.0))
   return (x == 0).where(x, (x < 0).where(-(base + r), base + r))   # atan(-0.) = -0. (so asin's and atan2's)
 

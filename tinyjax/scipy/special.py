@@ -12,6 +12,7 @@ from tinyjax.core import composite, fill_like
 from tinyjax.custom import custom_jvp, structural
 from tinyjax.lax import ops as lax_ops
 from tinyjax.lax import special as _special
+from tinyjax import primitives as P
 from tinyjax.numpy._core import asarray, as_inexact, promote_inexact, canonicalize_axes
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "xlogy", "xlog1py", "expit", "logit", "ndtr", "ndtri",
@@ -37,7 +38,6 @@ def gammaln(x: Any) -> Tensor:
 def digamma(x: Any) -> Tensor:
   """psi(x): recurrence up to x >= 6, then the asymptotic series; the reflection formula for x < 0.5."""
   return _special.digamma(as_inexact(x))
-
 
 # JAX's xlogy and xlog1py: x * log(y), 0 where x = 0 unless y is nan (scipy's nan); their rules as JAX's
 @structural
@@ -76,7 +76,7 @@ def logit(x: Any) -> Tensor:
 def _ndtr(x: Tensor) -> Tensor:
   """JAX's: (1 + erf(x / sqrt 2)) / 2 for |x| < 1, erfc's tails beyond (0.5 erfc(-x / sqrt 2) had erfc's error at
   |x| / sqrt 2 < 1 and 1 - erf's in the upper tail)."""
-  w = (x * math.sqrt(0.5))
+  w = x * math.sqrt(0.5)
   z = w.abs()
   return 0.5 * (z < math.sqrt(0.5)).where(1 + lax_ops.erf_kernel(w), (w > 0).where(2 - _special.erfc(z), _special.erfc(z)))
 
@@ -99,12 +99,6 @@ _NDTRI_P2 = (3.23774891776946035970e0, 6.91522889068984211695e0, 3.9388102529247
 _NDTRI_Q2 = (1.0, 6.02427039364742014255e0, 3.67983563856160859403e0, 1.37702099489081330271e0, 2.16236993594496635890e-1,
              1.34204006088543189037e-2, 3.28014464682127739104e-4, 2.89247864745380683936e-6, 6.79019408009981274425e-9)
 
-def _polyval(coeffs: tuple[float, ...], x: Tensor) -> Tensor:
-  """jnp.polyval's Horner sum (from 0 * x + the first coefficient)."""
-  y = x * 0 + coeffs[0]
-  for c in coeffs[1:]: y = y * x + c
-  return y
-
 def ndtri(p: Any) -> Tensor:
   """JAX's: x / sqrt(2 pi) = w + w^3 P0(w^2) / Q0(w^2), w = p - 1/2, for exp(-2) < p < 1 - exp(-2); z - log(z) / z -
   P(1/z) / Q(1/z) / z, z = sqrt(-2 log p) (of 1 - p above), in the tails; -inf at 0, inf at 1, nan outside [0, 1]."""
@@ -116,11 +110,11 @@ def _ndtri(t: Tensor) -> Tensor:
   mcp = (mcp == 0).where(0.5, mcp)   # (unused at p = 0 and 1: no nan there)
   w = mcp - 0.5
   ww = w * w
-  big = (w + w * ww * (_polyval(_NDTRI_P0, ww) / _polyval(_NDTRI_Q0, ww))) * -math.sqrt(2 * math.pi)
+  big = (w + w * ww * (P.horner(ww, _NDTRI_P0) / P.horner(ww, _NDTRI_Q0))) * -math.sqrt(2 * math.pi)
   z = (-2 * mcp.log()).sqrt()
   first, rz = z - z.log() / z, 1 / z
-  small = (z >= 8).where(first - _polyval(_NDTRI_P2, rz) / _polyval(_NDTRI_Q2, rz) / z,
-                         first - _polyval(_NDTRI_P1, rz) / _polyval(_NDTRI_Q1, rz) / z)
+  small = (z >= 8).where(first - P.horner(rz, _NDTRI_P2) / P.horner(rz, _NDTRI_Q2) / z,
+                         first - P.horner(rz, _NDTRI_P1) / P.horner(rz, _NDTRI_Q1) / z)
   x = (mcp > math.exp(-2.0)).where(big, small)
   x = (t > 1 - math.exp(-2.0)).where(x, -x)
   return (t == 0).where(-math.inf, (t == 1).where(math.inf, x))
